@@ -1,0 +1,93 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The default ``HTTPTransport``: Foundation's `URLSession` (FoundationNetworking on Linux), with
+/// automatic redirects turned off so the client decides what a redirect may carry.
+public final class URLSessionTransport: HTTPTransport {
+    private let session: URLSession
+
+    /// Creates a transport over an ephemeral session with the given request timeout.
+    public init(timeout: TimeInterval = 60) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.httpCookieStorage = nil
+        configuration.urlCache = nil
+        session = URLSession(configuration: configuration, delegate: RedirectRefusingDelegate(), delegateQueue: nil)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpBody = request.body
+        for (name, value) in request.headers {
+            urlRequest.setValue(value, forHTTPHeaderField: name)
+        }
+        let task = TaskBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+                let dataTask = session.dataTask(with: urlRequest) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let http = response as? HTTPURLResponse {
+                        var headers: [String: String] = [:]
+                        for (name, value) in http.allHeaderFields {
+                            headers[String(describing: name)] = String(describing: value)
+                        }
+                        continuation.resume(returning: HTTPResponse(statusCode: http.statusCode, headers: headers, body: data ?? Data()))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                task.set(dataTask)
+                dataTask.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+}
+
+/// Holds a data task so a cancellation arriving before or after it starts reaches it.
+private final class TaskBox: Sendable {
+    private struct State {
+        var task: URLSessionDataTask?
+        var cancelled = false
+    }
+
+    private let state = Locked(State())
+
+    func set(_ task: URLSessionDataTask) {
+        let cancelled = state.withLock { state -> Bool in
+            state.task = task
+            return state.cancelled
+        }
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task = state.withLock { state -> URLSessionDataTask? in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
+}
+
+/// Refuses every automatic redirect; the client follows redirects itself.
+private final class RedirectRefusingDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+}

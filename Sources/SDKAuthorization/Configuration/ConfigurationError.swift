@@ -1,0 +1,100 @@
+/// Why a configuration was refused. Its ``message`` is the text the framework also logs at error level.
+///
+/// The provider-lookup cases carry the exact messages that the Exponea SDKs document, so an app's
+/// existing troubleshooting guide keeps working.
+public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A `Basic ...` authorization was configured.
+    case basicAuthenticationNotSupported
+    /// A credential is empty or only white space.
+    case emptyCredential(field: String)
+    /// A credential holds a CR, LF or other control character (header injection).
+    case credentialContainsControlCharacters(field: String)
+    /// The project token is empty.
+    case emptyProjectToken
+    /// The base URL is not an absolute `http` or `https` URL with a host.
+    case invalidBaseURL(String)
+    /// A configuration file names keys this framework does not know.
+    case unknownKeys([String])
+    /// A configuration file gives a key a value of the wrong type.
+    case wrongType(key: String, expected: String)
+    /// A configuration file lacks a required key.
+    case missingKey(String)
+    /// A configuration file gives a key a value outside its allowed set.
+    case invalidValue(key: String, reason: String)
+    /// A configuration file could not be parsed.
+    case malformedFile(reason: String)
+    /// A configuration file could not be read.
+    case unreadableFile(path: String, reason: String)
+
+    /// iOS convention: advanced auth is enabled but no type is registered under the provider name.
+    case advancedAuthEnabledWithoutProvider
+    /// iOS convention: the type found under the name is not an `NSObject` subclass.
+    case providerIsNotNSObject(name: String)
+    /// iOS convention: the type found does not conform to ``AuthorizationProviderType``.
+    case providerDoesNotConform(name: String)
+    /// Android convention: advanced auth is enabled but no provider class is named.
+    case advancedAuthEnabledButProviderNotNamed
+    /// Android convention: the named class cannot be found.
+    case registeredClassNotFound(name: String)
+    /// Android convention: the named class does not implement ``AuthorizationProviderType``.
+    case registeredClassDoesNotImplement(name: String)
+    /// A registered provider factory threw while creating the provider.
+    case providerCreationFailed(name: String, reason: String)
+
+    /// The policy sends a customer token to endpoints, but advanced auth is disabled, so no provider exists.
+    case customerTokenEndpointsWithoutAdvancedAuth([String])
+    /// An endpoint was added twice to the policy.
+    case duplicateEndpoint(String)
+    /// The policy was asked to change an endpoint it does not hold.
+    case unknownEndpoint(String)
+
+    /// The message logged at error level and shown to the developer.
+    public var message: String {
+        switch self {
+        case .basicAuthenticationNotSupported:
+            "Basic authentication is not supported by mobile SDK for security reasons."
+        case .emptyCredential(let field):
+            "The \(field) is empty; a credential must not be empty."
+        case .credentialContainsControlCharacters(let field):
+            "The \(field) contains a control character (CR, LF or another); it would break the HTTP header and is refused."
+        case .emptyProjectToken:
+            "The projectToken is empty."
+        case .invalidBaseURL(let value):
+            "The baseURL '\(value)' is not an absolute http or https URL with a host."
+        case .unknownKeys(let keys):
+            "Unknown configuration keys: \(keys.sorted().joined(separator: ", "))."
+        case .wrongType(let key, let expected):
+            "The configuration key '\(key)' must be \(expected)."
+        case .missingKey(let key):
+            "The configuration key '\(key)' is required."
+        case .invalidValue(let key, let reason):
+            "The configuration key '\(key)' is invalid: \(reason)."
+        case .malformedFile(let reason):
+            "The configuration file is malformed: \(reason)."
+        case .unreadableFile(let path, let reason):
+            "The configuration file at \(path) could not be read: \(reason)."
+        case .advancedAuthEnabledWithoutProvider:
+            "Advanced authorization flag has been enabled without provider"
+        case .providerIsNotNSObject(let name):
+            "Class \(name) does not conform to NSObject"
+        case .providerDoesNotConform(let name):
+            "Class \(name) does not conform to AuthorizationProviderType"
+        case .advancedAuthEnabledButProviderNotNamed:
+            "Advanced auth has been enabled but provider has not been found"
+        case .registeredClassNotFound(let name):
+            "Registered \(name) class has not been found"
+        case .registeredClassDoesNotImplement(let name):
+            "Registered \(name) class has to implement \(String(reflecting: (any AuthorizationProviderType).self))"
+        case .providerCreationFailed(let name, let reason):
+            "The authorization provider registered as \(name) could not be created: \(reason)"
+        case .customerTokenEndpointsWithoutAdvancedAuth(let endpoints):
+            "Endpoints \(endpoints.sorted().joined(separator: ", ")) need a customer token, but advancedAuthEnabled is false."
+        case .duplicateEndpoint(let id):
+            "The endpoint \(id) is already in the policy."
+        case .unknownEndpoint(let id):
+            "The endpoint \(id) is not in the policy."
+        }
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,86 @@
+/// The project-level credential sent to API-key endpoints: `Token <apiKey>` or `Bearer <jwt>`.
+///
+/// Its description never shows the credential: `Token Authorization (token redacted)`.
+public struct ProjectAuthorization: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The header scheme the credential goes out with.
+    public enum Scheme: String, Sendable, Equatable {
+        /// `Authorization: Token <apiKey>`
+        case token = "Token"
+        /// `Authorization: Bearer <jwt>`
+        case bearer = "Bearer"
+    }
+
+    /// The scheme.
+    public let scheme: Scheme
+    /// The credential without its scheme prefix.
+    public let credential: String
+
+    /// An API key, sent as `Authorization: Token <apiKey>`.
+    public static func token(_ apiKey: String) throws(ConfigurationError) -> ProjectAuthorization {
+        try ProjectAuthorization(scheme: .token, credential: apiKey, field: "authorization token")
+    }
+
+    /// A bearer credential, sent as `Authorization: Bearer <jwt>`.
+    public static func bearer(_ jwt: String) throws(ConfigurationError) -> ProjectAuthorization {
+        try ProjectAuthorization(scheme: .bearer, credential: jwt, field: "authorization bearer token")
+    }
+
+    /// Reads a configured string: `Token <key>`, `Bearer <jwt>` or a bare API key.
+    ///
+    /// - Throws: ``ConfigurationError/basicAuthenticationNotSupported`` for `Basic ...`, and
+    ///   ``ConfigurationError/emptyCredential(field:)`` or
+    ///   ``ConfigurationError/credentialContainsControlCharacters(field:)`` for a bad credential.
+    public init(parsing configured: String) throws(ConfigurationError) {
+        let trimmed = configured.drop(while: { $0 == " " })
+        if trimmed.lowercased() == "basic" || Self.dropScheme("Basic", from: String(trimmed)) != nil {
+            throw .basicAuthenticationNotSupported
+        }
+        if let rest = Self.dropScheme("Token", from: configured) {
+            self = try .token(rest)
+        } else if let rest = Self.dropScheme("Bearer", from: configured) {
+            self = try .bearer(rest)
+        } else {
+            self = try .token(configured)
+        }
+    }
+
+    private init(scheme: Scheme, credential: String, field: String) throws(ConfigurationError) {
+        switch HeaderCredential.check(credential) {
+        case .valid: break
+        case .empty: throw .emptyCredential(field: field)
+        case .controlCharacters: throw .credentialContainsControlCharacters(field: field)
+        }
+        self.scheme = scheme
+        self.credential = credential
+    }
+
+    /// `Token <key>` or `Bearer <jwt>`, the exact header value.
+    var headerValue: String { "\(scheme.rawValue) \(credential)" }
+
+    /// The scheme word matched case-insensitively, followed by at least one space.
+    private static func dropScheme(_ scheme: String, from value: String) -> String? {
+        guard value.count > scheme.count,
+              value.prefix(scheme.count).caseInsensitiveCompare(scheme) == .orderedSame,
+              value.dropFirst(scheme.count).first == " "
+        else { return nil }
+        return String(value.dropFirst(scheme.count).drop(while: { $0 == " " }))
+    }
+
+    public var description: String { "\(scheme.rawValue) Authorization (token redacted)" }
+    public var debugDescription: String { "\(scheme.rawValue) Authorization \(Redaction.redact(credential))" }
+}
+
+/// The rules a credential must pass before it goes into a header.
+enum HeaderCredential {
+    enum Verdict: Equatable { case valid, empty, controlCharacters }
+
+    /// Empty or white-space-only credentials, and any control character (CR, LF, NUL, DEL, Unicode Cc),
+    /// are refused.
+    static func check(_ credential: String) -> Verdict {
+        if credential.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return .controlCharacters
+        }
+        if credential.allSatisfy(\.isWhitespace) { return .empty }
+        return .valid
+    }
+}

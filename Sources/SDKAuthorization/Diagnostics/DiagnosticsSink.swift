@@ -1,0 +1,76 @@
+import Foundation
+
+/// How serious a diagnostic is.
+public enum DiagnosticLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
+    case debug
+    case info
+    case warning
+    case error
+
+    public static func < (lhs: DiagnosticLevel, rhs: DiagnosticLevel) -> Bool {
+        lhs.rawValue < rhs.rawValue
+    }
+
+    public var description: String {
+        switch self {
+        case .debug: "debug"
+        case .info: "info"
+        case .warning: "warning"
+        case .error: "error"
+        }
+    }
+}
+
+/// One message the framework reports: a level and a text that never holds a whole credential.
+public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
+    /// How serious it is.
+    public var level: DiagnosticLevel
+    /// The text. Credentials in it are redacted (see ``Redaction``).
+    public var message: String
+
+    /// Creates a diagnostic.
+    public init(level: DiagnosticLevel, message: String) {
+        self.level = level
+        self.message = message
+    }
+
+    public var description: String { "[SDKAuthorization] \(level): \(message)" }
+}
+
+/// Where the framework's diagnostics go.
+///
+/// The framework never prints; it hands every message to a sink. The default,
+/// ``StandardErrorDiagnosticsSink``, writes to standard error. To route messages into swift-log,
+/// `os.Logger` or your SDK's own logger, conform a small type of yours:
+///
+/// ```swift
+/// import Logging
+/// import SDKAuthorization
+///
+/// struct SwiftLogSink: DiagnosticsSink {
+///     let logger: Logger
+///     func record(_ diagnostic: Diagnostic) {
+///         let level: Logger.Level = switch diagnostic.level {
+///         case .debug: .debug
+///         case .info: .info
+///         case .warning: .warning
+///         case .error: .error
+///         }
+///         logger.log(level: level, "\(diagnostic.message)")
+///     }
+/// }
+/// ```
+///
+/// # Implementation requirements
+/// `record(_:)` may be called from any thread, concurrently; it must not block for long and must
+/// not call back into the framework.
+public protocol DiagnosticsSink: Sendable {
+    /// Receives one diagnostic.
+    func record(_ diagnostic: Diagnostic)
+}
+
+extension DiagnosticsSink {
+    func log(_ level: DiagnosticLevel, _ message: @autoclosure () -> String) {
+        record(Diagnostic(level: level, message: message()))
+    }
+}

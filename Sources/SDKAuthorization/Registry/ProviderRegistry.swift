@@ -1,0 +1,133 @@
+import Foundation
+
+/// What a provider factory gets to build its provider with.
+public struct ProviderFactoryContext: Sendable {
+    /// The configuration being loaded.
+    public let configuration: AuthorizationConfiguration
+    /// The clock the client uses.
+    public let clock: any AuthorizationClock
+    /// The client's diagnostics sink.
+    public let diagnostics: any DiagnosticsSink
+}
+
+/// Finds authorization providers by name, as the vendor SDKs find their provider class by name.
+///
+/// A name resolves, in order, to:
+/// 1. a native provider factory registered with ``register(name:factory:)``;
+/// 2. a class registered in code with ``register(_:as:)``, the stand-in for
+///    `@objc(ExponeaAuthProvider)`;
+/// 3. a real run-time lookup of a module-qualified class name with `NSClassFromString`.
+///
+/// A class found by 2 or 3 is checked (an `NSObject` subclass under the iOS convention, then
+/// conformance to ``AuthorizationProviderType``) and wrapped in a ``CustomerTokenProvider``.
+/// Failures are ``ConfigurationError`` values carrying the vendors' documented messages.
+///
+/// ```swift
+/// let registry = ProviderRegistry()
+/// registry.register(ExampleAuthProvider.self, as: "ExponeaAuthProvider")
+/// ```
+public final class ProviderRegistry: Sendable {
+    /// A native provider factory.
+    public typealias Factory = @Sendable (ProviderFactoryContext) throws -> any AuthorizationProvider
+
+    private enum Entry {
+        case factory(Factory)
+        case providerClass(AnyClass)
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var lookups = 0
+    }
+
+    private let state = Locked(State())
+    private let classLookup: @Sendable (String) -> AnyClass?
+
+    /// A registry holding the built-in modes.
+    public convenience init() {
+        self.init(classLookup: { NSClassFromString($0) })
+    }
+
+    init(classLookup: @escaping @Sendable (String) -> AnyClass?) {
+        self.classLookup = classLookup
+    }
+
+    /// Registers a class under `name`, like `@objc(ExponeaAuthProvider)` on Apple platforms.
+    ///
+    /// Any class may be registered; whether it is a usable provider is checked when a configuration
+    /// resolves it, with the documented messages. A later registration under the same name wins.
+    public func register(_ providerClass: AnyClass, as name: String) {
+        state.withLock { $0.entries[name] = .providerClass(providerClass) }
+    }
+
+    /// Registers a native provider factory under `name`.
+    ///
+    /// The factory runs when a configuration names it and again after each identity change.
+    public func register(name: String, factory: @escaping Factory) {
+        state.withLock { $0.entries[name] = .factory(factory) }
+    }
+
+    /// Removes whatever is registered under `name`.
+    public func unregister(_ name: String) {
+        state.withLock { $0.entries[name] = nil }
+    }
+
+    /// How many times a provider has been looked up (for tests of "never looked up").
+    var lookupCount: Int { state.withLock { $0.lookups } }
+
+    /// Resolves the customer-token provider of `configuration`.
+    ///
+    /// - Throws: ``ConfigurationError`` with the documented message of the convention in use.
+    func resolveProvider(for context: ProviderFactoryContext) throws(ConfigurationError) -> any AuthorizationProvider {
+        state.withLock { $0.lookups += 1 }
+        switch context.configuration.providerLookup {
+        case .implicitName(let name):
+            switch find(name) {
+            case nil:
+                throw .advancedAuthEnabledWithoutProvider
+            case .factory(let factory)?:
+                return try make(factory, name: name, context: context)
+            case .providerClass(let found)?:
+                guard found is NSObject.Type else { throw .providerIsNotNSObject(name: name) }
+                guard let providerType = found as? any AuthorizationProviderType.Type else {
+                    throw .providerDoesNotConform(name: name)
+                }
+                return wrap(providerType, context: context)
+            }
+        case .registeredClassName(nil):
+            throw .advancedAuthEnabledButProviderNotNamed
+        case .registeredClassName(let name?):
+            switch find(name) {
+            case nil:
+                throw .registeredClassNotFound(name: name)
+            case .factory(let factory)?:
+                return try make(factory, name: name, context: context)
+            case .providerClass(let found)?:
+                guard let providerType = found as? any AuthorizationProviderType.Type else {
+                    throw .registeredClassDoesNotImplement(name: name)
+                }
+                return wrap(providerType, context: context)
+            }
+        }
+    }
+
+    private func find(_ name: String) -> Entry? {
+        if let entry = state.withLock({ $0.entries[name] }) { return entry }
+        guard !name.isEmpty, let found = classLookup(name) else { return nil }
+        return .providerClass(found)
+    }
+
+    private func make(_ factory: Factory, name: String, context: ProviderFactoryContext) throws(ConfigurationError) -> any AuthorizationProvider {
+        do {
+            return try factory(context)
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw .providerCreationFailed(name: name, reason: String(describing: error))
+        }
+    }
+
+    private func wrap(_ type: any AuthorizationProviderType.Type, context: ProviderFactoryContext) -> any AuthorizationProvider {
+        CustomerTokenProvider(type: type)
+    }
+}

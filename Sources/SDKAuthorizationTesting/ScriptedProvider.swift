@@ -1,0 +1,72 @@
+import Foundation
+import SDKAuthorization
+
+/// A provider that answers from a script and records what it was asked.
+///
+/// ```swift
+/// let provider = ScriptedProvider(.token("first"), .token("second"))
+/// provider.rejectionDecision = .retry
+/// ```
+public final class ScriptedProvider: AuthorizationProvider, Sendable {
+    /// One scripted answer.
+    public enum Step: Sendable {
+        /// Answer with this token.
+        case token(String)
+        /// Answer ``Credential/omitted``.
+        case omitted
+        /// Throw this error.
+        case failure(any Error & Sendable)
+    }
+
+    private struct State {
+        var steps: [Step]
+        var contexts: [AuthorizationContext] = []
+        var rejected: [String] = []
+        var identityChanges = 0
+        var decision: RejectionDecision = .fail
+    }
+
+    private let state: TestingLock<State>
+
+    /// Creates a provider that answers `steps` in order and repeats the last one afterwards.
+    public init(_ steps: Step...) {
+        state = TestingLock(State(steps: steps))
+    }
+
+    /// What ``credentialRejected(_:for:)`` answers (default ``RejectionDecision/fail``).
+    public var rejectionDecision: RejectionDecision {
+        get { state.withLock { $0.decision } }
+        set { state.withLock { $0.decision = newValue } }
+    }
+
+    /// The contexts of every call to ``credential(for:)``.
+    public var requestedContexts: [AuthorizationContext] { state.withLock { $0.contexts } }
+    /// The credentials reported as rejected.
+    public var rejectedCredentials: [String] { state.withLock { $0.rejected } }
+    /// How many identity changes were reported.
+    public var identityChangeCount: Int { state.withLock { $0.identityChanges } }
+
+    public func credential(for context: AuthorizationContext) async throws -> Credential {
+        let step = state.withLock { state -> Step? in
+            state.contexts.append(context)
+            return state.steps.count > 1 ? state.steps.removeFirst() : state.steps.first
+        }
+        switch step {
+        case .token(let token)?: return .token(token)
+        case .omitted?: return .omitted
+        case .failure(let error)?: throw error
+        case nil: return .omitted
+        }
+    }
+
+    public func credentialRejected(_ credential: String, for context: AuthorizationContext) async -> RejectionDecision {
+        state.withLock { state in
+            state.rejected.append(credential)
+            return state.decision
+        }
+    }
+
+    public func identityDidChange() async {
+        state.withLock { $0.identityChanges += 1 }
+    }
+}

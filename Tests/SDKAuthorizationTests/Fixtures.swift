@@ -1,0 +1,74 @@
+import Foundation
+import SDKAuthorization
+import SDKAuthorizationTesting
+
+/// Builds an unsigned JWT with the given payload; the signature segment is a fixed string.
+func makeJWT(_ payload: [String: Any], header: [String: Any] = ["alg": "RS256", "typ": "JWT"]) -> String {
+    func segment(_ object: [String: Any]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return base64URL(data)
+    }
+    return "\(segment(header)).\(segment(payload)).c2lnbmF0dXJl"
+}
+
+func base64URL(_ data: Data) -> String {
+    data.base64EncodedString()
+        .replacingOccurrences(of: "+", with: "-")
+        .replacingOccurrences(of: "/", with: "_")
+        .replacingOccurrences(of: "=", with: "")
+}
+
+func engagementConfiguration(
+    authorization: String? = "Token api-key-1",
+    advancedAuthEnabled: Bool = false,
+    providerLookup: ProviderLookup = .default,
+    caching: CustomerTokenCaching = .disabled
+) throws -> AuthorizationConfiguration {
+    try AuthorizationConfiguration(
+        projectToken: "project-1",
+        baseURL: "https://api.example.com",
+        authorization: authorization,
+        advancedAuthEnabled: advancedAuthEnabled,
+        providerLookup: providerLookup,
+        customerTokenCaching: caching
+    )
+}
+
+/// A registry whose `ExponeaAuthProvider` is a native scripted provider.
+func registry(with provider: any AuthorizationProvider, name: String = ProviderLookup.defaultImplicitName) -> ProviderRegistry {
+    let registry = ProviderRegistry()
+    registry.register(name: name) { _ in provider }
+    return registry
+}
+
+// Exponea-shaped provider classes used by the registry and client tests.
+
+final class ExampleAuthProvider: NSObject, AuthorizationProviderType {
+    static let token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1MSJ9.c2ln"
+    required override init() {}
+    func getAuthorizationToken() -> String? { Self.token }
+}
+
+final class NilReturningAuthProvider: NSObject, AuthorizationProviderType {
+    required override init() {}
+    func getAuthorizationToken() -> String? { nil }
+}
+
+final class EmptyReturningAuthProvider: NSObject, AuthorizationProviderType {
+    required override init() {}
+    func getAuthorizationToken() -> String? { "" }
+}
+
+final class InjectingAuthProvider: NSObject, AuthorizationProviderType {
+    required override init() {}
+    func getAuthorizationToken() -> String? { "abc\r\nX-Injected: yes" }
+}
+
+/// Conforms but is not an NSObject subclass (fails the iOS convention, passes the Android one).
+final class PlainSwiftAuthProvider: AuthorizationProviderType {
+    required init() {}
+    func getAuthorizationToken() -> String? { "plain.swift.token" }
+}
+
+/// An NSObject subclass that does not conform.
+final class NotAnAuthProvider: NSObject {}

@@ -1,0 +1,189 @@
+import Foundation
+import SDKAuthorizationTesting
+import Testing
+@testable import SDKAuthorization
+
+@Suite("Provider lookup by name and its documented diagnostics")
+struct ProviderRegistryTests {
+    /// Creates a client and returns the configuration error and what was logged at error level.
+    private func failure(
+        _ lookup: ProviderLookup,
+        registry: ProviderRegistry = ProviderRegistry()
+    ) throws -> (ConfigurationError?, [String]) {
+        let sink = RecordingDiagnosticsSink()
+        do {
+            _ = try AuthorizedHTTPClient(
+                configuration: engagementConfiguration(advancedAuthEnabled: true, providerLookup: lookup),
+                registry: registry,
+                transport: RecordingTransport(),
+                diagnostics: sink
+            )
+            return (nil, sink.messages(at: .error))
+        } catch let error as ConfigurationError {
+            return (error, sink.messages(at: .error))
+        }
+    }
+
+    @Test func implicitNameWithNothingRegisteredFailsWithTheiOSMessage() throws {
+        let (error, logged) = try failure(.default)
+        #expect(error == .advancedAuthEnabledWithoutProvider)
+        #expect(error?.message == "Advanced authorization flag has been enabled without provider")
+        #expect(logged == ["Advanced authorization flag has been enabled without provider"])
+    }
+
+    @Test func implicitNameBoundToANonNSObjectClassFailsWithTheiOSMessage() throws {
+        let registry = ProviderRegistry()
+        registry.register(PlainSwiftAuthProvider.self, as: "ExponeaAuthProvider")
+        let (error, logged) = try failure(.default, registry: registry)
+        #expect(error?.message == "Class ExponeaAuthProvider does not conform to NSObject")
+        #expect(logged == ["Class ExponeaAuthProvider does not conform to NSObject"])
+    }
+
+    @Test func implicitNameBoundToANonConformingClassFailsWithTheiOSMessage() throws {
+        let registry = ProviderRegistry()
+        registry.register(NotAnAuthProvider.self, as: "ExponeaAuthProvider")
+        let (error, logged) = try failure(.default, registry: registry)
+        #expect(error?.message == "Class ExponeaAuthProvider does not conform to AuthorizationProviderType")
+        #expect(logged == ["Class ExponeaAuthProvider does not conform to AuthorizationProviderType"])
+    }
+
+    @Test func customImplicitNameAppearsInTheMessages() throws {
+        let registry = ProviderRegistry()
+        registry.register(NotAnAuthProvider.self, as: "AcmeAuthProvider")
+        let (error, _) = try failure(.implicitName("AcmeAuthProvider"), registry: registry)
+        #expect(error?.message == "Class AcmeAuthProvider does not conform to AuthorizationProviderType")
+    }
+
+    @Test func registeredConventionWithNoClassNamedFailsWithTheAndroidMessage() throws {
+        let (error, logged) = try failure(.registeredClassName(nil))
+        #expect(error?.message == "Advanced auth has been enabled but provider has not been found")
+        #expect(logged == ["Advanced auth has been enabled but provider has not been found"])
+    }
+
+    @Test func registeredClassThatDoesNotExistFailsWithTheAndroidMessage() throws {
+        let (error, logged) = try failure(.registeredClassName("MyApp.ExampleAuthProvider"))
+        #expect(error?.message == "Registered MyApp.ExampleAuthProvider class has not been found")
+        #expect(logged == ["Registered MyApp.ExampleAuthProvider class has not been found"])
+    }
+
+    @Test func registeredClassThatDoesNotConformFailsWithTheAndroidMessageAndItsSpace() throws {
+        let name = String(reflecting: NotAnAuthProvider.self)
+        let (error, logged) = try failure(.registeredClassName(name))
+        let expected = "Registered \(name) class has to implement SDKAuthorization.AuthorizationProviderType"
+        #expect(error?.message == expected)
+        #expect(logged == [expected])
+    }
+
+    @Test func nsClassFromStringFindsAModuleQualifiedSwiftProviderClass() async throws {
+        let name = String(reflecting: ExampleAuthProvider.self)
+        #expect(name == "SDKAuthorizationTests.ExampleAuthProvider")
+        let transport = RecordingTransport()
+        let client = try AuthorizedHTTPClient(
+            configuration: engagementConfiguration(advancedAuthEnabled: true, providerLookup: .registeredClassName(name)),
+            transport: transport,
+            diagnostics: RecordingDiagnosticsSink()
+        )
+        _ = try await client.send(.appInboxFetch)
+        #expect(transport.requests.first?.value(forHeader: "Authorization") == "Bearer \(ExampleAuthProvider.token)")
+    }
+
+    @Test func androidConventionAcceptsANonNSObjectProvider() async throws {
+        let transport = RecordingTransport()
+        let client = try AuthorizedHTTPClient(
+            configuration: engagementConfiguration(
+                advancedAuthEnabled: true,
+                providerLookup: .registeredClassName(String(reflecting: PlainSwiftAuthProvider.self))
+            ),
+            transport: transport,
+            diagnostics: RecordingDiagnosticsSink()
+        )
+        _ = try await client.send(.appInboxMarkAsRead)
+        #expect(transport.requests.first?.value(forHeader: "Authorization") == "Bearer plain.swift.token")
+    }
+
+    @Test func explicitRegistrationUnderTheImplicitNameIsUsed() async throws {
+        let registry = ProviderRegistry()
+        registry.register(ExampleAuthProvider.self, as: "ExponeaAuthProvider")
+        let transport = RecordingTransport()
+        let client = try AuthorizedHTTPClient(
+            configuration: engagementConfiguration(advancedAuthEnabled: true),
+            registry: registry,
+            transport: transport,
+            diagnostics: RecordingDiagnosticsSink()
+        )
+        _ = try await client.send(.appInboxFetch)
+        #expect(transport.requests.first?.value(forHeader: "Authorization") == "Bearer \(ExampleAuthProvider.token)")
+    }
+
+    @Test func advancedAuthDisabledNeverLooksUpAProviderEvenAfterIdentityChange() async throws {
+        let registry = ProviderRegistry()
+        let client = try AuthorizedHTTPClient(
+            configuration: engagementConfiguration(advancedAuthEnabled: false),
+            registry: registry,
+            transport: RecordingTransport(),
+            diagnostics: RecordingDiagnosticsSink()
+        )
+        try await client.identityDidChange()
+        try await client.identityDidChange()
+        #expect(registry.lookupCount == 0)
+        #expect(client.provider == nil)
+    }
+
+    @Test func identityChangeLoadsTheProviderAgainAndTellsTheOldOne() async throws {
+        let registry = ProviderRegistry()
+        let created = Counter()
+        let first = ScriptedProvider(.token("first.jwt.token"))
+        registry.register(name: "ExponeaAuthProvider") { _ in
+            created.increment() == 1 ? first : ScriptedProvider(.token("second.jwt.token"))
+        }
+        let transport = RecordingTransport()
+        let client = try AuthorizedHTTPClient(
+            configuration: engagementConfiguration(advancedAuthEnabled: true),
+            registry: registry,
+            transport: transport,
+            diagnostics: RecordingDiagnosticsSink()
+        )
+        _ = try await client.send(.appInboxFetch)
+        try await client.identityDidChange()
+        _ = try await client.send(.appInboxFetch)
+        #expect(registry.lookupCount == 2)
+        #expect(first.identityChangeCount == 1)
+        #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer first.jwt.token", "Bearer second.jwt.token"])
+    }
+
+    @Test func identityChangeThatCannotReloadFailsAndLeavesNoProvider() async throws {
+        let registry = ProviderRegistry()
+        registry.register(ExampleAuthProvider.self, as: "ExponeaAuthProvider")
+        let sink = RecordingDiagnosticsSink()
+        let client = try AuthorizedHTTPClient(
+            configuration: engagementConfiguration(advancedAuthEnabled: true),
+            registry: registry,
+            transport: RecordingTransport(),
+            diagnostics: sink
+        )
+        registry.unregister("ExponeaAuthProvider")
+        await #expect(throws: ConfigurationError.advancedAuthEnabledWithoutProvider) {
+            try await client.identityDidChange()
+        }
+        await #expect(throws: RequestError.noProvider(endpoint: .appInboxFetch)) {
+            try await client.send(.appInboxFetch)
+        }
+        #expect(sink.messages(at: .error).contains("Advanced authorization flag has been enabled without provider"))
+    }
+
+    @Test func factoryErrorBecomesAProviderCreationFailure() throws {
+        struct Boom: Error, CustomStringConvertible { var description: String { "keychain locked" } }
+        let registry = ProviderRegistry()
+        registry.register(name: "ExponeaAuthProvider") { _ in throw Boom() }
+        let (error, _) = try failure(.default, registry: registry)
+        #expect(error == .providerCreationFailed(name: "ExponeaAuthProvider", reason: "keychain locked"))
+    }
+}
+
+/// A thread-safe counter for factories.
+final class Counter: Sendable {
+    private let value = Locked(0)
+    /// Adds one and returns the new value.
+    func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+    var current: Int { value.withLock { $0 } }
+}
