@@ -18,7 +18,7 @@ public struct AuthorizationContext: Sendable, Equatable {
 }
 
 /// What a provider answers for one request.
-public enum Credential: Sendable, Equatable, CustomStringConvertible {
+public enum Credential: Sendable, Hashable, CustomStringConvertible {
     /// Send `Authorization: Bearer <token>`.
     case token(String)
     /// Deliberately send this request without an `Authorization` header (for example a host that

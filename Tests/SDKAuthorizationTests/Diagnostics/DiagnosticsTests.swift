@@ -1,0 +1,51 @@
+import Foundation
+import SDKAuthorizationTesting
+import Testing
+@testable import SDKAuthorization
+
+@Suite("Diagnostics and the manual clock")
+struct DiagnosticsTests {
+    @Test func levelsAreOrdered() {
+        #expect(DiagnosticLevel.debug < .info)
+        #expect(DiagnosticLevel.warning < .error)
+        #expect(Diagnostic(level: .error, message: "x").description == "[SDKAuthorization] error: x")
+    }
+
+    @Test func configurationErrorsAreLoggedAtErrorLevelThroughThePluggedSink() {
+        let sink = RecordingDiagnosticsSink()
+        #expect(throws: ConfigurationError.self) {
+            try AuthorizedHTTPClient(
+                configuration: engagementConfiguration(advancedAuthEnabled: true),
+                transport: RecordingTransport(),
+                diagnostics: sink
+            )
+        }
+        #expect(sink.diagnostics == [Diagnostic(level: .error, message: "Advanced authorization flag has been enabled without provider")])
+    }
+
+    @Test func manualClockWakesASleeperAtItsDeadlineAndNotBefore() async throws {
+        let clock = ManualClock()
+        let deadline = clock.now().addingTimeInterval(10)
+        let woke = Locked(false)
+        let sleeper = Task {
+            try await clock.sleep(until: deadline)
+            woke.withLock { $0 = true }
+        }
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: 9.999)
+        #expect(clock.sleeperCount == 1)
+        #expect(!woke.withLock { $0 })
+        clock.advance(by: 0.001)
+        try await sleeper.value
+        #expect(woke.withLock { $0 })
+    }
+
+    @Test func manualClockSleeperIsCancellable() async {
+        let clock = ManualClock()
+        let sleeper = Task { try await clock.sleep(until: clock.now().addingTimeInterval(10)) }
+        await clock.waitForSleepers(count: 1)
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        #expect(clock.sleeperCount == 0)
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@testable import SDKAuthorization
+
+@Suite("Endpoint catalogue and scheme table")
+struct AuthorizationPolicyTests {
+    private let base = URL(string: "https://api.example.com")!
+
+    @Test func defaultTableHasTheNineEndpointsWithTheirSchemes() {
+        let off = AuthorizationPolicy.engagement(advancedAuthEnabled: false)
+        let on = AuthorizationPolicy.engagement(advancedAuthEnabled: true)
+        #expect(off.endpoints.count == 9)
+        #expect(off.endpoints(using: .apiKey).count == 9)
+        #expect(on.endpoints(using: .bearer) == [.appInboxFetch, .appInboxMarkAsRead])
+        #expect(on.endpoints(using: .apiKey).count == 7)
+        #expect(on.endpoints.allSatisfy { $0.method == "POST" })
+    }
+
+    @Test func projectTokenIsPercentEncodedInPathAndQuery() throws {
+        let policy = AuthorizationPolicy.engagement(advancedAuthEnabled: false)
+        let token = "a/b?c&d=e f#g"
+        let path = try #require(policy.endpoint(.trackCustomers)?.url(baseURL: base, projectToken: token))
+        #expect(path.absoluteString == "https://api.example.com/track/v2/projects/a%2Fb%3Fc&d=e%20f%23g/customers")
+        #expect(path.pathComponents.count == 6)
+        let query = try #require(policy.endpoint(.selfCheckNotification)?.url(baseURL: base, projectToken: token))
+        let items = URLComponents(url: query, resolvingAgainstBaseURL: false)?.queryItems
+        #expect(items == [URLQueryItem(name: "project_id", value: token)])
+    }
+
+    @Test func baseURLPathIsKeptInFrontOfTheEndpointPath() throws {
+        let url = try #require(AuthorizationPolicy.engagement(advancedAuthEnabled: false).endpoint(.inAppMessages)?
+            .url(baseURL: URL(string: "http://127.0.0.1:8080/api/")!, projectToken: "p1"))
+        #expect(url.absoluteString == "http://127.0.0.1:8080/api/webxp/s/p1/inappmessages?v=1")
+    }
+
+    @Test func addingADuplicateOrMovingAnUnknownEndpointFails() {
+        var policy = AuthorizationPolicy.engagement(advancedAuthEnabled: false)
+        #expect(throws: ConfigurationError.duplicateEndpoint("trackEvents")) {
+            try policy.add(Endpoint(.trackEvents, path: "/x"), scheme: .apiKey)
+        }
+        #expect(throws: ConfigurationError.unknownEndpoint("segments")) {
+            try policy.setScheme(.bearer, for: "segments")
+        }
+    }
+
+    @Test func sdkAuthorCanMoveAndAddEndpoints() throws {
+        var policy = AuthorizationPolicy.engagement(advancedAuthEnabled: true)
+        try policy.setScheme(.none, for: .consentCategories)
+        try policy.add(Endpoint("segments", method: "GET", path: "/webxp/projects/<projectToken>/segments"), scheme: .bearer)
+        #expect(policy.scheme(for: .consentCategories) == AuthorizationScheme.none)
+        #expect(policy.scheme(for: "segments") == .bearer)
+        #expect(policy.endpoints.last?.method == "GET")
+    }
+}

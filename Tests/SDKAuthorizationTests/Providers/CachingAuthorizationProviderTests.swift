@@ -1,0 +1,66 @@
+import Foundation
+import SDKAuthorizationTesting
+import Testing
+@testable import SDKAuthorization
+
+@Suite("Opt-in customer-token cache")
+struct CachingAuthorizationProviderTests {
+    private let context = AuthorizationContext(endpoint: .appInboxFetch, url: URL(string: "https://a.example/x")!)
+
+    @Test func tokenIsReusedUntilExpiryMinusLeeway() async throws {
+        let clock = ManualClock()
+        let now = clock.now().timeIntervalSince1970
+        let first = makeJWT(["sub": "u1", "exp": now + 120])
+        let second = makeJWT(["sub": "u1", "exp": now + 3600])
+        let inner = ScriptedProvider(.token(first), .token(second))
+        let cache = CachingAuthorizationProvider(wrapping: inner, leeway: 60, clock: clock)
+
+        #expect(try await cache.credential(for: context) == .token(first))
+        #expect(try await cache.credential(for: context) == .token(first))
+        clock.advance(by: 60) // exactly 60 s before exp: not yet stale
+        #expect(try await cache.credential(for: context) == .token(first))
+        clock.advance(by: 0.001) // less than 60 s before exp: stale
+        #expect(try await cache.credential(for: context) == .token(second))
+        #expect(inner.requestedContexts.count == 2)
+    }
+
+    @Test func tokenWithoutExpiryIsNeverCached() async throws {
+        let inner = ScriptedProvider(.token(makeJWT(["sub": "u1"])), .token("opaque-token"))
+        let cache = CachingAuthorizationProvider(wrapping: inner, leeway: 60, clock: ManualClock())
+        _ = try await cache.credential(for: context)
+        _ = try await cache.credential(for: context)
+        _ = try await cache.credential(for: context)
+        #expect(inner.requestedContexts.count == 3)
+    }
+
+    @Test func identityChangeAndRejectionDropTheCache() async throws {
+        let clock = ManualClock()
+        let token = makeJWT(["exp": clock.now().timeIntervalSince1970 + 3600])
+        let inner = ScriptedProvider(.token(token))
+        let cache = CachingAuthorizationProvider(wrapping: inner, leeway: 60, clock: clock)
+        _ = try await cache.credential(for: context)
+        await cache.identityDidChange()
+        _ = try await cache.credential(for: context)
+        _ = await cache.credentialRejected(token, for: context)
+        _ = try await cache.credential(for: context)
+        #expect(inner.requestedContexts.count == 3)
+        #expect(inner.identityChangeCount == 1)
+        #expect(inner.rejectedCredentials == [token])
+    }
+
+    @Test func configurationTurnsTheCacheOnForTheClient() async throws {
+        let clock = ManualClock()
+        let inner = ScriptedProvider(.token(makeJWT(["exp": clock.now().timeIntervalSince1970 + 3600])))
+        let transport = RecordingTransport()
+        let client = try AuthorizedHTTPClient(
+            configuration: engagementConfiguration(advancedAuthEnabled: true, caching: .honoringExpiry(leeway: 60)),
+            registry: registry(with: inner),
+            transport: transport,
+            diagnostics: RecordingDiagnosticsSink(),
+            clock: clock
+        )
+        for _ in 0..<5 { _ = try await client.send(.appInboxFetch) }
+        #expect(inner.requestedContexts.count == 1)
+        #expect(transport.requests.count == 5)
+    }
+}
