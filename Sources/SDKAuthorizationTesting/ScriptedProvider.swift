@@ -59,7 +59,7 @@ public final class ScriptedProvider: AuthorizationProvider, Sendable {
         }
     }
 
-    public func credentialRejected(_ credential: String, for context: AuthorizationContext) async -> RejectionDecision {
+    public func credentialRejected(_ credential: String, status: Int, for context: AuthorizationContext) async -> RejectionDecision {
         state.withLock { state in
             state.rejected.append(credential)
             return state.decision

@@ -34,7 +34,7 @@ public final class AuthorizedHTTPClient: Sendable {
     private let transport: any HTTPTransport
     private let diagnostics: any DiagnosticsSink
     private let clock: any AuthorizationClock
-    private let loadedProvider = Locked<(any AuthorizationProvider)?>(nil)
+    private let loadedProvider = Locked<ResolvedProvider?>(nil)
 
     /// Creates a client and, when advanced auth is enabled, loads its provider.
     ///
@@ -77,23 +77,28 @@ public final class AuthorizedHTTPClient: Sendable {
     }
 
     /// The loaded provider, or `nil` when advanced auth is disabled.
-    public var provider: (any AuthorizationProvider)? { loadedProvider.withLock { $0 } }
-
-    /// Tells the client the user's identity changed (a new customer, `anonymize`): the provider is
-    /// told, then loaded again from the registry, as the vendor SDKs do. With advanced auth
-    /// disabled nothing is looked up.
     ///
-    /// - Throws: ``ConfigurationError`` when the provider can no longer be loaded; requests that need
-    ///   it then fail with ``RequestError/noProvider(endpoint:)``.
+    /// A built-in mode's provider is reached through it, e.g. `client.provider as? IDTokenStore`.
+    public var provider: (any AuthorizationProvider)? { loadedProvider.withLock { $0?.provider } }
+
+    /// Tells the client the user's identity changed (a new customer, `anonymize`).
+    ///
+    /// The provider is told through ``AuthorizationProvider/identityDidChange()``. A provider class
+    /// found by name (``AuthorizationProviderType``) is then loaded again from the registry, a new
+    /// instance, as the vendor SDKs do; a native provider is kept. With advanced auth disabled
+    /// nothing is looked up.
+    ///
+    /// - Throws: ``ConfigurationError`` when the provider class can no longer be loaded; requests that
+    ///   need it then fail with ``RequestError/noProvider(endpoint:)``.
     public func identityDidChange() async throws(ConfigurationError) {
         guard configuration.advancedAuthEnabled else { return }
-        let old = loadedProvider.withLock { provider -> (any AuthorizationProvider)? in
-            defer { provider = nil }
-            return provider
+        if let current = loadedProvider.withLock({ $0 }) {
+            await current.provider.identityDidChange()
+            guard current.isClassBased else { return }
         }
-        await old?.identityDidChange()
-        let provider = try loadProvider()
-        loadedProvider.withLock { $0 = provider }
+        loadedProvider.withLock { $0 = nil }
+        let reloaded = try loadProvider()
+        loadedProvider.withLock { $0 = reloaded }
     }
 
     /// Sends a request to `endpoint` with the credential its scheme names.
@@ -132,7 +137,7 @@ public final class AuthorizedHTTPClient: Sendable {
             case 401, 403:
                 diagnostics.log(.warning, "\(endpoint) was rejected with HTTP \(response.statusCode) (\(scheme.rawValue) credential \(sentToken.map(Redaction.redact) ?? "none"))")
                 if let sentToken, let provider = provider {
-                    let decision = await provider.credentialRejected(sentToken, for: context)
+                    let decision = await provider.credentialRejected(sentToken, status: response.statusCode, for: context)
                     if decision == .retry, attempt == 1 {
                         attempt += 1
                         continue
@@ -225,19 +230,12 @@ public final class AuthorizedHTTPClient: Sendable {
         url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
     }
 
-    private func loadProvider() throws(ConfigurationError) -> any AuthorizationProvider {
+    private func loadProvider() throws(ConfigurationError) -> ResolvedProvider {
         let context = ProviderFactoryContext(configuration: configuration, clock: clock, diagnostics: diagnostics)
-        let provider: any AuthorizationProvider
         do {
-            provider = try registry.resolveProvider(for: context)
+            return try registry.resolveProvider(for: context)
         } catch {
             throw logged(error)
-        }
-        switch configuration.customerTokenCaching {
-        case .disabled:
-            return provider
-        case .honoringExpiry(let leeway):
-            return CachingAuthorizationProvider(wrapping: provider, leeway: leeway, clock: clock)
         }
     }
 

@@ -16,7 +16,8 @@ public enum ProviderLookup: Sendable, Equatable {
     public static let `default` = ProviderLookup.implicitName(defaultImplicitName)
 }
 
-/// The opt-in cache for customer tokens. Without it the provider is asked for every request.
+/// The opt-in cache for customer tokens from a provider class (``AuthorizationProviderType``).
+/// Without it the provider is asked for every request. Native providers manage their own tokens.
 public enum CustomerTokenCaching: Sendable, Equatable {
     /// Ask the provider for every request (the vendor behaviour).
     case disabled

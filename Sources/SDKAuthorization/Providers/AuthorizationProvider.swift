@@ -63,9 +63,9 @@ public protocol AuthorizationProvider: Sendable {
     /// The credential for one request.
     func credential(for context: AuthorizationContext) async throws -> Credential
 
-    /// Called when the server answered 401 or 403 to a request that carried `credential`.
+    /// Called when the server answered `status` (401 or 403) to a request that carried `credential`.
     /// The default answers ``RejectionDecision/fail``.
-    func credentialRejected(_ credential: String, for context: AuthorizationContext) async -> RejectionDecision
+    func credentialRejected(_ credential: String, status: Int, for context: AuthorizationContext) async -> RejectionDecision
 
     /// Called when the app's user identity changes (a new customer, `anonymize`): drop anything
     /// cached for the old identity. The default does nothing.
@@ -73,7 +73,7 @@ public protocol AuthorizationProvider: Sendable {
 }
 
 extension AuthorizationProvider {
-    public func credentialRejected(_ credential: String, for context: AuthorizationContext) async -> RejectionDecision {
+    public func credentialRejected(_ credential: String, status: Int, for context: AuthorizationContext) async -> RejectionDecision {
         .fail
     }
 

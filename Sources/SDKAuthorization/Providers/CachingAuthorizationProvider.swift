@@ -43,9 +43,9 @@ public actor CachingAuthorizationProvider: AuthorizationProvider {
         return credential
     }
 
-    public func credentialRejected(_ credential: String, for context: AuthorizationContext) async -> RejectionDecision {
+    public func credentialRejected(_ credential: String, status: Int, for context: AuthorizationContext) async -> RejectionDecision {
         if cached?.token == credential { cached = nil }
-        return await wrapped.credentialRejected(credential, for: context)
+        return await wrapped.credentialRejected(credential, status: status, for: context)
     }
 
     public func identityDidChange() async {

@@ -19,7 +19,12 @@ public struct ProviderFactoryContext: Sendable {
 /// 3. a real run-time lookup of a module-qualified class name with `NSClassFromString`.
 ///
 /// A class found by 2 or 3 is checked (an `NSObject` subclass under the iOS convention, then
-/// conformance to ``AuthorizationProviderType``) and wrapped in a ``CustomerTokenProvider``.
+/// conformance to ``AuthorizationProviderType``) and wrapped in a ``CustomerTokenProvider``
+/// (behind a ``CachingAuthorizationProvider`` when the configuration opts into caching). Such a
+/// class is instantiated again after every identity change, as the vendor SDKs do; a native
+/// provider is kept and told through ``AuthorizationProvider/identityDidChange()``.
+///
+/// The built-in modes are registered under the names in ``BuiltInProviderName``.
 /// Failures are ``ConfigurationError`` values carrying the vendors' documented messages.
 ///
 /// ```swift
@@ -50,6 +55,7 @@ public final class ProviderRegistry: Sendable {
 
     init(classLookup: @escaping @Sendable (String) -> AnyClass?) {
         self.classLookup = classLookup
+        BuiltInProviderName.registerAll(in: self)
     }
 
     /// Registers a class under `name`, like `@objc(ExponeaAuthProvider)` on Apple platforms.
@@ -60,11 +66,14 @@ public final class ProviderRegistry: Sendable {
         state.withLock { $0.entries[name] = .providerClass(providerClass) }
     }
 
-    /// Registers a native provider factory under `name`.
-    ///
-    /// The factory runs when a configuration names it and again after each identity change.
+    /// Registers a native provider factory under `name`; it runs each time a client loads it.
     public func register(name: String, factory: @escaping Factory) {
         state.withLock { $0.entries[name] = .factory(factory) }
+    }
+
+    /// Registers one native provider instance under `name`; every client that loads the name shares it.
+    public func register(name: String, provider: any AuthorizationProvider) {
+        register(name: name) { _ in provider }
     }
 
     /// Removes whatever is registered under `name`.
@@ -78,7 +87,7 @@ public final class ProviderRegistry: Sendable {
     /// Resolves the customer-token provider of `configuration`.
     ///
     /// - Throws: ``ConfigurationError`` with the documented message of the convention in use.
-    func resolveProvider(for context: ProviderFactoryContext) throws(ConfigurationError) -> any AuthorizationProvider {
+    func resolveProvider(for context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
         state.withLock { $0.lookups += 1 }
         switch context.configuration.providerLookup {
         case .implicitName(let name):
@@ -117,9 +126,9 @@ public final class ProviderRegistry: Sendable {
         return .providerClass(found)
     }
 
-    private func make(_ factory: Factory, name: String, context: ProviderFactoryContext) throws(ConfigurationError) -> any AuthorizationProvider {
+    private func make(_ factory: Factory, name: String, context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
         do {
-            return try factory(context)
+            return ResolvedProvider(provider: try factory(context), isClassBased: false)
         } catch let error as ConfigurationError {
             throw error
         } catch {
@@ -127,7 +136,20 @@ public final class ProviderRegistry: Sendable {
         }
     }
 
-    private func wrap(_ type: any AuthorizationProviderType.Type, context: ProviderFactoryContext) -> any AuthorizationProvider {
-        CustomerTokenProvider(type: type)
+    private func wrap(_ type: any AuthorizationProviderType.Type, context: ProviderFactoryContext) -> ResolvedProvider {
+        let provider = CustomerTokenProvider(type: type)
+        switch context.configuration.customerTokenCaching {
+        case .disabled:
+            return ResolvedProvider(provider: provider, isClassBased: true)
+        case .honoringExpiry(let leeway):
+            let cached = CachingAuthorizationProvider(wrapping: provider, leeway: leeway, clock: context.clock)
+            return ResolvedProvider(provider: cached, isClassBased: true)
+        }
     }
+}
+
+/// A provider the registry resolved, and whether it came from a class (re-created on identity change).
+struct ResolvedProvider: Sendable {
+    let provider: any AuthorizationProvider
+    let isClassBased: Bool
 }

@@ -41,26 +41,35 @@ struct CachingAuthorizationProviderTests {
         _ = try await cache.credential(for: context)
         await cache.identityDidChange()
         _ = try await cache.credential(for: context)
-        _ = await cache.credentialRejected(token, for: context)
+        _ = await cache.credentialRejected(token, status: 401, for: context)
         _ = try await cache.credential(for: context)
         #expect(inner.requestedContexts.count == 3)
         #expect(inner.identityChangeCount == 1)
         #expect(inner.rejectedCredentials == [token])
     }
 
-    @Test func configurationTurnsTheCacheOnForTheClient() async throws {
+    @Test func configurationTurnsTheCacheOnForAProviderClass() async throws {
+        final class HourTokenAuthProvider: NSObject, AuthorizationProviderType {
+            static let calls = Locked(0)
+            required override init() {}
+            func getAuthorizationToken() -> String? {
+                Self.calls.withLock { $0 += 1 }
+                return makeJWT(["exp": ManualClock().now().timeIntervalSince1970 + 3600])
+            }
+        }
         let clock = ManualClock()
-        let inner = ScriptedProvider(.token(makeJWT(["exp": clock.now().timeIntervalSince1970 + 3600])))
+        let registry = ProviderRegistry()
+        registry.register(HourTokenAuthProvider.self, as: "ExponeaAuthProvider")
         let transport = RecordingTransport()
         let client = try AuthorizedHTTPClient(
             configuration: engagementConfiguration(advancedAuthEnabled: true, caching: .honoringExpiry(leeway: 60)),
-            registry: registry(with: inner),
+            registry: registry,
             transport: transport,
             diagnostics: RecordingDiagnosticsSink(),
             clock: clock
         )
         for _ in 0..<5 { _ = try await client.send(.appInboxFetch) }
-        #expect(inner.requestedContexts.count == 1)
+        #expect(HourTokenAuthProvider.calls.withLock { $0 } == 1)
         #expect(transport.requests.count == 5)
     }
 }

@@ -129,13 +129,15 @@ struct ProviderRegistryTests {
         #expect(client.provider == nil)
     }
 
-    @Test func identityChangeLoadsTheProviderAgainAndTellsTheOldOne() async throws {
-        let registry = ProviderRegistry()
-        let created = Counter()
-        let first = ScriptedProvider(.token("first.jwt.token"))
-        registry.register(name: "ExponeaAuthProvider") { _ in
-            created.increment() == 1 ? first : ScriptedProvider(.token("second.jwt.token"))
+    @Test func identityChangeCreatesANewInstanceOfTheProviderClass() async throws {
+        final class InstanceNumberingAuthProvider: NSObject, AuthorizationProviderType {
+            static let instances = Locked(0)
+            let number: Int
+            required override init() { number = Self.instances.withLock { $0 += 1; return $0 } }
+            func getAuthorizationToken() -> String? { "instance.\(number).token" }
         }
+        let registry = ProviderRegistry()
+        registry.register(InstanceNumberingAuthProvider.self, as: "ExponeaAuthProvider")
         let transport = RecordingTransport()
         let client = try AuthorizedHTTPClient(
             configuration: engagementConfiguration(advancedAuthEnabled: true),
@@ -147,8 +149,22 @@ struct ProviderRegistryTests {
         try await client.identityDidChange()
         _ = try await client.send(.appInboxFetch)
         #expect(registry.lookupCount == 2)
-        #expect(first.identityChangeCount == 1)
-        #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer first.jwt.token", "Bearer second.jwt.token"])
+        #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer instance.1.token", "Bearer instance.2.token"])
+    }
+
+    @Test func identityChangeKeepsANativeProviderAndTellsIt() async throws {
+        let provider = ScriptedProvider(.token("native.jwt.token"))
+        let registry = registry(with: provider)
+        let client = try AuthorizedHTTPClient(
+            configuration: engagementConfiguration(advancedAuthEnabled: true),
+            registry: registry,
+            transport: RecordingTransport(),
+            diagnostics: RecordingDiagnosticsSink()
+        )
+        try await client.identityDidChange()
+        #expect(provider.identityChangeCount == 1)
+        #expect(client.provider as? ScriptedProvider === provider)
+        #expect(registry.lookupCount == 1)
     }
 
     @Test func identityChangeThatCannotReloadFailsAndLeavesNoProvider() async throws {

@@ -1,0 +1,328 @@
+import Dispatch
+import Foundation
+
+/// The async refresh-callback mode (Rover style): the app sets and clears an ID token, and
+/// registers a callback the framework invokes when a request needs a token and has none fresh.
+///
+/// Requests to hosts that match ``authorizedDomains`` carry `Authorization: Bearer <ID token>`;
+/// other hosts never see it. A token is stale when its JWT `exp` is less than
+/// ``Options/staleLeeway`` (60 s) away; a token whose `exp` cannot be read is kept. A request
+/// that needs a token and finds none fresh waits up to ``Options/refreshTimeout`` (10 s) for
+/// ``setIDToken(_:)``:
+///
+/// - Any number of concurrent waiters share **one** callback invocation, and all resume with the
+///   token that is set.
+/// - A token set before the wait began satisfies it only if it is fresh.
+/// - Cancelling one waiting request releases that one only.
+/// - ``clearIDToken()`` (logout) during a wait fails the waiters with
+///   ``RequestError/credentialCleared(endpoint:)``.
+/// - On timeout the store logs ``timeoutMessage(after:)`` at warning level and, by default, sends the
+///   request without the token, as Rover does; ``Options/TimeoutBehavior/fail`` fails it with
+///   ``RequestError/credentialTimedOut(endpoint:after:)`` instead.
+/// - A 401 from an authorized host marks the token stale; the client then retries that request
+///   once, after a refresh.
+///
+/// ```swift
+/// let idTokens = try IDTokenStore(authorizedDomains: ["*.rover.io"])
+/// idTokens.registerRefreshCallback {
+///     let token = await session.refreshIDToken()
+///     try? idTokens.setIDToken(token)
+/// }
+/// let registry = ProviderRegistry()
+/// registry.register(name: "RoverIDToken", provider: idTokens)
+/// ```
+public final class IDTokenStore: AuthorizationProvider, Sendable {
+    /// How the store waits and what a timeout does.
+    public struct Options: Sendable, Equatable {
+        /// What happens to a request whose wait for a token runs out.
+        public enum TimeoutBehavior: Sendable, Equatable {
+            /// Send the request without a token (Rover's behaviour).
+            case sendWithoutToken
+            /// Fail the request with ``RequestError/credentialTimedOut(endpoint:after:)``.
+            case fail
+        }
+
+        /// How long a request waits for ``IDTokenStore/setIDToken(_:)``, in seconds (default 10).
+        public var refreshTimeout: TimeInterval
+        /// A token whose `exp` is less than this many seconds away is stale (default 60).
+        public var staleLeeway: TimeInterval
+        /// What a timeout does (default ``TimeoutBehavior/sendWithoutToken``).
+        public var timeoutBehavior: TimeoutBehavior
+
+        /// Creates options.
+        public init(refreshTimeout: TimeInterval = 10, staleLeeway: TimeInterval = 60, timeoutBehavior: TimeoutBehavior = .sendWithoutToken) {
+            self.refreshTimeout = refreshTimeout
+            self.staleLeeway = staleLeeway
+            self.timeoutBehavior = timeoutBehavior
+        }
+    }
+
+    private enum Callback {
+        case async(@Sendable () async -> Void)
+        case sync(@Sendable () -> Void)
+    }
+
+    private enum WaitOutcome: Sendable {
+        case token(String)
+        case timedOut
+        case cleared
+        case cancelled
+    }
+
+    private struct Waiter {
+        let deadline: Date
+        let continuation: CheckedContinuation<WaitOutcome, Never>
+    }
+
+    private struct State {
+        var token: String?
+        var expiresAt: Date?
+        var rejected = false
+        var callback: Callback?
+        var refreshStartedAt: Date?
+        var waiters: [UInt64: Waiter] = [:]
+        /// Waits that have an ID but no continuation yet, and whether they were cancelled meanwhile.
+        var unregistered: [UInt64: Bool] = [:]
+        var nextWaiterID: UInt64 = 0
+    }
+
+    /// The hosts that may receive the token.
+    public let authorizedDomains: [AuthorizedDomain]
+    /// The waiting and timeout options.
+    public let options: Options
+
+    private let clock: any AuthorizationClock
+    private let diagnostics: any DiagnosticsSink
+    private let state = Locked(State())
+
+    /// Creates a store.
+    ///
+    /// - Parameters:
+    ///   - authorizedDomains: Host patterns (exact, or one leading `*.`); at least one.
+    ///   - options: Timeout, staleness leeway and timeout behaviour.
+    ///   - clock: The time source for staleness and the wait limit.
+    ///   - diagnostics: Where the timeout line and warnings go.
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad pattern, no pattern, or a
+    ///   timeout or leeway that is negative or not finite.
+    public init(
+        authorizedDomains: [String],
+        options: Options = Options(),
+        clock: any AuthorizationClock = SystemClock(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()
+    ) throws(ConfigurationError) {
+        guard !authorizedDomains.isEmpty else {
+            throw .invalidValue(key: "authorizedDomains", reason: "name at least one host that may receive the ID token")
+        }
+        var domains: [AuthorizedDomain] = []
+        for pattern in authorizedDomains { domains.append(try AuthorizedDomain(pattern)) }
+        guard options.refreshTimeout.isFinite, options.refreshTimeout >= 0 else {
+            throw .invalidValue(key: "refreshTimeout", reason: "must be a finite number of seconds, 0 or more")
+        }
+        guard options.staleLeeway.isFinite, options.staleLeeway >= 0 else {
+            throw .invalidValue(key: "staleLeeway", reason: "must be a finite number of seconds, 0 or more")
+        }
+        self.authorizedDomains = domains
+        self.options = options
+        self.clock = clock
+        self.diagnostics = diagnostics
+    }
+
+    /// The stable line logged when a wait runs out: `setIDToken was not called within 10 seconds`,
+    /// followed by what happens to the request.
+    public static func timeoutMessage(after seconds: TimeInterval) -> String {
+        let formatted = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+        return "setIDToken was not called within \(formatted) seconds"
+    }
+
+    // MARK: The app's side
+
+    /// Sets the ID token (at login and after each refresh) and resumes every waiting request with it.
+    ///
+    /// - Throws: ``ConfigurationError/emptyCredential(field:)`` or
+    ///   ``ConfigurationError/credentialContainsControlCharacters(field:)``; the current token is
+    ///   then left as it was. To log out, call ``clearIDToken()``.
+    public func setIDToken(_ token: String) throws(ConfigurationError) {
+        switch HeaderCredential.check(token) {
+        case .valid: break
+        case .empty: throw .emptyCredential(field: "ID token")
+        case .controlCharacters: throw .credentialContainsControlCharacters(field: "ID token")
+        }
+        let expiresAt = try? JWTClaims(decoding: token).expiresAt
+        let (now, onTime, late) = state.withLock { state -> (Date, [Waiter], [Waiter]) in
+            let now = clock.now()
+            state.token = token
+            state.expiresAt = expiresAt
+            state.rejected = false
+            state.refreshStartedAt = nil
+            let waiters = Array(state.waiters.values)
+            state.waiters.removeAll()
+            return (now, waiters.filter { now < $0.deadline }, waiters.filter { now >= $0.deadline })
+        }
+        if let expiresAt, expiresAt.timeIntervalSince(now) < options.staleLeeway {
+            diagnostics.log(.warning, "The ID token set expires within \(Int(options.staleLeeway)) seconds; requests will ask for a refresh again")
+        }
+        for waiter in onTime { waiter.continuation.resume(returning: .token(token)) }
+        for waiter in late { waiter.continuation.resume(returning: .timedOut) }
+    }
+
+    /// Forgets the token (logout). Requests waiting for a token fail with
+    /// ``RequestError/credentialCleared(endpoint:)``.
+    public func clearIDToken() {
+        let waiters = state.withLock { state -> [Waiter] in
+            state.token = nil
+            state.expiresAt = nil
+            state.rejected = false
+            state.refreshStartedAt = nil
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.continuation.resume(returning: .cleared) }
+    }
+
+    /// Registers the callback invoked when requests need a new token. It should lead to
+    /// ``setIDToken(_:)``. It runs in its own task, once for any number of waiting requests.
+    public func registerRefreshCallback(_ callback: @escaping @Sendable () async -> Void) {
+        state.withLock { $0.callback = .async(callback) }
+    }
+
+    /// Registers a plain closure as the refresh callback. It runs on a global dispatch queue, once
+    /// for any number of waiting requests.
+    public func registerRefreshCallback(synchronous callback: @escaping @Sendable () -> Void) {
+        state.withLock { $0.callback = .sync(callback) }
+    }
+
+    /// The current token, if any (fresh or not).
+    public var currentToken: String? { state.withLock { $0.token } }
+
+    /// How many requests are waiting for a token now.
+    public var waitingRequestCount: Int { state.withLock { $0.waiters.count } }
+
+    // MARK: AuthorizationProvider
+
+    public func credential(for context: AuthorizationContext) async throws -> Credential {
+        guard let host = context.url.host, authorizedDomains.contains(where: { $0.matches(host) }) else {
+            return .omitted
+        }
+        if let token = freshToken(at: clock.now()) { return .token(token) }
+
+        switch await waitForToken() {
+        case .token(let token):
+            return .token(token)
+        case .timedOut:
+            switch options.timeoutBehavior {
+            case .sendWithoutToken:
+                diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); sending \(context.endpoint) without the ID token")
+                return .omitted
+            case .fail:
+                diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); failing \(context.endpoint)")
+                throw RequestError.credentialTimedOut(endpoint: context.endpoint, after: options.refreshTimeout)
+            }
+        case .cleared:
+            throw RequestError.credentialCleared(endpoint: context.endpoint)
+        case .cancelled:
+            throw CancellationError()
+        }
+    }
+
+    /// A 401 from an authorized host marks the rejected token stale and asks for one retry; any other
+    /// rejection fails the request.
+    public func credentialRejected(_ credential: String, status: Int, for context: AuthorizationContext) async -> RejectionDecision {
+        guard status == 401, let host = context.url.host, authorizedDomains.contains(where: { $0.matches(host) }) else {
+            return .fail
+        }
+        state.withLock { state in
+            if state.token == credential { state.rejected = true }
+        }
+        return .retry
+    }
+
+    /// The user changed: the old user's token is forgotten, as by ``clearIDToken()``.
+    public func identityDidChange() async {
+        clearIDToken()
+    }
+
+    // MARK: Waiting
+
+    private func freshToken(at now: Date) -> String? {
+        state.withLock { state in
+            guard let token = state.token, !state.rejected else { return nil }
+            if let expiresAt = state.expiresAt, expiresAt.timeIntervalSince(now) < options.staleLeeway { return nil }
+            return token
+        }
+    }
+
+    /// Waits for the next ``setIDToken(_:)``, at most ``Options/refreshTimeout`` by the clock.
+    private func waitForToken() async -> WaitOutcome {
+        let (id, deadline) = state.withLock { state -> (UInt64, Date) in
+            state.nextWaiterID += 1
+            state.unregistered[state.nextWaiterID] = false
+            return (state.nextWaiterID, clock.now().addingTimeInterval(options.refreshTimeout))
+        }
+        return await withTaskGroup(of: Void.self) { timer in
+            timer.addTask { [clock] in
+                do {
+                    try await clock.sleep(until: deadline)
+                } catch {
+                    return // cancelled: the wait ended another way
+                }
+                self.resolve(id, with: .timedOut)
+            }
+            let outcome = await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
+                    register(id, deadline: deadline, continuation: continuation)
+                }
+            } onCancel: {
+                resolve(id, with: .cancelled)
+            }
+            timer.cancelAll()
+            return outcome
+        }
+    }
+
+    private func register(_ id: UInt64, deadline: Date, continuation: CheckedContinuation<WaitOutcome, Never>) {
+        enum Next { case resume(WaitOutcome), wait(Callback?), waitWithoutCallback }
+        let next = state.withLock { state -> Next in
+            // Read the clock under the lock: a timer that fired before this registration found no
+            // waiter to time out, so this read (which comes after the clock moved) must see it.
+            let now = clock.now()
+            if state.unregistered.removeValue(forKey: id) == true { return .resume(.cancelled) }
+            if now >= deadline { return .resume(.timedOut) }
+            // A token that became fresh since the request looked (set by another thread) serves it.
+            if let token = state.token, !state.rejected,
+               state.expiresAt.map({ $0.timeIntervalSince(now) >= options.staleLeeway }) ?? true {
+                return .resume(.token(token))
+            }
+            state.waiters[id] = Waiter(deadline: deadline, continuation: continuation)
+            // One callback per refresh: a new one only when none is running or the last ran out of time.
+            if let started = state.refreshStartedAt, now.timeIntervalSince(started) < options.refreshTimeout {
+                return .wait(nil)
+            }
+            state.refreshStartedAt = now
+            return state.callback.map(Next.wait) ?? .waitWithoutCallback
+        }
+        switch next {
+        case .resume(let outcome):
+            continuation.resume(returning: outcome)
+        case .wait(nil):
+            break
+        case .wait(.async(let callback)?):
+            Task { await callback() }
+        case .wait(.sync(let callback)?):
+            DispatchQueue.global().async { callback() }
+        case .waitWithoutCallback:
+            diagnostics.log(.warning, "A request needs an ID token but no refresh callback is registered; waiting for setIDToken")
+        }
+    }
+
+    /// Ends one wait, once: whichever of token, timeout, clear or cancellation comes first wins.
+    private func resolve(_ id: UInt64, with outcome: WaitOutcome) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let waiter = state.waiters.removeValue(forKey: id) else {
+                if case .cancelled = outcome, state.unregistered[id] != nil { state.unregistered[id] = true }
+                return nil
+            }
+            return waiter
+        }
+        waiter?.continuation.resume(returning: outcome)
+    }
+}
