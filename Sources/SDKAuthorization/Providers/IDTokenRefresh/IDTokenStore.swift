@@ -197,6 +197,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     /// How many requests are waiting for a token now.
     public var waitingRequestCount: Int { state.withLock { $0.waiters.count } }
 
+    /// Waits and wait IDs still held; zero when nothing waits (for leak tests).
+    var heldWaitRecords: Int { state.withLock { $0.waiters.count + $0.unregistered.count } }
+
     // MARK: AuthorizationProvider
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {

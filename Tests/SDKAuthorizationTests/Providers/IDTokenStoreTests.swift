@@ -1,0 +1,276 @@
+import Foundation
+import SDKAuthorizationTesting
+import Testing
+@testable import SDKAuthorization
+
+/// Yields until `condition` holds; records an issue instead of hanging forever.
+func eventually(_ what: String, _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
+    for _ in 0..<200_000 {
+        if condition() { return }
+        await Task.yield()
+    }
+    Issue.record("never happened: \(what)", sourceLocation: sourceLocation)
+}
+
+@Suite("Async refresh-callback mode (ID token store)")
+struct IDTokenStoreTests {
+    let clock = ManualClock()
+    let sink = RecordingDiagnosticsSink()
+    let callbacks = Counter()
+    let context = AuthorizationContext(endpoint: "ticketing", url: URL(string: "https://api.rover.io/ticketing")!)
+
+    func store(_ options: IDTokenStore.Options = .init(), domains: [String] = ["*.rover.io"]) throws -> IDTokenStore {
+        let store = try IDTokenStore(authorizedDomains: domains, options: options, clock: clock, diagnostics: sink)
+        let callbacks = callbacks
+        store.registerRefreshCallback { _ = callbacks.increment() }
+        return store
+    }
+
+    func token(expiresIn seconds: TimeInterval, subject: String = "user-1") -> String {
+        makeJWT(["sub": subject, "exp": clock.now().timeIntervalSince1970 + seconds])
+    }
+
+    /// Starts `count` waiting requests and returns once all of them wait.
+    func startWaiters(_ count: Int, on store: IDTokenStore) async -> [Task<Credential, any Error>] {
+        let tasks = (0..<count).map { _ in Task { [context] in try await store.credential(for: context) } }
+        await clock.waitForSleepers(count: count)
+        await eventually("\(count) waiters", { store.waitingRequestCount == count })
+        return tasks
+    }
+
+    @Test(arguments: [1, 2, 1_000])
+    func concurrentWaitersShareExactlyOneCallback(waiters: Int) async throws {
+        let store = try store()
+        let tasks = await startWaiters(waiters, on: store)
+        await eventually("callback", { callbacks.current == 1 })
+        let fresh = token(expiresIn: 3600)
+        try store.setIDToken(fresh)
+        for task in tasks { #expect(try await task.value == .token(fresh)) }
+        #expect(callbacks.current == 1)
+        #expect(store.heldWaitRecords == 0)
+    }
+
+    @Test func freshTokenIsUsedWithoutWaitingOrCallback() async throws {
+        let store = try store()
+        let fresh = token(expiresIn: 61)
+        try store.setIDToken(fresh)
+        #expect(try await store.credential(for: context) == .token(fresh))
+        #expect(callbacks.current == 0)
+    }
+
+    @Test func timeoutAtExactlyTheLimitSendsWithoutTokenAndLogsTheStableLine() async throws {
+        let store = try store()
+        let tasks = await startWaiters(3, on: store)
+        clock.advance(by: 9.999)
+        #expect(store.waitingRequestCount == 3)
+        clock.advance(by: 0.001)
+        for task in tasks { #expect(try await task.value == .omitted) }
+        #expect(IDTokenStore.timeoutMessage(after: 10) == "setIDToken was not called within 10 seconds")
+        #expect(sink.messages(at: .warning).filter { $0 == "setIDToken was not called within 10 seconds; sending ticketing without the ID token" }.count == 3)
+        #expect(store.heldWaitRecords == 0)
+    }
+
+    @Test func strictTimeoutFailsAtExactlyTheConfiguredLimit() async throws {
+        let store = try store(.init(refreshTimeout: 2.5, timeoutBehavior: .fail))
+        let tasks = await startWaiters(2, on: store)
+        clock.advance(by: 2.499)
+        #expect(store.waitingRequestCount == 2)
+        clock.advance(by: 0.001)
+        for task in tasks {
+            await #expect(throws: RequestError.credentialTimedOut(endpoint: "ticketing", after: 2.5)) { try await task.value }
+        }
+        #expect(sink.messages(at: .warning) == Array(repeating: "setIDToken was not called within 2.5 seconds; failing ticketing", count: 2))
+    }
+
+    @Test func tokenArrivingAt9999MillisecondsIsInTime() async throws {
+        let store = try store()
+        let tasks = await startWaiters(1, on: store)
+        clock.advance(by: 9.999)
+        let fresh = token(expiresIn: 3600)
+        try store.setIDToken(fresh)
+        #expect(try await tasks[0].value == .token(fresh))
+    }
+
+    @Test func tokenArrivingAtTenSecondsIsTooLate() async throws {
+        let store = try store(.init(timeoutBehavior: .fail))
+        let tasks = await startWaiters(1, on: store)
+        clock.advance(by: 10)
+        try store.setIDToken(token(expiresIn: 3600))
+        await #expect(throws: RequestError.credentialTimedOut(endpoint: "ticketing", after: 10)) { try await tasks[0].value }
+    }
+
+    @Test func staleTokenSetBeforeTheWaitDoesNotSatisfyIt() async throws {
+        let store = try store()
+        try store.setIDToken(token(expiresIn: -5))          // expired, buffered before the wait
+        let tasks = await startWaiters(1, on: store)
+        #expect(store.waitingRequestCount == 1)
+        try store.setIDToken(token(expiresIn: 59))          // still stale (< 60 s), but new: serves the wait
+        let fresh = try await tasks[0].value
+        #expect(fresh != .omitted)
+        // The next request does not accept the stale token either: it waits for a fresh one.
+        let next = await startWaiters(1, on: store)
+        let newest = token(expiresIn: 3600)
+        try store.setIDToken(newest)
+        #expect(try await next[0].value == .token(newest))
+        #expect(callbacks.current == 2)
+    }
+
+    @Test func tokenWithUnreadableExpiryIsKept() async throws {
+        let store = try store()
+        try store.setIDToken("opaque-token-without-claims")
+        #expect(try await store.credential(for: context) == .token("opaque-token-without-claims"))
+        try store.setIDToken(makeJWT(["sub": "u1", "exp": "tomorrow"]))
+        #expect(try await store.credential(for: context) != .omitted)
+        #expect(callbacks.current == 0)
+    }
+
+    @Test func cancellingOneWaiterReleasesOnlyThatOne() async throws {
+        let store = try store()
+        let tasks = await startWaiters(3, on: store)
+        tasks[1].cancel()
+        await #expect(throws: CancellationError.self) { try await tasks[1].value }
+        #expect(store.waitingRequestCount == 2)
+        let fresh = token(expiresIn: 3600)
+        try store.setIDToken(fresh)
+        #expect(try await tasks[0].value == .token(fresh))
+        #expect(try await tasks[2].value == .token(fresh))
+        #expect(store.heldWaitRecords == 0)
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func clearDuringWaitFailsTheWaitersPromptly() async throws {
+        let store = try store()
+        let tasks = await startWaiters(2, on: store)
+        store.clearIDToken()
+        for task in tasks {
+            await #expect(throws: RequestError.credentialCleared(endpoint: "ticketing")) { try await task.value }
+        }
+        #expect(store.heldWaitRecords == 0)
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func hostsOutsideTheAuthorizedDomainsNeverSeeTheToken() async throws {
+        let store = try store()
+        try store.setIDToken(token(expiresIn: 3600))
+        for url in ["https://evilrover.io/x", "https://rover.io.evil.com/x", "https://rover.io/x", "https://example.com/x"] {
+            let context = AuthorizationContext(endpoint: "x", url: URL(string: url)!)
+            #expect(try await store.credential(for: context) == .omitted, "\(url)")
+        }
+        #expect(callbacks.current == 0)
+    }
+
+    @Test func requestMatchingTwoPatternsWaitsOnce() async throws {
+        let store = try store(domains: ["*.rover.io", "api.rover.io"])
+        let tasks = await startWaiters(1, on: store)
+        #expect(clock.sleeperCount == 1)
+        try store.setIDToken(token(expiresIn: 3600))
+        _ = try await tasks[0].value
+        #expect(callbacks.current == 1)
+    }
+
+    @Test func synchronousCallbackFormIsInvokedOnce() async throws {
+        let store = try IDTokenStore(authorizedDomains: ["api.rover.io"], clock: clock, diagnostics: sink)
+        let calls = Counter()
+        store.registerRefreshCallback(synchronous: { _ = calls.increment() })
+        let tasks = await startWaiters(5, on: store)
+        await eventually("sync callback", { calls.current == 1 })
+        try store.setIDToken("t")
+        for task in tasks { _ = try await task.value }
+        #expect(calls.current == 1)
+    }
+
+    @Test func missingCallbackIsReportedAndTheWaitStillEndsOnSet() async throws {
+        let store = try IDTokenStore(authorizedDomains: ["api.rover.io"], clock: clock, diagnostics: sink)
+        let tasks = await startWaiters(1, on: store)
+        #expect(sink.messages(at: .warning) == ["A request needs an ID token but no refresh callback is registered; waiting for setIDToken"])
+        try store.setIDToken("t")
+        #expect(try await tasks[0].value == .token("t"))
+    }
+
+    @Test func badTokensAreRefusedAndTheCurrentOneIsKept() throws {
+        let store = try store()
+        try store.setIDToken("good")
+        #expect(throws: ConfigurationError.emptyCredential(field: "ID token")) { try store.setIDToken("") }
+        #expect(throws: ConfigurationError.credentialContainsControlCharacters(field: "ID token")) { try store.setIDToken("a\r\nb") }
+        #expect(store.currentToken == "good")
+    }
+
+    @Test func badOptionsAndPatternsAreRefused() {
+        for options in [IDTokenStore.Options(refreshTimeout: -1), .init(refreshTimeout: .nan), .init(staleLeeway: -0.5)] {
+            #expect(throws: ConfigurationError.self) { try IDTokenStore(authorizedDomains: ["a.example"], options: options) }
+        }
+        #expect(throws: ConfigurationError.self) { try IDTokenStore(authorizedDomains: []) }
+    }
+
+    @Test(arguments: [
+        ("*.rover.io", "api.rover.io", true), ("*.rover.io", "a.b.rover.io", true), ("*.rover.io", "API.Rover.IO", true),
+        ("*.rover.io", "api.rover.io.", true), ("*.rover.io", "rover.io", false), ("*.rover.io", "evilrover.io", false),
+        ("*.rover.io", "rover.io.evil.com", false), ("*.rover.io", "api-rover.io", false),
+        ("api.rover.io", "api.rover.io", true), ("api.rover.io", "x.api.rover.io", false), ("API.rover.io", "api.rover.io", true),
+        ("127.0.0.1", "127.0.0.1", true), ("[::1]", "::1", true),
+    ])
+    func domainPatternsMatchExactlyTheHostsTheyName(pattern: String, host: String, matches: Bool) throws {
+        #expect(try AuthorizedDomain(pattern).matches(host) == matches)
+    }
+
+    @Test(arguments: ["", "*", "*.", "**.rover.io", "api.*.io", "rover.*", "https://api.rover.io", "api.rover.io:443", "*.rover.io:443", "api.rover.io/path", "api rover.io", ".rover.io", "a..b"])
+    func malformedDomainPatternsAreRefused(pattern: String) {
+        #expect(throws: ConfigurationError.self) { try AuthorizedDomain(pattern) }
+    }
+}
+
+@Suite("Refresh-callback mode through the client")
+struct IDTokenStoreClientTests {
+    @Test func unauthorizedResponseTriggersOneRefreshAndOneRetryNotALoop() async throws {
+        let clock = ManualClock()
+        let store = try IDTokenStore(authorizedDomains: ["api.example.com"], clock: clock, diagnostics: RecordingDiagnosticsSink())
+        let refreshes = Counter()
+        let second = makeJWT(["sub": "u1", "exp": clock.now().timeIntervalSince1970 + 3600, "n": 2])
+        store.registerRefreshCallback {
+            _ = refreshes.increment()
+            try? store.setIDToken(second)
+        }
+        let first = makeJWT(["sub": "u1", "exp": clock.now().timeIntervalSince1970 + 3600, "n": 1])
+        try store.setIDToken(first)
+
+        let transport = RecordingTransport(statusCode: 401)
+        let registry = ProviderRegistry()
+        registry.register(name: "rover", provider: store)
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("ticketing", method: "GET", path: "/rover/ticketing"), scheme: .bearer)
+        let client = try AuthorizedHTTPClient(
+            configuration: AuthorizationConfiguration(projectToken: "p", baseURL: "https://api.example.com", authorization: nil,
+                                                      advancedAuthEnabled: true, providerLookup: .implicitName("rover")),
+            policy: policy, registry: registry, transport: transport, diagnostics: RecordingDiagnosticsSink(), clock: clock
+        )
+        await #expect(throws: RequestError.authorizationRejected(status: 401, scheme: .bearer, body: Data("{}".utf8))) {
+            try await client.send("ticketing")
+        }
+        #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer \(first)", "Bearer \(second)"])
+        #expect(refreshes.current == 1)
+
+        // With a server that accepts the refreshed token, the retry succeeds.
+        transport.clear()
+        try store.setIDToken(first)
+        transport.enqueue(.response(HTTPResponse(statusCode: 401)), .response(HTTPResponse(statusCode: 200)))
+        #expect(try await client.send("ticketing").statusCode == 200)
+        #expect(transport.requests.count == 2)
+    }
+
+    @Test func builtInNameChoosesTheRefreshModeForTheBaseURLHost() async throws {
+        let clock = ManualClock()
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("ticketing", method: "GET", path: "/rover/ticketing"), scheme: .bearer)
+        let transport = RecordingTransport()
+        let configuration = try AuthorizationConfiguration(
+            data: Data(#"{"projectToken": "p", "baseURL": "http://127.0.0.1:8080", "advancedAuthEnabled": true, "providerName": "SDKAuthorization.IDTokenRefresh"}"#.utf8),
+            format: .json
+        )
+        let client = try AuthorizedHTTPClient(configuration: configuration, policy: policy, transport: transport, diagnostics: RecordingDiagnosticsSink(), clock: clock)
+        let store = try #require(client.provider as? IDTokenStore)
+        #expect(store.authorizedDomains.map(\.description) == ["127.0.0.1"])
+        try store.setIDToken("id-token")
+        _ = try await client.send("ticketing")
+        #expect(transport.requests.first?.value(forHeader: "Authorization") == "Bearer id-token")
+    }
+}
