@@ -12,6 +12,8 @@ let package = Package(
     products: [
         .library(name: "SDKAuthorization", targets: ["SDKAuthorization"]),
         .library(name: "SDKAuthorizationTesting", targets: ["SDKAuthorizationTesting"]),
+        .executable(name: "sdkauth-config", targets: ["sdkauth-config"]),
+        .plugin(name: "ValidateAuthorizationConfiguration", targets: ["ValidateAuthorizationConfiguration"]),
     ],
     targets: [
         .target(name: "SDKAuthorization", swiftSettings: strictSettings),
@@ -19,6 +21,21 @@ let package = Package(
             name: "SDKAuthorizationTesting",
             dependencies: ["SDKAuthorization"],
             swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "sdkauth-config",
+            dependencies: ["SDKAuthorization"],
+            swiftSettings: strictSettings
+        ),
+        .plugin(
+            name: "ValidateAuthorizationConfiguration",
+            capability: .command(
+                intent: .custom(
+                    verb: "validate-authorization-config",
+                    description: "Check SDKAuthorization configuration files (JSON or property list)"
+                )
+            ),
+            dependencies: ["sdkauth-config"]
         ),
         .testTarget(
             name: "SDKAuthorizationTests",
