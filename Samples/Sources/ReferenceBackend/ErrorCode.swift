@@ -1,0 +1,44 @@
+extension ReferenceBackend {
+    /// The `"error"` codes the backend answers with, in
+    /// `{"success":false,"error":"<code>","message":"<human text>"}`.
+    public enum ErrorCode: String, CaseIterable, Sendable, Codable {
+        /// 401: no `Authorization` header.
+        case missingAuthorization = "missing_authorization"
+        /// 401: a scheme other than `Token` or `Bearer` (e.g. `Basic`).
+        case unsupportedScheme = "unsupported_scheme"
+        /// 401: `Token <key>` with a key not in ``Configuration/apiKeys``.
+        case invalidAPIKey = "invalid_api_key"
+        /// 403: a valid `Token` on an endpoint of ``Configuration/bearerRequiredEndpoints``.
+        case bearerRequired = "bearer_required"
+        /// 401: the bearer value is not a three-part JWT with JSON header and payload.
+        case malformedToken = "malformed_token"
+        /// 401: the JWT `alg` is not `RS256`.
+        case unsupportedAlgorithm = "unsupported_algorithm"
+        /// 401: no trusted public key verifies the signature.
+        case invalidSignature = "invalid_signature"
+        /// 401: the JWT has no `exp` claim.
+        case missingExp = "missing_exp"
+        /// 401: the JWT `exp` is not in the future.
+        case tokenExpired = "token_expired"
+        /// 401: ``Configuration/audience`` is set and the JWT `aud` does not name it.
+        case invalidAudience = "invalid_audience"
+        /// 401: ``Configuration/issuer`` is set and the JWT `iss` differs.
+        case invalidIssuer = "invalid_issuer"
+        /// 403: the JWT `sub` differs from the body's `customer_ids.registered`.
+        case subjectMismatch = "subject_mismatch"
+        /// 404: the project token in the path (or `project_id` query) is not the configured one.
+        case unknownProject = "unknown_project"
+        /// 400: a malformed request (bad login body, missing `v=1` on in-app messages).
+        case invalidRequest = "invalid_request"
+
+        /// The HTTP status code the backend answers with for this error.
+        public var httpStatus: Int {
+            switch self {
+            case .bearerRequired, .subjectMismatch: 403
+            case .unknownProject: 404
+            case .invalidRequest: 400
+            default: 401
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+/// The kinds of token the app-login role (``ReferenceBackend/issueToken(userId:variant:lifetime:audience:issuer:claims:)``
+/// and `POST /app/login`) can mint. Only ``valid`` passes verification.
+public enum TokenVariant: String, CaseIterable, Sendable, Codable {
+    /// RS256, signed by the current trusted key, `exp` = now + lifetime.
+    case valid
+    /// Like ``valid`` but `exp` is 60 s in the past. Rejected with `token_expired`.
+    case expired
+    /// Like ``valid`` but without an `exp` claim. Rejected with `missing_exp`.
+    case missingExp
+    /// Signed HS256 with a secret. Rejected with `unsupported_algorithm`.
+    case wrongAlgorithm
+    /// Signed RS256 by a key the backend does not trust. Rejected with `invalid_signature`.
+    case wrongKey
+    /// Like ``valid`` but `sub` is the user ID followed by `-other`. Rejected with
+    /// `subject_mismatch` where the request body names the user in `customer_ids.registered`.
+    case otherSubject
+}

@@ -1,0 +1,85 @@
+// Measures the refresh-callback mode under load: N requests wait for an ID token, then the app
+// sets it. Reports how long all N take to resume, how many refresh callbacks ran, and how much
+// resident memory the waiting requests add.
+//
+//   swift run -c release --package-path Samples refresh-waiters-benchmark [N ...]
+//
+// Real clock, real tasks; nothing is mocked.
+import Foundation
+import SDKAuthorization
+
+/// The process's resident memory in bytes (VmRSS from /proc/self/status), or nil where unavailable.
+func heapBytesInUse() -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+          let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+    else { return nil }
+    return kilobytes * 1024
+}
+
+/// Silences the store's diagnostics so printing does not distort the timing.
+struct QuietSink: DiagnosticsSink {
+    func record(_ diagnostic: Diagnostic) {}
+}
+
+final class CallbackCounter: Sendable {
+    private let lock = NSLock()
+    nonisolated(unsafe) private var value = 0
+    func increment() { lock.lock(); value += 1; lock.unlock() }
+    var count: Int { lock.lock(); defer { lock.unlock() }; return value }
+}
+
+struct Measurement {
+    let waiters: Int
+    let callbacks: Int
+    let resumeSeconds: Double
+    let heapBytesPerWaiter: Double?
+}
+
+func measure(waiters: Int) async throws -> Measurement {
+    let store = try IDTokenStore(authorizedDomains: ["api.rover.io"], diagnostics: QuietSink())
+    let callbacks = CallbackCounter()
+    store.registerRefreshCallback { callbacks.increment() }
+    let context = AuthorizationContext(endpoint: "ticketing", url: URL(string: "https://api.rover.io/ticketing")!)
+
+    let heapBefore = heapBytesInUse()
+    return try await withThrowingTaskGroup(of: Credential.self) { group in
+        for _ in 0..<waiters {
+            group.addTask { try await store.credential(for: context) }
+        }
+        while store.waitingRequestCount < waiters {
+            try await Task.sleep(nanoseconds: 1_000_000)
+        }
+        let heapWaiting = heapBytesInUse()
+        let start = DispatchTime.now().uptimeNanoseconds
+        try store.setIDToken("header.payload.signature")
+        var resumed = 0
+        for try await credential in group where credential == .token("header.payload.signature") {
+            resumed += 1
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        precondition(resumed == waiters, "only \(resumed) of \(waiters) resumed with the token")
+        let perWaiter = zip(heapBefore, heapWaiting).map { Double($1 - $0) / Double(waiters) }
+        return Measurement(waiters: waiters, callbacks: callbacks.count, resumeSeconds: seconds, heapBytesPerWaiter: perWaiter)
+    }
+}
+
+func zip(_ a: Int?, _ b: Int?) -> (Int, Int)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}
+
+let sizes = CommandLine.arguments.dropFirst().compactMap(Int.init)
+let runs = 5
+print("refresh-callback mode: N waiters, one setIDToken; median of \(runs) runs")
+print("waiters  callbacks  resume-all (ms)  resident memory while waiting (bytes/waiter)")
+for size in sizes.isEmpty ? [1_000, 10_000, 100_000] : sizes {
+    var results: [Measurement] = []
+    for _ in 0..<runs { results.append(try await measure(waiters: size)) }
+    let times = results.map(\.resumeSeconds).sorted()
+    let heaps = results.compactMap(\.heapBytesPerWaiter).sorted()
+    let median = times[times.count / 2] * 1000
+    let heap = heaps.isEmpty ? "n/a" : String(format: "%.0f", heaps[heaps.count / 2])
+    let callbacks = Set(results.map(\.callbacks)).sorted().map(String.init).joined(separator: ",")
+    print(String(format: "%7d  %9@  %15.2f  %@", size, callbacks as NSString, median, heap as NSString))
+}

@@ -1,0 +1,11 @@
+// Runs the sample in ../AuthorizationSamples/TokenModeSample.swift against the reference backend.
+//   swift run --package-path Samples token-mode                       (embedded backend on a free port)
+//   swift run --package-path Samples token-mode --backend-url URL [--api-key KEY] [--project-token TOKEN]
+import AuthorizationSamples
+import Foundation
+
+let environment = try await SampleEnvironment.fromCommandLine()
+let rows = try await TokenModeSample.run(environment)
+await environment.shutdown()
+printReport(rows)
+exit(rows.allSatisfy(\.asExpected) ? 0 : 1)

@@ -1,0 +1,98 @@
+import AuthorizationSamples
+import Foundation
+import ReferenceBackend
+import SDKAuthorization
+import SDKAuthorizationTesting
+import Testing
+
+@Suite("Refresh-callback mode end to end")
+struct RefreshCallbackEndToEndTests {
+    /// A client for GET /rover/ticketing with an ID-token store authorized for the backend's host.
+    func client(for environment: SampleEnvironment, store: IDTokenStore) throws -> AuthorizedHTTPClient {
+        let registry = ProviderRegistry()
+        registry.register(name: "RoverIDToken", provider: store)
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("ticketing", method: "GET", path: "/rover/ticketing"), scheme: .bearer)
+        return try AuthorizedHTTPClient(
+            configuration: AuthorizationConfiguration(
+                projectToken: environment.projectToken, baseURL: environment.baseURL.absoluteString, authorization: nil,
+                advancedAuthEnabled: true, providerLookup: .implicitName("RoverIDToken")
+            ),
+            policy: policy, registry: registry, diagnostics: RecordingDiagnosticsSink()
+        )
+    }
+
+    @Test func concurrentRequestsWithoutATokenShareOneRefreshAndAllCarryItsToken() async throws {
+        try await withEnvironment { environment, backend in
+            let store = try IDTokenStore(authorizedDomains: [environment.baseURL.host ?? ""], diagnostics: RecordingDiagnosticsSink())
+            let refreshes = Counter()
+            store.registerRefreshCallback {
+                refreshes.increment()
+                if let token = try? await AppServer.login(baseURL: environment.baseURL, userId: "fan-7") {
+                    try? store.setIDToken(token)
+                }
+            }
+            let client = try client(for: environment, store: store)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<20 { group.addTask { try await client.send("ticketing").statusCode } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses == Array(repeating: 200, count: 20))
+            #expect(refreshes.count == 1)
+            let headers = Set(await backend.records().map(\.authorization))
+            #expect(headers.count == 1)
+            #expect(headers.first??.hasPrefix("Bearer ") == true)
+        }
+    }
+
+    @Test func serverRejectionTriggersOneRefreshAndOneRetryWithTheNewToken() async throws {
+        try await withEnvironment { environment, backend in
+            let store = try IDTokenStore(authorizedDomains: [environment.baseURL.host ?? ""], diagnostics: RecordingDiagnosticsSink())
+            let refreshes = Counter()
+            store.registerRefreshCallback {
+                refreshes.increment()
+                if let token = try? await AppServer.login(baseURL: environment.baseURL, userId: "fan-7") {
+                    try? store.setIDToken(token)
+                }
+            }
+            let forged = try await AppServer.login(baseURL: environment.baseURL, userId: "fan-7", variant: "wrongKey")
+            try store.setIDToken(forged)
+            let response = try await client(for: environment, store: store).send("ticketing")
+            #expect(String(decoding: response.body, as: UTF8.self).contains(#""subject":"fan-7""#))
+            let headers = await backend.records().map(\.authorization)
+            #expect(headers.count == 2)
+            #expect(headers.first == "Bearer \(forged)")
+            #expect(headers.last != headers.first)
+            #expect(refreshes.count == 1)
+        }
+    }
+
+    @Test func refreshThatNeverComesSendsWithoutTokenAndTheServerRefusesIt() async throws {
+        try await withEnvironment { environment, backend in
+            let store = try IDTokenStore(
+                authorizedDomains: [environment.baseURL.host ?? ""],
+                options: .init(refreshTimeout: 0.2),
+                diagnostics: RecordingDiagnosticsSink()
+            )
+            let result = await outcome(try client(for: environment, store: store), "ticketing")
+            guard case .failure(let error) = result else { Issue.record("accepted without a token"); return }
+            #expect(rejection(error)?.code == "missing_authorization")
+            #expect(await backend.records().map(\.authorization) == [nil])
+        }
+    }
+
+    @Test func theSampleDrivesTheModeAsExpected() async throws {
+        try await withEnvironment { environment, _ in
+            let rows = try await RefreshCallbackModeSample.run(environment)
+            #expect(rows.count == 3)
+            for row in rows { #expect(row.asExpected, "\(row.mode): \(row.verdict)") }
+        }
+    }
+}
+
+final class Counter: Sendable {
+    private let lock = NSLock()
+    nonisolated(unsafe) private var value = 0
+    func increment() { lock.withLock { value += 1 } }
+    var count: Int { lock.withLock { value } }
+}
