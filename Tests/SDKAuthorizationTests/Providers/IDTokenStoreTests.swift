@@ -32,9 +32,10 @@ struct IDTokenStoreTests {
 
     /// Starts `count` waiting requests and returns once all of them wait.
     func startWaiters(_ count: Int, on store: IDTokenStore) async -> [Task<Credential, any Error>] {
+        let before = store.waitingRequestCount
         let tasks = (0..<count).map { _ in Task { [context] in try await store.credential(for: context) } }
-        await clock.waitForSleepers(count: count)
-        await eventually("\(count) waiters", { store.waitingRequestCount == count })
+        await eventually("\(count) waiters", { store.waitingRequestCount == before + count })
+        await clock.waitForSleepers(count: 1) // the store's one timeout driver
         return tasks
     }
 
@@ -80,6 +81,22 @@ struct IDTokenStoreTests {
             await #expect(throws: RequestError.credentialTimedOut(endpoint: "ticketing", after: 2.5)) { try await task.value }
         }
         #expect(sink.messages(at: .warning) == Array(repeating: "setIDToken was not called within 2.5 seconds; failing ticketing", count: 2))
+    }
+
+    @Test func waitsThatBeganAtDifferentTimesEachTimeOutAtTheirOwnDeadline() async throws {
+        let store = try store(.init(timeoutBehavior: .fail))
+        let early = await startWaiters(1, on: store)
+        clock.advance(by: 4)
+        let late = await startWaiters(1, on: store)
+        clock.advance(by: 6)                       // early: 10 s, late: 6 s
+        await #expect(throws: RequestError.self) { try await early[0].value }
+        #expect(store.waitingRequestCount == 1)
+        clock.advance(by: 3.999)
+        #expect(store.waitingRequestCount == 1)
+        clock.advance(by: 0.001)                   // late: 10 s
+        await #expect(throws: RequestError.self) { try await late[0].value }
+        await eventually("driver stopped", { store.heldWaitRecords == 0 && clock.sleeperCount == 0 })
+        #expect(callbacks.current == 1)            // the second wait joined the first refresh
     }
 
     @Test func tokenArrivingAt9999MillisecondsIsInTime() async throws {

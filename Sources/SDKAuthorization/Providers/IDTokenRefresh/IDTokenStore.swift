@@ -84,6 +84,22 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
         /// Waits that have an ID but no continuation yet, and whether they were cancelled meanwhile.
         var unregistered: [UInt64: Bool] = [:]
         var nextWaiterID: UInt64 = 0
+        /// Waits in the order they began, which is deadline order; entries of waits that ended
+        /// another way are skipped when reached. `deadlineHead` is the first live index.
+        var deadlines: [(id: UInt64, deadline: Date)] = []
+        var deadlineHead = 0
+        /// The one task that times waits out, sleeping until the earliest deadline.
+        var timeoutDriver: Task<Void, Never>?
+        var timeoutDriverGeneration = 0
+
+        /// Forgets the deadline queue and stops the driver once nothing waits.
+        mutating func stopTimeoutsIfIdle() {
+            guard waiters.isEmpty else { return }
+            deadlines.removeAll()
+            deadlineHead = 0
+            timeoutDriver?.cancel()
+            timeoutDriver = nil
+        }
     }
 
     /// The hosts that may receive the token.
@@ -156,6 +172,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
             state.refreshStartedAt = nil
             let waiters = Array(state.waiters.values)
             state.waiters.removeAll()
+            state.stopTimeoutsIfIdle()
             return (now, waiters.filter { now < $0.deadline }, waiters.filter { now >= $0.deadline })
         }
         if let expiresAt, expiresAt.timeIntervalSince(now) < options.staleLeeway {
@@ -173,8 +190,10 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
             state.expiresAt = nil
             state.rejected = false
             state.refreshStartedAt = nil
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
+            let waiters = Array(state.waiters.values)
+            state.waiters.removeAll()
+            state.stopTimeoutsIfIdle()
+            return waiters
         }
         for waiter in waiters { waiter.continuation.resume(returning: .cleared) }
     }
@@ -198,7 +217,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     public var waitingRequestCount: Int { state.withLock { $0.waiters.count } }
 
     /// Waits and wait IDs still held; zero when nothing waits (for leak tests).
-    var heldWaitRecords: Int { state.withLock { $0.waiters.count + $0.unregistered.count } }
+    var heldWaitRecords: Int {
+        state.withLock { $0.waiters.count + $0.unregistered.count + $0.deadlines.count + ($0.timeoutDriver == nil ? 0 : 1) }
+    }
 
     // MARK: AuthorizationProvider
 
@@ -255,38 +276,68 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     }
 
     /// Waits for the next ``setIDToken(_:)``, at most ``Options/refreshTimeout`` by the clock.
+    ///
+    /// A wait holds only its continuation and two small records; one driver task per store times
+    /// out every wait, so many waiters cost no timer each.
     private func waitForToken() async -> WaitOutcome {
         let (id, deadline) = state.withLock { state -> (UInt64, Date) in
             state.nextWaiterID += 1
             state.unregistered[state.nextWaiterID] = false
             return (state.nextWaiterID, clock.now().addingTimeInterval(options.refreshTimeout))
         }
-        return await withTaskGroup(of: Void.self) { timer in
-            timer.addTask { [clock] in
-                do {
-                    try await clock.sleep(until: deadline)
-                } catch {
-                    return // cancelled: the wait ended another way
-                }
-                self.resolve(id, with: .timedOut)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
+                register(id, deadline: deadline, continuation: continuation)
             }
-            let outcome = await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
-                    register(id, deadline: deadline, continuation: continuation)
+        } onCancel: {
+            resolve(id, with: .cancelled)
+        }
+    }
+
+    /// The driver: sleeps until the earliest deadline, times out every wait that has reached its
+    /// deadline, and repeats until nothing waits.
+    private func runTimeouts(generation: Int) async {
+        while true {
+            let next = state.withLock { state -> Date? in
+                guard state.timeoutDriverGeneration == generation else { return nil }
+                while state.deadlineHead < state.deadlines.count,
+                      state.waiters[state.deadlines[state.deadlineHead].id] == nil {
+                    state.deadlineHead += 1
                 }
-            } onCancel: {
-                resolve(id, with: .cancelled)
+                guard state.deadlineHead < state.deadlines.count else {
+                    state.deadlines.removeAll()
+                    state.deadlineHead = 0
+                    state.timeoutDriver = nil
+                    return nil
+                }
+                return state.deadlines[state.deadlineHead].deadline
             }
-            timer.cancelAll()
-            return outcome
+            guard let next else { return }
+            do {
+                try await clock.sleep(until: next)
+            } catch {
+                return // cancelled: nothing waits any more
+            }
+            let expired = state.withLock { state -> [Waiter] in
+                guard state.timeoutDriverGeneration == generation else { return [] }
+                let now = clock.now()
+                var expired: [Waiter] = []
+                while state.deadlineHead < state.deadlines.count, state.deadlines[state.deadlineHead].deadline <= now {
+                    if let waiter = state.waiters.removeValue(forKey: state.deadlines[state.deadlineHead].id) {
+                        expired.append(waiter)
+                    }
+                    state.deadlineHead += 1
+                }
+                return expired
+            }
+            for waiter in expired { waiter.continuation.resume(returning: .timedOut) }
         }
     }
 
     private func register(_ id: UInt64, deadline: Date, continuation: CheckedContinuation<WaitOutcome, Never>) {
         enum Next { case resume(WaitOutcome), wait(Callback?), waitWithoutCallback }
         let next = state.withLock { state -> Next in
-            // Read the clock under the lock: a timer that fired before this registration found no
-            // waiter to time out, so this read (which comes after the clock moved) must see it.
+            // Read the clock under the lock, so a deadline the clock has already passed is seen here.
             let now = clock.now()
             if state.unregistered.removeValue(forKey: id) == true { return .resume(.cancelled) }
             if now >= deadline { return .resume(.timedOut) }
@@ -296,6 +347,12 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
                 return .resume(.token(token))
             }
             state.waiters[id] = Waiter(deadline: deadline, continuation: continuation)
+            state.deadlines.append((id, deadline))
+            if state.timeoutDriver == nil {
+                state.timeoutDriverGeneration += 1
+                let generation = state.timeoutDriverGeneration
+                state.timeoutDriver = Task { await self.runTimeouts(generation: generation) }
+            }
             // One callback per refresh: a new one only when none is running or the last ran out of time.
             if let started = state.refreshStartedAt, now.timeIntervalSince(started) < options.refreshTimeout {
                 return .wait(nil)
@@ -324,6 +381,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
                 if case .cancelled = outcome, state.unregistered[id] != nil { state.unregistered[id] = true }
                 return nil
             }
+            state.stopTimeoutsIfIdle()
             return waiter
         }
         waiter?.continuation.resume(returning: outcome)
