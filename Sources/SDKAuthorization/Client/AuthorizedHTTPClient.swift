@@ -170,7 +170,7 @@ public final class AuthorizedHTTPClient: Sendable {
                 diagnostics.log(.error, error.description)
                 throw error
             } catch is CancellationError {
-                throw .providerFailed("the request was cancelled while waiting for its credential")
+                throw .cancelled
             } catch {
                 diagnostics.log(.error, "The authorization provider failed for \(context.endpoint): \(error)")
                 throw .providerFailed(String(describing: error))
@@ -200,6 +200,7 @@ public final class AuthorizedHTTPClient: Sendable {
             do {
                 response = try await transport.send(request)
             } catch {
+                if Task.isCancelled { throw .cancelled }
                 throw .transportFailed(String(describing: error))
             }
             guard [301, 302, 303, 307, 308].contains(response.statusCode),

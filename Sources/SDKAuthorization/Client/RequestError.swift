@@ -21,6 +21,8 @@ public enum RequestError: Error, Sendable, Equatable, CustomStringConvertible {
     case credentialTimedOut(endpoint: EndpointID, after: TimeInterval)
     /// The user logged out while the request waited for a token; the request was not sent.
     case credentialCleared(endpoint: EndpointID)
+    /// The request's task was cancelled before it was sent.
+    case cancelled
     /// The server answered 401 or 403.
     case authorizationRejected(status: Int, scheme: AuthorizationScheme, body: Data)
     /// The server answered another non-2xx status.
@@ -50,6 +52,8 @@ public enum RequestError: Error, Sendable, Equatable, CustomStringConvertible {
             "No token arrived within \(seconds) seconds for \(id); the request was not sent"
         case .credentialCleared(let id):
             "The token was cleared (logout) while \(id) waited for it; the request was not sent"
+        case .cancelled:
+            "The request was cancelled before it was sent"
         case .authorizationRejected(let status, let scheme, _):
             "The server rejected the \(scheme.rawValue) credential with HTTP \(status)"
         case .httpError(let status, _):

@@ -274,6 +274,26 @@ struct IDTokenStoreClientTests {
         #expect(transport.requests.count == 2)
     }
 
+    @Test func cancelledRequestWaitingForATokenFailsAsCancelledAndSendsNothing() async throws {
+        let clock = ManualClock()
+        let store = try IDTokenStore(authorizedDomains: ["api.example.com"], clock: clock, diagnostics: RecordingDiagnosticsSink())
+        let registry = ProviderRegistry()
+        registry.register(name: "rover", provider: store)
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("ticketing", method: "GET", path: "/rover/ticketing"), scheme: .bearer)
+        let transport = RecordingTransport()
+        let client = try AuthorizedHTTPClient(
+            configuration: AuthorizationConfiguration(projectToken: "p", baseURL: "https://api.example.com", authorization: nil,
+                                                      advancedAuthEnabled: true, providerLookup: .implicitName("rover")),
+            policy: policy, registry: registry, transport: transport, diagnostics: RecordingDiagnosticsSink(), clock: clock
+        )
+        let request = Task { try await client.send("ticketing") }
+        await eventually("waiting", { store.waitingRequestCount == 1 })
+        request.cancel()
+        await #expect(throws: RequestError.cancelled) { try await request.value }
+        #expect(transport.requests.isEmpty)
+    }
+
     @Test func builtInNameChoosesTheRefreshModeForTheBaseURLHost() async throws {
         let clock = ManualClock()
         var policy = AuthorizationPolicy()

@@ -92,6 +92,13 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
         var timeoutDriver: Task<Void, Never>?
         var timeoutDriverGeneration = 0
 
+        /// The token, when it is set, not rejected, and its `exp` (if readable) is at least `leeway` away.
+        func freshToken(at now: Date, leeway: TimeInterval) -> String? {
+            guard let token, !rejected else { return nil }
+            if let expiresAt, expiresAt.timeIntervalSince(now) < leeway { return nil }
+            return token
+        }
+
         /// Forgets the deadline queue and stops the driver once nothing waits.
         mutating func stopTimeoutsIfIdle() {
             guard waiters.isEmpty else { return }
@@ -227,7 +234,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
         guard let host = context.url.host, authorizedDomains.contains(where: { $0.matches(host) }) else {
             return .omitted
         }
-        if let token = freshToken(at: clock.now()) { return .token(token) }
+        let now = clock.now()
+        if let token = state.withLock({ $0.freshToken(at: now, leeway: options.staleLeeway) }) { return .token(token) }
 
         switch await waitForToken() {
         case .token(let token):
@@ -267,13 +275,6 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
 
     // MARK: Waiting
 
-    private func freshToken(at now: Date) -> String? {
-        state.withLock { state in
-            guard let token = state.token, !state.rejected else { return nil }
-            if let expiresAt = state.expiresAt, expiresAt.timeIntervalSince(now) < options.staleLeeway { return nil }
-            return token
-        }
-    }
 
     /// Waits for the next ``setIDToken(_:)``, at most ``Options/refreshTimeout`` by the clock.
     ///
@@ -342,10 +343,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
             if state.unregistered.removeValue(forKey: id) == true { return .resume(.cancelled) }
             if now >= deadline { return .resume(.timedOut) }
             // A token that became fresh since the request looked (set by another thread) serves it.
-            if let token = state.token, !state.rejected,
-               state.expiresAt.map({ $0.timeIntervalSince(now) >= options.staleLeeway }) ?? true {
-                return .resume(.token(token))
-            }
+            if let token = state.freshToken(at: now, leeway: options.staleLeeway) { return .resume(.token(token)) }
             state.waiters[id] = Waiter(deadline: deadline, continuation: continuation)
             state.deadlines.append((id, deadline))
             if state.timeoutDriver == nil {
