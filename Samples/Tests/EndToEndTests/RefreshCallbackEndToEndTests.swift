@@ -22,16 +22,23 @@ struct RefreshCallbackEndToEndTests {
         )
     }
 
+    /// A store authorized for the backend's host whose refresh callback logs `fan-7` in at the app
+    /// server and sets the new token, counting its invocations.
+    func refreshingStore(_ environment: SampleEnvironment, refreshes: Counter) throws -> IDTokenStore {
+        let store = try IDTokenStore(authorizedDomains: [environment.baseURL.host ?? ""], diagnostics: RecordingDiagnosticsSink())
+        store.registerRefreshCallback {
+            refreshes.increment()
+            if let token = try? await AppServer.login(baseURL: environment.baseURL, userId: "fan-7") {
+                try? store.setIDToken(token)
+            }
+        }
+        return store
+    }
+
     @Test func concurrentRequestsWithoutATokenShareOneRefreshAndAllCarryItsToken() async throws {
         try await withEnvironment { environment, backend in
-            let store = try IDTokenStore(authorizedDomains: [environment.baseURL.host ?? ""], diagnostics: RecordingDiagnosticsSink())
             let refreshes = Counter()
-            store.registerRefreshCallback {
-                refreshes.increment()
-                if let token = try? await AppServer.login(baseURL: environment.baseURL, userId: "fan-7") {
-                    try? store.setIDToken(token)
-                }
-            }
+            let store = try refreshingStore(environment, refreshes: refreshes)
             let client = try client(for: environment, store: store)
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<20 { group.addTask { try await client.send("ticketing").statusCode } }
@@ -47,14 +54,8 @@ struct RefreshCallbackEndToEndTests {
 
     @Test func serverRejectionTriggersOneRefreshAndOneRetryWithTheNewToken() async throws {
         try await withEnvironment { environment, backend in
-            let store = try IDTokenStore(authorizedDomains: [environment.baseURL.host ?? ""], diagnostics: RecordingDiagnosticsSink())
             let refreshes = Counter()
-            store.registerRefreshCallback {
-                refreshes.increment()
-                if let token = try? await AppServer.login(baseURL: environment.baseURL, userId: "fan-7") {
-                    try? store.setIDToken(token)
-                }
-            }
+            let store = try refreshingStore(environment, refreshes: refreshes)
             let forged = try await AppServer.login(baseURL: environment.baseURL, userId: "fan-7", variant: "wrongKey")
             try store.setIDToken(forged)
             let response = try await client(for: environment, store: store).send("ticketing")

@@ -99,6 +99,19 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
             return token
         }
 
+        /// Installs a new token (or none), ends the refresh in progress, and hands back every waiter
+        /// for the caller to resume outside the lock.
+        mutating func replaceToken(with newToken: String?, expiresAt newExpiry: Date?) -> [Waiter] {
+            token = newToken
+            expiresAt = newExpiry
+            rejected = false
+            refreshStartedAt = nil
+            let ended = Array(waiters.values)
+            waiters.removeAll()
+            stopTimeoutsIfIdle()
+            return ended
+        }
+
         /// Forgets the deadline queue and stops the driver once nothing waits.
         mutating func stopTimeoutsIfIdle() {
             guard waiters.isEmpty else { return }
@@ -173,13 +186,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
         let expiresAt = try? JWTClaims(decoding: token).expiresAt
         let (now, onTime, late) = state.withLock { state -> (Date, [Waiter], [Waiter]) in
             let now = clock.now()
-            state.token = token
-            state.expiresAt = expiresAt
-            state.rejected = false
-            state.refreshStartedAt = nil
-            let waiters = Array(state.waiters.values)
-            state.waiters.removeAll()
-            state.stopTimeoutsIfIdle()
+            let waiters = state.replaceToken(with: token, expiresAt: expiresAt)
             return (now, waiters.filter { now < $0.deadline }, waiters.filter { now >= $0.deadline })
         }
         if let expiresAt, expiresAt.timeIntervalSince(now) < options.staleLeeway {
@@ -192,16 +199,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     /// Forgets the token (logout). Requests waiting for a token fail with
     /// ``RequestError/credentialCleared(endpoint:)``.
     public func clearIDToken() {
-        let waiters = state.withLock { state -> [Waiter] in
-            state.token = nil
-            state.expiresAt = nil
-            state.rejected = false
-            state.refreshStartedAt = nil
-            let waiters = Array(state.waiters.values)
-            state.waiters.removeAll()
-            state.stopTimeoutsIfIdle()
-            return waiters
-        }
+        let waiters = state.withLock { $0.replaceToken(with: nil, expiresAt: nil) }
         for waiter in waiters { waiter.continuation.resume(returning: .cleared) }
     }
 
