@@ -69,6 +69,7 @@ let package = Package(
             name: "AuthorizationSamples",
             dependencies: [
                 "ReferenceBackend",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "SDKAuthorization", package: "SDKAuthorization"),
             ],
             swiftSettings: strictSettings
