@@ -82,8 +82,12 @@ public struct AuthorizationConfiguration: Sendable, Equatable {
             try ProjectAuthorization(parsing: value)
         }
         self.advancedAuthEnabled = advancedAuthEnabled
-        if case .implicitName(let name) = providerLookup, name.isEmpty {
+        switch providerLookup {
+        case .implicitName(let name) where name.allSatisfy(\.isWhitespace),
+             .registeredClassName(let name?) where name.allSatisfy(\.isWhitespace):
             throw .invalidValue(key: "providerName", reason: "the provider name must not be empty")
+        default:
+            break
         }
         self.providerLookup = providerLookup
         if case .honoringExpiry(let leeway) = customerTokenCaching, !(leeway >= 0 && leeway.isFinite) {

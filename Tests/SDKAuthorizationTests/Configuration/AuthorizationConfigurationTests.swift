@@ -63,6 +63,14 @@ struct AuthorizationConfigurationTests {
         #expect(try configure(baseURL: "http://127.0.0.1:8080/api").baseURL.absoluteString == "http://127.0.0.1:8080/api")
     }
 
+    @Test func emptyProviderNameIsRefusedInEitherConvention() {
+        for lookup in [ProviderLookup.implicitName(""), .implicitName(" "), .registeredClassName("")] {
+            #expect(throws: ConfigurationError.invalidValue(key: "providerName", reason: "the provider name must not be empty")) {
+                try AuthorizationConfiguration(projectToken: "p", baseURL: "https://a.example", authorization: "k", providerLookup: lookup)
+            }
+        }
+    }
+
     @Test func emptyImplicitProviderNameAndBadLeewayAreRefused() {
         #expect(throws: ConfigurationError.self) {
             try AuthorizationConfiguration(projectToken: "p", baseURL: "https://a.example", authorization: "k", providerLookup: .implicitName(""))
