@@ -57,9 +57,18 @@ public struct AuthorizationPolicy: Sendable, Equatable {
 
     /// Adds an endpoint with its scheme.
     ///
-    /// - Throws: ``ConfigurationError/duplicateEndpoint(_:)`` when the name is taken.
+    /// - Throws: ``ConfigurationError/duplicateEndpoint(_:)`` when the name is taken, and
+    ///   ``ConfigurationError/invalidValue(key:reason:)`` when the path template is neither a path
+    ///   starting with `/` nor an absolute `http`/`https` URL, or the method is not an HTTP token.
     public mutating func add(_ endpoint: Endpoint, scheme: AuthorizationScheme) throws(ConfigurationError) {
         guard entries[endpoint.id] == nil else { throw .duplicateEndpoint(endpoint.id.rawValue) }
+        if let problem = endpoint.templateProblem {
+            throw .invalidValue(key: "endpoint \(endpoint.id)", reason: problem)
+        }
+        let tokenCharacters = Set("!#$%&'*+-.^_`|~ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        guard !endpoint.method.isEmpty, endpoint.method.allSatisfy({ tokenCharacters.contains($0) }) else {
+            throw .invalidValue(key: "endpoint \(endpoint.id)", reason: "'\(endpoint.method)' is not an HTTP method")
+        }
         entries[endpoint.id] = Entry(endpoint: endpoint, scheme: scheme)
         order.append(endpoint.id)
     }

@@ -15,8 +15,11 @@ public struct EndpointID: RawRepresentable, Hashable, Sendable, ExpressibleByStr
 
 /// One HTTP endpoint: a method and a path template in which `<projectToken>` is substituted.
 ///
-/// The template may hold a query (`/webxp/s/<projectToken>/inappmessages?v=1`). The project token is
-/// percent-encoded for the part it lands in, so a token holding `/`, `?` or `&` cannot change the path.
+/// The template is a path under the base URL, and may hold a query
+/// (`/webxp/s/<projectToken>/inappmessages?v=1`); or it is an absolute `http`/`https` URL for an
+/// endpoint on another host (`https://cdn.example.com/v1/<projectToken>/content`). The project
+/// token is percent-encoded for the part it lands in, so a token holding `/`, `?` or `&` cannot
+/// change the path.
 public struct Endpoint: Hashable, Sendable {
     /// The placeholder replaced by the project token.
     public static let projectTokenPlaceholder = "<projectToken>"
@@ -25,7 +28,7 @@ public struct Endpoint: Hashable, Sendable {
     public let id: EndpointID
     /// The HTTP method, e.g. `POST`.
     public let method: String
-    /// The path (and optional query) relative to the base URL, with placeholders.
+    /// The path (and optional query) relative to the base URL, or an absolute URL, with placeholders.
     public let pathTemplate: String
 
     /// Creates an endpoint.
@@ -40,14 +43,38 @@ public struct Endpoint: Hashable, Sendable {
         let parts = pathTemplate.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let pathToken = projectToken.addingPercentEncoding(withAllowedCharacters: Self.pathSegmentAllowed) ?? ""
         let queryToken = projectToken.addingPercentEncoding(withAllowedCharacters: Self.queryValueAllowed) ?? ""
-        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
-        let basePath = components?.percentEncodedPath ?? ""
         let path = String(parts[0]).replacingOccurrences(of: Self.projectTokenPlaceholder, with: pathToken)
-        components?.percentEncodedPath = (basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath) + path
+        var components: URLComponents?
+        if isAbsolute {
+            components = URLComponents(string: path)
+        } else {
+            components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
+            let basePath = components?.percentEncodedPath ?? ""
+            components?.percentEncodedPath = (basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath) + path
+        }
         if parts.count == 2 {
             components?.percentEncodedQuery = String(parts[1]).replacingOccurrences(of: Self.projectTokenPlaceholder, with: queryToken)
         }
         return components?.url
+    }
+
+    /// Whether the template is an absolute URL rather than a path under the base URL.
+    var isAbsolute: Bool {
+        let lowered = pathTemplate.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
+    /// Why the template cannot make a URL, or nil when it can.
+    var templateProblem: String? {
+        if HeaderCredential.check(pathTemplate) == .controlCharacters { return "the path holds a control character" }
+        if isAbsolute {
+            let sample = pathTemplate.replacingOccurrences(of: Self.projectTokenPlaceholder, with: "token")
+            guard let components = URLComponents(string: sample), components.host?.isEmpty == false else {
+                return "'\(pathTemplate)' is not an absolute URL with a host"
+            }
+            return nil
+        }
+        return pathTemplate.hasPrefix("/") ? nil : "'\(pathTemplate)' must start with '/' or be an absolute http(s) URL"
     }
 
     private static let pathSegmentAllowed: CharacterSet = {

@@ -43,6 +43,28 @@ struct AuthorizationPolicyTests {
         }
     }
 
+    @Test func absoluteEndpointOnAnotherHostIsBuiltFromItsOwnURL() throws {
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("cdn", method: "GET", path: "https://cdn.other.example:8443/v1/<projectToken>/blocks?p=<projectToken>"), scheme: .bearer)
+        let url = try #require(policy.endpoint("cdn")?.url(baseURL: base, projectToken: "a/b"))
+        #expect(url.absoluteString == "https://cdn.other.example:8443/v1/a%2Fb/blocks?p=a%2Fb")
+    }
+
+    @Test(arguments: ["relative/path", "", "ftp://files.example/x", "https:///nohost", "/a\r\nb"])
+    func endpointTemplateThatCannotMakeAURLIsRefused(template: String) {
+        var policy = AuthorizationPolicy()
+        #expect(throws: ConfigurationError.self) { try policy.add(Endpoint("bad", path: template), scheme: .apiKey) }
+        #expect(policy.endpoints.isEmpty)
+    }
+
+    @Test(arguments: ["", "GET /x", "PO\nST", "GÉT"])
+    func endpointMethodThatIsNotAnHTTPTokenIsRefused(method: String) {
+        var policy = AuthorizationPolicy()
+        #expect(throws: ConfigurationError.invalidValue(key: "endpoint bad", reason: "'\(method)' is not an HTTP method")) {
+            try policy.add(Endpoint("bad", method: method, path: "/x"), scheme: .apiKey)
+        }
+    }
+
     @Test func sdkAuthorCanMoveAndAddEndpoints() throws {
         var policy = AuthorizationPolicy.engagement(advancedAuthEnabled: true)
         try policy.setScheme(.none, for: .consentCategories)

@@ -294,6 +294,26 @@ struct IDTokenStoreClientTests {
         #expect(transport.requests.isEmpty)
     }
 
+    @Test func endpointOnAnUnauthorizedHostIsSentWithoutTheToken() async throws {
+        let store = try IDTokenStore(authorizedDomains: ["*.rover.io"], clock: ManualClock(), diagnostics: RecordingDiagnosticsSink())
+        try store.setIDToken("id-token")
+        let registry = ProviderRegistry()
+        registry.register(name: "rover", provider: store)
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("ticketing", method: "GET", path: "/ticketing"), scheme: .bearer)
+        try policy.add(Endpoint("partner", method: "GET", path: "https://evilrover.io/collect"), scheme: .bearer)
+        let transport = RecordingTransport()
+        let client = try AuthorizedHTTPClient(
+            configuration: AuthorizationConfiguration(projectToken: "p", baseURL: "https://api.rover.io", authorization: nil,
+                                                      advancedAuthEnabled: true, providerLookup: .implicitName("rover")),
+            policy: policy, registry: registry, transport: transport, diagnostics: RecordingDiagnosticsSink()
+        )
+        _ = try await client.send("ticketing")
+        _ = try await client.send("partner")
+        #expect(transport.requests.map(\.url.host) == ["api.rover.io", "evilrover.io"])
+        #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer id-token", nil])
+    }
+
     @Test func builtInNameChoosesTheRefreshModeForTheBaseURLHost() async throws {
         let clock = ManualClock()
         var policy = AuthorizationPolicy()
