@@ -82,6 +82,35 @@ struct RefreshCallbackEndToEndTests {
         }
     }
 
+    @Test func hostOutsideTheAuthorizedDomainsReceivesNoTokenOverRealHTTP() async throws {
+        try await withEnvironment { environment, backend in
+            let store = try IDTokenStore(authorizedDomains: ["127.0.0.1"], diagnostics: RecordingDiagnosticsSink())
+            try store.setIDToken(try await AppServer.login(baseURL: environment.baseURL, userId: "fan-7"))
+            let registry = ProviderRegistry()
+            registry.register(name: "RoverIDToken", provider: store)
+            let port = try #require(environment.baseURL.port)
+            var policy = AuthorizationPolicy()
+            try policy.add(Endpoint("authorized", method: "GET", path: "/rover/ticketing"), scheme: .bearer)
+            // The same server under another host name: the token must not go there.
+            try policy.add(Endpoint("elsewhere", method: "GET", path: "http://localhost:\(port)/rover/ticketing"), scheme: .bearer)
+            let client = try AuthorizedHTTPClient(
+                configuration: AuthorizationConfiguration(
+                    projectToken: environment.projectToken, baseURL: environment.baseURL.absoluteString, authorization: nil,
+                    advancedAuthEnabled: true, providerLookup: .implicitName("RoverIDToken")
+                ),
+                policy: policy, registry: registry, diagnostics: RecordingDiagnosticsSink()
+            )
+            #expect(try await client.send("authorized").statusCode == 200)
+            let elsewhere = await outcome(client, "elsewhere")
+            guard case .failure(let error) = elsewhere else { Issue.record("accepted without a token"); return }
+            #expect(rejection(error)?.code == "missing_authorization")
+            let headers = await backend.records().map(\.authorization)
+            #expect(headers.count == 2)
+            #expect(headers.first??.hasPrefix("Bearer ") == true)
+            #expect(headers.last == .some(nil))
+        }
+    }
+
     @Test func theSampleDrivesTheModeAsExpected() async throws {
         try await withEnvironment { environment, _ in
             let rows = try await RefreshCallbackModeSample.run(environment)
