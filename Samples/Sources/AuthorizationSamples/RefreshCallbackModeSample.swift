@@ -19,6 +19,11 @@ public enum RefreshCallbackModeSample {
         registry.register(name: "RoverIDToken", provider: idTokens)
         var policy = AuthorizationPolicy()
         try policy.add(Endpoint("ticketing", method: "GET", path: "/rover/ticketing"), scheme: .bearer)
+        // The same server under its other loopback name, which is not an authorized domain.
+        let otherName = ["127.0.0.1": "localhost", "localhost": "127.0.0.1"][environment.baseURL.host ?? ""]
+        if let otherName, let port = environment.baseURL.port {
+            try policy.add(Endpoint("elsewhere", method: "GET", path: "http://\(otherName):\(port)/rover/ticketing"), scheme: .bearer)
+        }
         let transport = ObservedTransport()
         let client = try AuthorizedHTTPClient(
             configuration: AuthorizationConfiguration(
@@ -52,6 +57,14 @@ public enum RefreshCallbackModeSample {
         // The server rejects a token the app thought good (signed by another key): 401, one refresh, one retry.
         try idTokens.setIDToken(try await AppServer.login(baseURL: environment.baseURL, userId: "fan-7", variant: "wrongKey"))
         await record("401, refreshed, retried", expectedRefreshes: 3)
+        // A host outside the authorized domains never sees the token: the server refuses the bare request.
+        if let otherName {
+            let outcome = await Result { () async throws(RequestError) in try await client.send("elsewhere") }
+            let text = verdict(outcome)
+            rows.append(ReportRow(mode: "refresh callback (unauthorized host)", endpoint: "GET \(otherName)/rover/ticketing",
+                                  header: redactedHeader(transport.lastAuthorizationHeader), verdict: text,
+                                  asExpected: transport.lastAuthorizationHeader == nil && text == "401 missing_authorization"))
+        }
         return rows
     }
 }

@@ -114,7 +114,8 @@ struct RefreshCallbackEndToEndTests {
     @Test func theSampleDrivesTheModeAsExpected() async throws {
         try await withEnvironment { environment, _ in
             let rows = try await RefreshCallbackModeSample.run(environment)
-            #expect(rows.count == 3)
+            #expect(rows.count == 4)
+            #expect(rows.last?.header == "(none)")
             for row in rows { #expect(row.asExpected, "\(row.mode): \(row.verdict)") }
         }
     }
