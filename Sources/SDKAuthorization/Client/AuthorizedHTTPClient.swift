@@ -109,7 +109,9 @@ public final class AuthorizedHTTPClient: Sendable {
     /// - Parameters:
     ///   - endpoint: The endpoint's name in the policy.
     ///   - body: The body, sent with `Content-Type: application/json` unless `headers` says otherwise.
-    ///   - headers: Extra header fields. An `Authorization` field here is replaced by the policy's.
+    ///   - headers: Extra header fields. An `Authorization` field here is replaced by the policy's; a
+    ///     name that is not an HTTP token or a value with a control character fails the request with
+    ///     ``RequestError/invalidHeader(name:)``.
     /// - Returns: The 2xx response.
     /// - Throws: ``RequestError``.
     public func send(_ endpoint: EndpointID, body: Data? = nil, headers: [String: String] = [:]) async throws(RequestError) -> HTTPResponse {
@@ -118,6 +120,9 @@ public final class AuthorizedHTTPClient: Sendable {
         }
         guard let url = definition.url(baseURL: configuration.baseURL, projectToken: configuration.projectToken) else {
             throw .invalidURL(endpoint: endpoint)
+        }
+        for (name, value) in headers where !HeaderCredential.isValidHeader(name: name, value: value) {
+            throw .invalidHeader(name: name)
         }
         var request = HTTPRequest(method: definition.method, url: url, headers: headers, body: body)
         request.removeHeader("Authorization")

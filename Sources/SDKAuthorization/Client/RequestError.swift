@@ -15,6 +15,9 @@ public enum RequestError: Error, Sendable, Equatable, CustomStringConvertible {
     case missingCustomerToken(endpoint: EndpointID)
     /// The provider's token holds a control character (header injection); the request was not sent.
     case invalidCredential(endpoint: EndpointID)
+    /// An extra header passed to ``AuthorizedHTTPClient/send(_:body:headers:)`` has a name that is not
+    /// an HTTP token or a value with a control character; the request was not sent.
+    case invalidHeader(name: String)
     /// The provider threw; the request was not sent.
     case providerFailed(String)
     /// The provider did not deliver a token in time; the request was not sent.
@@ -46,6 +49,8 @@ public enum RequestError: Error, Sendable, Equatable, CustomStringConvertible {
             "The authorization provider returned no token for \(id); the request was not sent"
         case .invalidCredential(let id):
             "The authorization provider returned a token with a control character for \(id); the request was not sent"
+        case .invalidHeader(let name):
+            "The header \(name.debugDescription) has an invalid name or a control character in its value; the request was not sent"
         case .providerFailed(let reason):
             "The authorization provider failed: \(reason)"
         case .credentialTimedOut(let id, let seconds):

@@ -69,18 +69,3 @@ public struct ProjectAuthorization: Sendable, Equatable, CustomStringConvertible
     public var description: String { "\(scheme.rawValue) Authorization (token redacted)" }
     public var debugDescription: String { "\(scheme.rawValue) Authorization \(Redaction.redact(credential))" }
 }
-
-/// The rules a credential must pass before it goes into a header.
-enum HeaderCredential {
-    enum Verdict: Equatable { case valid, empty, controlCharacters }
-
-    /// Empty or white-space-only credentials, and any control character (CR, LF, NUL, DEL, Unicode Cc),
-    /// are refused.
-    static func check(_ credential: String) -> Verdict {
-        if credential.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            return .controlCharacters
-        }
-        if credential.allSatisfy(\.isWhitespace) { return .empty }
-        return .valid
-    }
-}

@@ -65,8 +65,7 @@ public struct AuthorizationPolicy: Sendable, Equatable {
         if let problem = endpoint.templateProblem {
             throw .invalidValue(key: "endpoint \(endpoint.id)", reason: problem)
         }
-        let tokenCharacters = Set("!#$%&'*+-.^_`|~ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-        guard !endpoint.method.isEmpty, endpoint.method.allSatisfy({ tokenCharacters.contains($0) }) else {
+        guard !endpoint.method.isEmpty, endpoint.method.allSatisfy({ HeaderCredential.tokenCharacters.contains($0) }) else {
             throw .invalidValue(key: "endpoint \(endpoint.id)", reason: "'\(endpoint.method)' is not an HTTP method")
         }
         entries[endpoint.id] = Entry(endpoint: endpoint, scheme: scheme)

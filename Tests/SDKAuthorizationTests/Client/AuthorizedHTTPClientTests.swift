@@ -156,6 +156,15 @@ struct AuthorizedHTTPClientTests {
         #expect(request.body == Data("{}".utf8))
     }
 
+    @Test(arguments: [("X-Evil", "a\r\nInjected: 1"), ("X-Trace", "a\nb"), ("Bad Name", "v"), ("X-Nul", "a\u{0}"), ("", "v")])
+    func extraHeaderThatWouldInjectIsRefusedAndNothingIsSent(name: String, value: String) async throws {
+        let transport = RecordingTransport()
+        await #expect(throws: RequestError.invalidHeader(name: name)) {
+            try await client(transport: transport).send(.trackEvents, headers: [name: value])
+        }
+        #expect(transport.requests.isEmpty)
+    }
+
     @Test func successReturnsTheResponse() async throws {
         let transport = RecordingTransport(statusCode: 201, body: #"{"ok":true}"#)
         let response = try await client(transport: transport).send(.trackCustomers)
