@@ -35,6 +35,11 @@ public final class AuthorizedHTTPClient: Sendable {
     private let diagnostics: any DiagnosticsSink
     private let clock: any AuthorizationClock
     private let loadedProvider = Locked<ResolvedProvider?>(nil)
+    /// Each endpoint's method, scheme and URL, resolved once: the base URL and project token are fixed
+    /// for a client, so the per-request path only looks them up. A nil URL fails with ``RequestError/invalidURL(endpoint:)``.
+    private let routes: [EndpointID: (method: String, scheme: AuthorizationScheme, url: URL?)]
+    /// The `Authorization` value for API-key endpoints, built once.
+    private let projectAuthorizationHeader: String?
 
     /// Creates a client and, when advanced auth is enabled, loads its provider.
     ///
@@ -61,6 +66,13 @@ public final class AuthorizedHTTPClient: Sendable {
         self.transport = transport
         self.diagnostics = diagnostics
         self.clock = clock
+        var routes: [EndpointID: (method: String, scheme: AuthorizationScheme, url: URL?)] = [:]
+        for endpoint in self.policy.endpoints {
+            guard let scheme = self.policy.scheme(for: endpoint.id) else { continue }
+            routes[endpoint.id] = (endpoint.method, scheme, endpoint.url(baseURL: configuration.baseURL, projectToken: configuration.projectToken))
+        }
+        self.routes = routes
+        self.projectAuthorizationHeader = configuration.authorization?.headerValue
 
         let bearerEndpoints = self.policy.endpoints(using: .bearer)
         if !configuration.advancedAuthEnabled, !bearerEndpoints.isEmpty {
@@ -115,16 +127,13 @@ public final class AuthorizedHTTPClient: Sendable {
     /// - Returns: The 2xx response.
     /// - Throws: ``RequestError``.
     public func send(_ endpoint: EndpointID, body: Data? = nil, headers: [String: String] = [:]) async throws(RequestError) -> HTTPResponse {
-        guard let definition = policy.endpoint(endpoint), let scheme = policy.scheme(for: endpoint) else {
-            throw .unknownEndpoint(endpoint)
-        }
-        guard let url = definition.url(baseURL: configuration.baseURL, projectToken: configuration.projectToken) else {
-            throw .invalidURL(endpoint: endpoint)
-        }
+        guard let route = routes[endpoint] else { throw .unknownEndpoint(endpoint) }
+        guard let url = route.url else { throw .invalidURL(endpoint: endpoint) }
+        let scheme = route.scheme
         for (name, value) in headers where !HeaderCredential.isValidHeader(name: name, value: value) {
             throw .invalidHeader(name: name)
         }
-        var request = HTTPRequest(method: definition.method, url: url, headers: headers, body: body)
+        var request = HTTPRequest(method: route.method, url: url, headers: headers, body: body)
         request.removeHeader("Authorization")
         if body != nil, request.value(forHeader: "Content-Type") == nil {
             request.headers["Content-Type"] = "application/json"
@@ -161,10 +170,10 @@ public final class AuthorizedHTTPClient: Sendable {
         case .none:
             return nil
         case .apiKey:
-            guard let authorization = configuration.authorization else {
+            guard let projectAuthorizationHeader else {
                 throw .missingProjectAuthorization(endpoint: context.endpoint)
             }
-            request.headers["Authorization"] = authorization.headerValue
+            request.headers["Authorization"] = projectAuthorizationHeader
             return nil
         case .bearer:
             guard let provider else { throw .noProvider(endpoint: context.endpoint) }
