@@ -334,7 +334,14 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     }
 
     private func register(_ id: UInt64, deadline: Date, continuation: CheckedContinuation<WaitOutcome, Never>) {
-        enum Next { case resume(WaitOutcome), wait(Callback?), waitWithoutCallback }
+        enum Next {
+            /// The wait ends at once with this outcome.
+            case resume(WaitOutcome)
+            /// A refresh is already running; this wait shares it.
+            case joinRefresh
+            /// This wait starts a refresh: invoke the callback, or report that none is registered.
+            case startRefresh(Callback?)
+        }
         let next = state.withLock { state -> Next in
             // Read the clock under the lock, so a deadline the clock has already passed is seen here.
             let now = clock.now()
@@ -351,21 +358,21 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
             }
             // One callback per refresh: a new one only when none is running or the last ran out of time.
             if let started = state.refreshStartedAt, now.timeIntervalSince(started) < options.refreshTimeout {
-                return .wait(nil)
+                return .joinRefresh
             }
             state.refreshStartedAt = now
-            return state.callback.map(Next.wait) ?? .waitWithoutCallback
+            return .startRefresh(state.callback)
         }
         switch next {
         case .resume(let outcome):
             continuation.resume(returning: outcome)
-        case .wait(nil):
+        case .joinRefresh:
             break
-        case .wait(.async(let callback)?):
+        case .startRefresh(.async(let callback)?):
             Task { await callback() }
-        case .wait(.sync(let callback)?):
+        case .startRefresh(.sync(let callback)?):
             DispatchQueue.global().async { callback() }
-        case .waitWithoutCallback:
+        case .startRefresh(nil):
             diagnostics.log(.warning, "A request needs an ID token but no refresh callback is registered; waiting for setIDToken")
         }
     }
