@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -36,23 +37,15 @@ public enum AppServer {
     public static func loginBlocking(baseURL: URL, userId: String, variant: String = "valid") -> String? {
         let request = loginRequest(baseURL: baseURL, userId: userId, variant: variant, lifetimeSeconds: nil)
         let semaphore = DispatchSemaphore(value: 0)
-        let result = LockedToken()
+        let result = Mutex<String?>(nil)
         URLSession.shared.dataTask(with: request) { data, response, _ in
             if (response as? HTTPURLResponse)?.statusCode == 200, let data,
                let answer = try? JSONDecoder().decode(LoginAnswer.self, from: data) {
-                result.set(answer.token)
+                result.withLock { $0 = answer.token }
             }
             semaphore.signal()
         }.resume()
         semaphore.wait()
-        return result.get()
+        return result.withLock { $0 }
     }
-}
-
-/// A token handed from a URLSession callback thread to the waiting thread.
-final class LockedToken: Sendable {
-    private let lock = NSLock()
-    nonisolated(unsafe) private var token: String?
-    func set(_ value: String) { lock.lock(); token = value; lock.unlock() }
-    func get() -> String? { lock.lock(); defer { lock.unlock() }; return token }
 }

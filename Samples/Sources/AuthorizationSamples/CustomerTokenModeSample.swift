@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import Synchronization
 
 /// The app's provider, written exactly as the Exponea docs show: a class with a required `init()`
 /// whose `getAuthorizationToken()` blocks on a semaphore while it logs in over HTTP.
@@ -18,18 +19,17 @@ public final class SampleAuthProvider: NSObject, AuthorizationProviderType {
 
 /// The signed-in user the sample provider fetches tokens for.
 public final class SampleSession: Sendable {
-    private let lock = NSLock()
-    nonisolated(unsafe) private var value: (URL, String, String)?
+    private let value = Mutex<(URL, String, String)?>(nil)
 
     /// Signs `userId` in; `variant` makes the app server mint a deliberately bad token.
     public func signIn(baseURL: URL, userId: String, variant: String = "valid") {
-        lock.withLock { value = (baseURL, userId, variant) }
+        value.withLock { $0 = (baseURL, userId, variant) }
     }
 
     /// Signs out: the provider then returns nil.
-    public func signOut() { lock.withLock { value = nil } }
+    public func signOut() { value.withLock { $0 = nil } }
 
-    var current: (URL, String, String)? { lock.withLock { value } }
+    var current: (URL, String, String)? { value.withLock { $0 } }
 }
 
 /// Customer-token mode: the app-inbox endpoints carry `Bearer <customer JWT>` from the app's provider,

@@ -1,17 +1,17 @@
 import Foundation
 import SDKAuthorization
+import Synchronization
 
 /// What an app sees when it gets the setup wrong: configuration fails with the vendors'
 /// documented messages, logged at error level, and the SDK stays unconfigured.
 public enum MisconfigurationSample {
     /// Collects what the framework logs instead of printing it.
     final class CollectingSink: DiagnosticsSink, Sendable {
-        private let lock = NSLock()
-        nonisolated(unsafe) private var messages: [String] = []
+        private let messages = Mutex<[String]>([])
         func record(_ diagnostic: Diagnostic) {
-            if diagnostic.level == .error { lock.withLock { messages.append(diagnostic.message) } }
+            if diagnostic.level == .error { messages.withLock { $0.append(diagnostic.message) } }
         }
-        var errors: [String] { lock.withLock { messages } }
+        var errors: [String] { messages.withLock { $0 } }
     }
 
     final class NotAProvider: NSObject {}

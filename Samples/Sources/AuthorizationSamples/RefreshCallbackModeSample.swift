@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import Synchronization
 
 /// Refresh-callback mode: the app sets an ID token, and the framework asks for a new one (and
 /// holds the request up to 10 seconds) when it is missing, stale or rejected.
@@ -70,8 +71,7 @@ public enum RefreshCallbackModeSample {
 }
 
 final class RefreshCounter: Sendable {
-    private let lock = NSLock()
-    nonisolated(unsafe) private var value = 0
-    func increment() { lock.withLock { value += 1 } }
-    var count: Int { lock.withLock { value } }
+    private let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
 }

@@ -8,6 +8,7 @@
 // comes from the first run, so give one N per process for a clean memory figure.
 import Foundation
 import SDKAuthorization
+import Synchronization
 
 /// The process's resident memory in bytes (VmRSS from /proc/self/status), or nil where unavailable.
 func heapBytesInUse() -> Int? {
@@ -24,10 +25,9 @@ struct QuietSink: DiagnosticsSink {
 }
 
 final class CallbackCounter: Sendable {
-    private let lock = NSLock()
-    nonisolated(unsafe) private var value = 0
-    func increment() { lock.lock(); value += 1; lock.unlock() }
-    var count: Int { lock.lock(); defer { lock.unlock() }; return value }
+    private let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
 }
 
 struct Measurement {

@@ -2,15 +2,15 @@ import AuthorizationSamples
 import Foundation
 import Logging
 import SDKAuthorization
+import Synchronization
 import Testing
 
 /// Collects swift-log records, to check what reaches an app's own logger.
 struct CollectingLogHandler: LogHandler {
     final class Store: Sendable {
-        private let lock = NSLock()
-        nonisolated(unsafe) private var entries: [(Logger.Level, String)] = []
-        func append(_ entry: (Logger.Level, String)) { lock.withLock { entries.append(entry) } }
-        var all: [(Logger.Level, String)] { lock.withLock { entries } }
+        private let entries = Mutex<[(Logger.Level, String)]>([])
+        func append(_ entry: (Logger.Level, String)) { entries.withLock { $0.append(entry) } }
+        var all: [(Logger.Level, String)] { entries.withLock { $0 } }
     }
 
     let store: Store

@@ -3,6 +3,7 @@ import Foundation
 import ReferenceBackend
 import SDKAuthorization
 import SDKAuthorizationTesting
+import Synchronization
 import Testing
 
 @Suite("Refresh-callback mode end to end")
@@ -122,8 +123,7 @@ struct RefreshCallbackEndToEndTests {
 }
 
 final class Counter: Sendable {
-    private let lock = NSLock()
-    nonisolated(unsafe) private var value = 0
-    func increment() { lock.withLock { value += 1 } }
-    var count: Int { lock.withLock { value } }
+    private let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
 }

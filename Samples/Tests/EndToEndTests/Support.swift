@@ -3,6 +3,7 @@ import Foundation
 import ReferenceBackend
 import SDKAuthorization
 import SDKAuthorizationTesting
+import Synchronization
 import Testing
 
 /// Starts an embedded reference backend on a free loopback port for one test, and always stops it.
@@ -46,10 +47,9 @@ final class SettableAuthProvider: NSObject, AuthorizationProviderType {
 }
 
 final class TokenBox: Sendable {
-    private let lock = NSLock()
-    nonisolated(unsafe) private var stored: String?
+    private let stored = Mutex<String?>(nil)
     var value: String? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
 }
