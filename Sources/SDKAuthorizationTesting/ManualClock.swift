@@ -1,7 +1,12 @@
 import Foundation
 import SDKAuthorization
 
-/// A clock that moves only when a test says so, for testing waits and backoff without sleeping.
+/// A clock that moves only when a test says so, for testing waits, deadlines and backoff without
+/// sleeping.
+///
+/// ``advance(by:)`` moves wall-clock and monotonic time together, as time passing does;
+/// ``setWallClock(to:)`` moves only the wall clock, as a user or the network setting the system
+/// clock does, so a test can show that waits do not follow it.
 ///
 /// ```swift
 /// let clock = ManualClock()
@@ -11,12 +16,14 @@ import SDKAuthorization
 /// ```
 public final class ManualClock: AuthorizationClock, Sendable {
     private struct Sleeper {
-        let deadline: Date
+        /// Monotonic seconds.
+        let deadline: TimeInterval
         let continuation: CheckedContinuation<Void, any Error>
     }
 
     private struct State {
         var now: Date
+        var uptime: TimeInterval = 1_000
         var sleepers: [UUID: Sleeper] = [:]
         var cancelledBeforeRegistering: Set<UUID> = []
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
@@ -31,10 +38,17 @@ public final class ManualClock: AuthorizationClock, Sendable {
 
     public func now() -> Date { state.withLock { $0.now } }
 
+    public func monotonicNow() -> TimeInterval { state.withLock { $0.uptime } }
+
+    /// Sets the wall clock only (a user changing the system time); monotonic time and sleepers do not move.
+    public func setWallClock(to date: Date) {
+        state.withLock { $0.now = date }
+    }
+
     /// How many tasks are sleeping on this clock now.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
-    public func sleep(until deadline: Date) async throws {
+    public func sleep(untilMonotonic deadline: TimeInterval) async throws {
         try Task.checkCancellation()
         let id = UUID()
         try await withTaskCancellationHandler {
@@ -42,7 +56,7 @@ public final class ManualClock: AuthorizationClock, Sendable {
                 enum Outcome { case slept, cancelled, registered([CheckedContinuation<Void, Never>]) }
                 let outcome = state.withLock { state -> Outcome in
                     if state.cancelledBeforeRegistering.remove(id) != nil { return .cancelled }
-                    if deadline <= state.now { return .slept }
+                    if deadline <= state.uptime { return .slept }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
                     let count = state.sleepers.count
                     let ready = state.sleeperWaiters.filter { $0.count <= count }.map(\.continuation)
@@ -69,8 +83,9 @@ public final class ManualClock: AuthorizationClock, Sendable {
     public func advance(by seconds: TimeInterval) {
         let due = state.withLock { state -> [Sleeper] in
             state.now = state.now.addingTimeInterval(seconds)
-            let now = state.now
-            let due = state.sleepers.filter { $0.value.deadline <= now }
+            state.uptime += seconds
+            let uptime = state.uptime
+            let due = state.sleepers.filter { $0.value.deadline <= uptime }
             for id in due.keys { state.sleepers[id] = nil }
             return due.values.sorted { $0.deadline < $1.deadline }
         }

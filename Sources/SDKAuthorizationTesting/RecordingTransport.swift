@@ -6,23 +6,23 @@ import SDKAuthorization
 ///
 /// ```swift
 /// let transport = RecordingTransport()
-/// transport.enqueue(.response(HTTPResponse(statusCode: 401)))   // first request
+/// transport.enqueue(.response(ServerResponse(statusCode: 401)))   // first request
 /// // later requests get the default answer: 200 with `{}`
 /// ```
 public final class RecordingTransport: HTTPTransport, Sendable {
     /// One scripted answer.
     public enum Answer: Sendable {
         /// Answer with this response.
-        case response(HTTPResponse)
+        case response(ServerResponse)
         /// Fail with this transport error.
         case failure(any Error & Sendable)
     }
 
     /// Computes the answer for a request that found no scripted answer queued.
-    public typealias Responder = @Sendable (HTTPRequest) async throws -> HTTPResponse
+    public typealias Responder = @Sendable (OutgoingRequest) async throws -> ServerResponse
 
     private struct State {
-        var requests: [HTTPRequest] = []
+        var requests: [OutgoingRequest] = []
         var queued: [Answer] = []
     }
 
@@ -30,13 +30,13 @@ public final class RecordingTransport: HTTPTransport, Sendable {
     private let responder: Responder
 
     /// Creates a transport whose default answer comes from `responder` (default: 200 with `{}`).
-    public init(responder: @escaping Responder = { _ in HTTPResponse(statusCode: 200, body: Data("{}".utf8)) }) {
+    public init(responder: @escaping Responder = { _ in ServerResponse(statusCode: 200, body: Data("{}".utf8)) }) {
         self.responder = responder
     }
 
     /// Creates a transport that always answers `statusCode` with `body`.
     public convenience init(statusCode: Int, body: String = "{}", headers: [String: String] = [:]) {
-        self.init { _ in HTTPResponse(statusCode: statusCode, headers: headers, body: Data(body.utf8)) }
+        self.init { _ in ServerResponse(statusCode: statusCode, headers: headers, body: Data(body.utf8)) }
     }
 
     /// Queues answers for the next requests, in order, before the default answer applies again.
@@ -45,12 +45,12 @@ public final class RecordingTransport: HTTPTransport, Sendable {
     }
 
     /// Every request sent so far, in order.
-    public var requests: [HTTPRequest] { state.withLock { $0.requests } }
+    public var requests: [OutgoingRequest] { state.withLock { $0.requests } }
 
     /// Forgets the recorded requests.
     public func clear() { state.withLock { $0.requests.removeAll() } }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: OutgoingRequest) async throws -> ServerResponse {
         let answer = state.withLock { state -> Answer? in
             state.requests.append(request)
             return state.queued.isEmpty ? nil : state.queued.removeFirst()

@@ -1,7 +1,7 @@
 import Foundation
 import SDKAuthorization
 
-/// A provider that answers from a script and records what it was asked.
+/// A provider that answers from a script and records what it was asked and told.
 ///
 /// ```swift
 /// let provider = ScriptedProvider(.token("first"), .token("second"))
@@ -10,18 +10,30 @@ import SDKAuthorization
 public final class ScriptedProvider: AuthorizationProvider, Sendable {
     /// One scripted answer.
     public enum Step: Sendable {
-        /// Answer with this token.
+        /// Answer with this bearer token.
         case token(String)
+        /// Answer with this credential (any header).
+        case credential(Credential)
         /// Answer ``Credential/omitted``.
         case omitted
         /// Throw this error.
         case failure(any Error & Sendable)
     }
 
+    /// One rejection the provider was told about.
+    public struct Rejection: Sendable {
+        /// The credential the server rejected.
+        public let credential: Credential
+        /// The response that rejected it.
+        public let response: ServerResponse
+        /// The request it was issued for.
+        public let context: AuthorizationContext
+    }
+
     private struct State {
         var steps: [Step]
         var contexts: [AuthorizationContext] = []
-        var rejected: [String] = []
+        var rejections: [Rejection] = []
         var identityChanges = 0
         var decision: RejectionDecision = .fail
     }
@@ -33,7 +45,7 @@ public final class ScriptedProvider: AuthorizationProvider, Sendable {
         state = TestingLock(State(steps: steps))
     }
 
-    /// What ``credentialRejected(_:for:)`` answers (default ``RejectionDecision/fail``).
+    /// What ``credentialRejected(_:response:context:)`` answers (default ``RejectionDecision/fail``).
     public var rejectionDecision: RejectionDecision {
         get { state.withLock { $0.decision } }
         set { state.withLock { $0.decision = newValue } }
@@ -41,8 +53,10 @@ public final class ScriptedProvider: AuthorizationProvider, Sendable {
 
     /// The contexts of every call to ``credential(for:)``.
     public var requestedContexts: [AuthorizationContext] { state.withLock { $0.contexts } }
-    /// The credentials reported as rejected.
-    public var rejectedCredentials: [String] { state.withLock { $0.rejected } }
+    /// Every rejection reported, in order.
+    public var rejections: [Rejection] { state.withLock { $0.rejections } }
+    /// The secret values of the credentials reported as rejected.
+    public var rejectedCredentials: [String] { rejections.compactMap(\.credential.value) }
     /// How many identity changes were reported.
     public var identityChangeCount: Int { state.withLock { $0.identityChanges } }
 
@@ -52,16 +66,17 @@ public final class ScriptedProvider: AuthorizationProvider, Sendable {
             return state.steps.count > 1 ? state.steps.removeFirst() : state.steps.first
         }
         switch step {
-        case .token(let token)?: return .token(token)
+        case .token(let token)?: return .bearer(token)
+        case .credential(let credential)?: return credential
         case .omitted?: return .omitted
         case .failure(let error)?: throw error
         case nil: return .omitted
         }
     }
 
-    public func credentialRejected(_ credential: String, status: Int, for context: AuthorizationContext) async -> RejectionDecision {
+    public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
         state.withLock { state in
-            state.rejected.append(credential)
+            state.rejections.append(Rejection(credential: credential, response: response, context: context))
             return state.decision
         }
     }

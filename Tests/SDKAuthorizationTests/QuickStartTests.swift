@@ -34,6 +34,6 @@ struct QuickStartTests {
         #expect(client.provider is CustomerTokenProvider)
         #expect(client.policy.scheme(for: .appInboxFetch) == .bearer)
         #expect(client.policy.scheme(for: .trackEvents) == .apiKey)
-        #expect(client.configuration.authorization?.description == "Token Authorization (token redacted)")
+        #expect(client.configuration?.authorization?.description == "Token Authorization (token redacted)")
     }
 }

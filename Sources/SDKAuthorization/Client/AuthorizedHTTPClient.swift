@@ -1,261 +1,353 @@
 import Foundation
 
-/// The one HTTP client an SDK sends its calls through: it looks up each endpoint's scheme in the
-/// policy, gets the credential, attaches the `Authorization` header, sends, follows redirects
-/// safely and classifies the response.
+/// The one HTTP client an SDK sends its calls through, built on the ``RequestAuthorizer`` seam: it
+/// authorizes each request, sends it through an ``HTTPTransport``, follows redirects safely,
+/// retries once when the provider asks, and classifies the answer.
+///
+/// Three ways to make one:
 ///
 /// ```swift
+/// // 1. The provider passed directly.
+/// let client = try AuthorizedHTTPClient(configuration: configuration, provider: SessionTokenProvider(session: session))
+///
+/// // 2. The provider found by name, as the Exponea SDKs find `ExponeaAuthProvider`.
 /// let registry = ProviderRegistry()
 /// registry.register(ExampleAuthProvider.self, as: "ExponeaAuthProvider")
-/// let client = try AuthorizedHTTPClient(
-///     configuration: AuthorizationConfiguration(
-///         projectToken: "my-project",
-///         baseURL: "https://api.exponea.com",
-///         authorization: "Token my-api-key",
-///         advancedAuthEnabled: true
-///     ),
-///     registry: registry
-/// )
-/// let response = try await client.send(.appInboxFetch, body: Data(#"{"customer_ids":{"registered":"u1"}}"#.utf8))
+/// let client = try AuthorizedHTTPClient(configuration: configuration, registry: registry)
+///
+/// // 3. Any policy and providers, for an SDK that is not an Engagement SDK.
+/// let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.bearer: provider]))
+/// ```
+///
+/// Then send from the catalogue, with path parameters and a query, or send any request:
+///
+/// ```swift
+/// let inbox = try await client.send(.appInboxFetch, body: body)
+/// let user = try await client.send("userInbox", parameters: ["userId": "42"], query: [URLQueryItem(name: "page", value: "2")])
+/// let other = try await client.send(OutgoingRequest(method: "GET", url: url))
 /// ```
 ///
 /// Configuration is checked when the client is created: a bad provider setup throws a
 /// ``ConfigurationError`` (also logged at error level), and the client does not exist.
 public final class AuthorizedHTTPClient: Sendable {
-    /// How many redirects one request follows.
-    public static let redirectLimit = 5
+    /// Where the bearer provider comes from, and so what an identity change does.
+    private enum ProviderSource: Sendable {
+        /// Built from a configuration with advanced auth disabled: nothing to load, ever.
+        case none
+        /// Given directly, or a whole authorizer given: providers are told, never re-created.
+        case fixed
+        /// Looked up by name in a registry; a provider class is re-created on identity change.
+        case registry(ProviderRegistry, isClassBased: Locked<Bool>)
+    }
 
-    /// The configuration in force.
-    public let configuration: AuthorizationConfiguration
-    /// The endpoint catalogue and scheme table in force.
-    public let policy: AuthorizationPolicy
+    /// The authorization seam this client sends through.
+    public let authorizer: RequestAuthorizer
+    /// The configuration in force, when the client was made from one.
+    public let configuration: AuthorizationConfiguration?
 
-    private let registry: ProviderRegistry
     private let transport: any HTTPTransport
-    private let diagnostics: any DiagnosticsSink
-    private let clock: any AuthorizationClock
-    private let loadedProvider = Locked<ResolvedProvider?>(nil)
-    /// Each endpoint's method, scheme and URL, resolved once: the base URL and project token are fixed
-    /// for a client, so the per-request path only looks them up. A nil URL fails with ``RequestError/invalidURL(endpoint:)``.
-    private let routes: [EndpointID: (method: String, scheme: AuthorizationScheme, url: URL?)]
-    /// The `Authorization` value for API-key endpoints, built once.
-    private let projectAuthorizationHeader: String?
+    private let source: ProviderSource
 
-    /// Creates a client and, when advanced auth is enabled, loads its provider.
+    /// Creates a client whose customer-token provider is found by name in `registry`, as the
+    /// Exponea SDKs find theirs, and loads it when advanced auth is enabled.
     ///
     /// - Parameters:
     ///   - configuration: The checked configuration.
     ///   - policy: The endpoint table; default ``AuthorizationPolicy/engagement(advancedAuthEnabled:)``.
     ///   - registry: Where the provider is looked up by name.
-    ///   - transport: How requests are sent; default ``URLSessionTransport``.
+    ///   - transport: How requests are sent; default ``URLSessionHTTPTransport``.
     ///   - diagnostics: Where messages go; default standard error.
-    ///   - clock: The time source for token expiry and waits.
-    /// - Throws: ``ConfigurationError`` when the provider cannot be loaded, when the policy sends
-    ///   customer tokens with advanced auth disabled, or sends the API key without one configured.
+    ///   - clock: The time source for token expiry, waits and deadlines.
+    ///   - options: Refresh window, redirect and deadline limits.
+    /// - Throws: ``ConfigurationError`` when the provider cannot be loaded (with the vendors'
+    ///   documented messages), when the policy sends customer tokens with advanced auth disabled,
+    ///   or sends the API key without one configured.
     public init(
         configuration: AuthorizationConfiguration,
         policy: AuthorizationPolicy? = nil,
         registry: ProviderRegistry = ProviderRegistry(),
-        transport: any HTTPTransport = URLSessionTransport(),
+        transport: any HTTPTransport = URLSessionHTTPTransport(),
         diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
-        clock: any AuthorizationClock = SystemClock()
+        clock: any AuthorizationClock = SystemClock(),
+        options: AuthorizationOptions = AuthorizationOptions()
     ) throws(ConfigurationError) {
-        self.configuration = configuration
-        self.policy = policy ?? .engagement(advancedAuthEnabled: configuration.advancedAuthEnabled)
-        self.registry = registry
-        self.transport = transport
-        self.diagnostics = diagnostics
-        self.clock = clock
-        var routes: [EndpointID: (method: String, scheme: AuthorizationScheme, url: URL?)] = [:]
-        for endpoint in self.policy.endpoints {
-            guard let scheme = self.policy.scheme(for: endpoint.id) else { continue }
-            routes[endpoint.id] = (endpoint.method, scheme, endpoint.url(baseURL: configuration.baseURL, projectToken: configuration.projectToken))
-        }
-        self.routes = routes
-        self.projectAuthorizationHeader = configuration.authorization?.headerValue
-
-        let bearerEndpoints = self.policy.endpoints(using: .bearer)
-        if !configuration.advancedAuthEnabled, !bearerEndpoints.isEmpty {
-            throw logged(.customerTokenEndpointsWithoutAdvancedAuth(bearerEndpoints.map(\.rawValue)))
-        }
-        let apiKeyEndpoints = self.policy.endpoints(using: .apiKey)
-        if configuration.authorization == nil, !apiKeyEndpoints.isEmpty {
-            throw logged(.missingKey("authorization"))
-        }
+        let policy = policy ?? .engagement(advancedAuthEnabled: configuration.advancedAuthEnabled)
+        try Self.checkEngagement(configuration, policy: policy, diagnostics: diagnostics)
+        var providers = Self.projectProviders(configuration)
+        var classBased = false
         if configuration.advancedAuthEnabled {
-            let provider = try loadProvider()
-            loadedProvider.withLock { $0 = provider }
+            let resolved = try Self.loadProvider(configuration, registry: registry, clock: clock, diagnostics: diagnostics)
+            providers[.bearer] = resolved.provider
+            classBased = resolved.isClassBased
         }
+        self.authorizer = try Self.logged(diagnostics) { () throws(ConfigurationError) in
+            try RequestAuthorizer(
+                policy: policy, providers: providers, baseURL: configuration.baseURL,
+                pathParameters: ["projectToken": configuration.projectToken],
+                options: options, clock: clock, diagnostics: diagnostics
+            )
+        }
+        self.configuration = configuration
+        self.transport = transport
+        self.source = configuration.advancedAuthEnabled ? .registry(registry, isClassBased: Locked(classBased)) : .none
     }
 
-    /// The loaded provider, or `nil` when advanced auth is disabled.
+    /// Creates a client whose customer-token provider is `provider`: no registry, no name.
+    ///
+    /// - Throws: ``ConfigurationError`` when advanced auth is disabled in `configuration` (the
+    ///   provider would never be asked), or the policy sends the API key without one configured.
+    public init(
+        configuration: AuthorizationConfiguration,
+        provider: any AuthorizationProvider,
+        policy: AuthorizationPolicy? = nil,
+        transport: any HTTPTransport = URLSessionHTTPTransport(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        clock: any AuthorizationClock = SystemClock(),
+        options: AuthorizationOptions = AuthorizationOptions()
+    ) throws(ConfigurationError) {
+        guard configuration.advancedAuthEnabled else {
+            diagnostics.log(.error, ConfigurationError.providerWithoutAdvancedAuth.message)
+            throw .providerWithoutAdvancedAuth
+        }
+        let policy = policy ?? .engagement(advancedAuthEnabled: true)
+        try Self.checkEngagement(configuration, policy: policy, diagnostics: diagnostics)
+        var providers = Self.projectProviders(configuration)
+        providers[.bearer] = provider
+        self.authorizer = try Self.logged(diagnostics) { () throws(ConfigurationError) in
+            try RequestAuthorizer(
+                policy: policy, providers: providers, baseURL: configuration.baseURL,
+                pathParameters: ["projectToken": configuration.projectToken],
+                options: options, clock: clock, diagnostics: diagnostics
+            )
+        }
+        self.configuration = configuration
+        self.transport = transport
+        self.source = .fixed
+    }
+
+    /// Creates a client around any authorizer: its policy, providers, options, clock and diagnostics.
+    public init(authorizer: RequestAuthorizer, transport: any HTTPTransport = URLSessionHTTPTransport()) {
+        self.authorizer = authorizer
+        self.configuration = nil
+        self.transport = transport
+        self.source = .fixed
+    }
+
+    /// The endpoint catalogue, rules and scheme table in force.
+    public var policy: AuthorizationPolicy { authorizer.policy }
+
+    /// The limits in force.
+    public var options: AuthorizationOptions { authorizer.options }
+
+    /// The customer-token (bearer) provider, or `nil` when there is none.
     ///
     /// A built-in mode's provider is reached through it, e.g. `client.provider as? IDTokenStore`.
-    public var provider: (any AuthorizationProvider)? { loadedProvider.withLock { $0?.provider } }
+    public var provider: (any AuthorizationProvider)? { authorizer.provider(for: .bearer) }
 
     /// Tells the client the user's identity changed (a new customer, `anonymize`).
     ///
-    /// The provider is told through ``AuthorizationProvider/identityDidChange()``. A provider class
-    /// found by name (``AuthorizationProviderType``) is then loaded again from the registry, a new
-    /// instance, as the vendor SDKs do; a native provider is kept. With advanced auth disabled
-    /// nothing is looked up.
+    /// Every provider is told through ``AuthorizationProvider/identityDidChange()``. A provider
+    /// class found by name (``AuthorizationProviderType``) is then loaded again from the registry, a
+    /// new instance, as the vendor SDKs do, and swapped in only once it has loaded: requests in
+    /// flight keep the provider they read, and none finds the client without one. With advanced
+    /// auth disabled nothing is looked up.
     ///
     /// - Throws: ``ConfigurationError`` when the provider class can no longer be loaded; requests that
-    ///   need it then fail with ``RequestError/noProvider(endpoint:)``.
+    ///   need it then fail with ``RequestError/Code/noProvider`` rather than use the old user's provider.
     public func identityDidChange() async throws(ConfigurationError) {
-        guard configuration.advancedAuthEnabled else { return }
-        if let current = loadedProvider.withLock({ $0 }) {
-            await current.provider.identityDidChange()
-            guard current.isClassBased else { return }
+        switch source {
+        case .none:
+            return
+        case .fixed:
+            await authorizer.identityDidChange()
+        case .registry(let registry, let isClassBased):
+            await authorizer.identityDidChange()
+            guard isClassBased.withLock({ $0 }), let configuration else { return }
+            do {
+                let reloaded = try Self.loadProvider(configuration, registry: registry, clock: authorizer.clock, diagnostics: authorizer.diagnostics)
+                authorizer.setProvider(reloaded.provider, for: .bearer)
+                isClassBased.withLock { $0 = reloaded.isClassBased }
+            } catch {
+                authorizer.removeProvider(for: .bearer)
+                throw error
+            }
         }
-        loadedProvider.withLock { $0 = nil }
-        let reloaded = try loadProvider()
-        loadedProvider.withLock { $0 = reloaded }
     }
 
-    /// Sends a request to `endpoint` with the credential its scheme names.
+    // MARK: Sending
+
+    /// Sends a request to a catalogue endpoint with the credential its scheme names.
     ///
-    /// A 401 or 403 to a bearer request is reported to the provider, which may ask for one retry
-    /// with a new credential; a request is never retried twice.
+    /// A 401 or 403 to a request that carried a credential is reported to the provider that issued
+    /// it, which may ask for one retry with a new credential; a request is never retried twice.
     ///
     /// - Parameters:
     ///   - endpoint: The endpoint's name in the policy.
+    ///   - parameters: Values for the endpoint's `<name>` path parameters (`projectToken` comes
+    ///     from the configuration).
+    ///   - query: Query items added after the template's own.
     ///   - body: The body, sent with `Content-Type: application/json` unless `headers` says otherwise.
     ///   - headers: Extra header fields. An `Authorization` field here is replaced by the policy's; a
-    ///     name that is not an HTTP token or a value with a control character fails the request with
-    ///     ``RequestError/invalidHeader(name:)``.
+    ///     name that is not an HTTP token or a value with a character a header cannot hold fails
+    ///     the request with ``RequestError/Code/invalidHeader``.
     /// - Returns: The 2xx response.
     /// - Throws: ``RequestError``.
-    public func send(_ endpoint: EndpointID, body: Data? = nil, headers: [String: String] = [:]) async throws(RequestError) -> HTTPResponse {
-        guard let route = routes[endpoint] else { throw .unknownEndpoint(endpoint) }
-        guard let url = route.url else { throw .invalidURL(endpoint: endpoint) }
-        let scheme = route.scheme
-        for (name, value) in headers where !HeaderCredential.isValidHeader(name: name, value: value) {
-            throw .invalidHeader(name: name)
+    public func send(
+        _ endpoint: EndpointID,
+        parameters: [String: String] = [:],
+        query: [URLQueryItem] = [],
+        body: Data? = nil,
+        headers: [String: String] = [:]
+    ) async throws(RequestError) -> ServerResponse {
+        let request = try authorizer.request(for: endpoint, parameters: parameters, query: query, body: body, headers: headers)
+        return try await withDeadline(endpoint: endpoint) { () async throws(RequestError) -> ServerResponse in
+            try await self.perform(request, endpoint: endpoint)
         }
-        var request = HTTPRequest(method: route.method, url: url, headers: headers, body: body)
-        request.removeHeader("Authorization")
-        if body != nil, request.value(forHeader: "Content-Type") == nil {
-            request.headers["Content-Type"] = "application/json"
-        }
+    }
 
-        var attempt = 1
-        while true {
-            let context = AuthorizationContext(endpoint: endpoint, url: url, attempt: attempt)
-            var authorized = request
-            let sentToken = try await authorize(&authorized, scheme: scheme, context: context)
-            let response = try await sendFollowingRedirects(authorized)
-            switch response.statusCode {
-            case 200..<300:
-                return response
-            case 401, 403:
-                diagnostics.log(.warning, "\(endpoint) was rejected with HTTP \(response.statusCode) (\(scheme.rawValue) credential \(sentToken.map(Redaction.redact) ?? "none"))")
-                if let sentToken, let provider = provider {
-                    let decision = await provider.credentialRejected(sentToken, status: response.statusCode, for: context)
-                    if decision == .retry, attempt == 1 {
-                        attempt += 1
-                        continue
+    /// Sends any request: the policy gives it the scheme of the catalogue endpoint or rule it
+    /// matches, or none.
+    ///
+    /// - Returns: The 2xx response.
+    /// - Throws: ``RequestError``.
+    public func send(_ request: OutgoingRequest) async throws(RequestError) -> ServerResponse {
+        try await withDeadline(endpoint: nil) { () async throws(RequestError) -> ServerResponse in
+            try await self.perform(request, endpoint: nil)
+        }
+    }
+
+    private func perform(_ request: OutgoingRequest, endpoint: EndpointID?) async throws(RequestError) -> ServerResponse {
+        var sent = false
+        do throws(RequestError) {
+            var authorized = try await authorizer.authorize(request, endpoint: endpoint)
+            while true {
+                sent = true
+                let response = try await sendFollowingRedirects(&authorized)
+                switch await authorizer.evaluate(response, to: authorized) {
+                case .accept:
+                    guard (200..<300).contains(response.statusCode) else { throw .httpError(response: response, endpoint: authorized.endpoint) }
+                    return response
+                case .retry:
+                    authorized = try await authorizer.authorize(retrying: authorized)
+                case .retryAfter(let seconds):
+                    do {
+                        try await authorizer.clock.sleep(untilMonotonic: authorizer.clock.monotonicNow() + seconds)
+                    } catch {
+                        throw .cancelled
                     }
+                    authorized = try await authorizer.authorize(retrying: authorized)
+                case .fail(let error):
+                    throw error
                 }
-                throw .authorizationRejected(status: response.statusCode, scheme: scheme, body: response.body)
-            default:
-                throw .httpError(status: response.statusCode, body: response.body)
             }
+        } catch {
+            var error = error
+            if sent { error.wasSent = true }
+            throw error
         }
     }
 
-    /// Adds the `Authorization` header for `scheme`; returns the bearer token it attached, if any.
-    private func authorize(_ request: inout HTTPRequest, scheme: AuthorizationScheme, context: AuthorizationContext) async throws(RequestError) -> String? {
-        switch scheme {
-        case .none:
-            return nil
-        case .apiKey:
-            guard let projectAuthorizationHeader else {
-                throw .missingProjectAuthorization(endpoint: context.endpoint)
-            }
-            request.headers["Authorization"] = projectAuthorizationHeader
-            return nil
-        case .bearer:
-            guard let provider else { throw .noProvider(endpoint: context.endpoint) }
-            let credential: Credential
+    private func sendFollowingRedirects(_ authorized: inout AuthorizedRequest) async throws(RequestError) -> ServerResponse {
+        while true {
+            let response: ServerResponse
             do {
-                credential = try await provider.credential(for: context)
-            } catch let error as RequestError {
-                diagnostics.log(.error, error.description)
-                throw error
-            } catch is CancellationError {
-                throw .cancelled
+                response = try await transport.send(authorized.request)
             } catch {
-                diagnostics.log(.error, "The authorization provider failed for \(context.endpoint): \(error)")
-                throw .providerFailed(String(describing: error))
+                if Task.isCancelled || error is CancellationError { throw .cancelled }
+                throw .transportFailed(error, endpoint: authorized.endpoint)
             }
-            switch credential {
-            case .omitted:
-                diagnostics.log(.debug, "\(context.endpoint) sent without a credential, as the provider asked")
-                return nil
-            case .token(let token):
-                switch HeaderCredential.check(token) {
-                case .valid: break
-                case .empty: throw .missingCustomerToken(endpoint: context.endpoint)
-                case .controlCharacters:
-                    diagnostics.log(.error, RequestError.invalidCredential(endpoint: context.endpoint).description)
-                    throw .invalidCredential(endpoint: context.endpoint)
+            guard let next = try authorizer.redirect(authorized, after: response) else { return response }
+            authorized = next
+        }
+    }
+
+    /// Runs `work` until it ends or the request's deadline passes on the monotonic clock, whichever
+    /// comes first; the work is cancelled at the deadline.
+    private func withDeadline(
+        endpoint: EndpointID?,
+        _ work: @escaping @Sendable () async throws(RequestError) -> ServerResponse
+    ) async throws(RequestError) -> ServerResponse {
+        struct DeadlinePassed: Error {}
+        let clock = authorizer.clock
+        let seconds = authorizer.options.requestDeadline
+        let deadline = clock.monotonicNow() + seconds
+        do {
+            return try await withThrowingTaskGroup(of: ServerResponse?.self) { group in
+                group.addTask { try await work() }
+                group.addTask {
+                    try await clock.sleep(untilMonotonic: deadline)
+                    throw DeadlinePassed()
                 }
-                request.headers["Authorization"] = "Bearer \(token)"
-                return token
+                defer { group.cancelAll() }
+                while let result = try await group.next() {
+                    if let response = result { return response }
+                }
+                throw CancellationError()
             }
+        } catch let error as RequestError {
+            throw error
+        } catch is DeadlinePassed {
+            authorizer.diagnostics.log(.warning, RequestError.deadlineExceeded(endpoint: endpoint, after: seconds).description)
+            throw .deadlineExceeded(endpoint: endpoint, after: seconds)
+        } catch {
+            throw .cancelled
         }
     }
 
-    private func sendFollowingRedirects(_ original: HTTPRequest) async throws(RequestError) -> HTTPResponse {
-        var request = original
-        for _ in 0...Self.redirectLimit {
-            let response: HTTPResponse
-            do {
-                response = try await transport.send(request)
-            } catch {
-                if Task.isCancelled { throw .cancelled }
-                throw .transportFailed(String(describing: error))
-            }
-            guard [301, 302, 303, 307, 308].contains(response.statusCode),
-                  let location = response.value(forHeader: "Location"),
-                  let next = URL(string: location, relativeTo: request.url)?.absoluteURL
-            else { return response }
-            if !Self.sameOrigin(next, original.url), request.value(forHeader: "Authorization") != nil {
-                request.removeHeader("Authorization")
-                diagnostics.log(.info, "Redirect to another host (\(next.host ?? "?")): Authorization header removed")
-            }
-            if response.statusCode == 303 || (request.method == "POST" && [301, 302].contains(response.statusCode)) {
-                request.method = "GET"
-                request.body = nil
-                request.removeHeader("Content-Type")
-            }
-            request.url = next
+    // MARK: Loading
+
+    /// The API-key provider of a configuration, when it has a project authorization.
+    private static func projectProviders(_ configuration: AuthorizationConfiguration) -> [AuthorizationScheme: any AuthorizationProvider] {
+        guard let authorization = configuration.authorization else { return [:] }
+        return [.apiKey: ProjectAuthorizationProvider(authorization)]
+    }
+
+    private static func checkEngagement(_ configuration: AuthorizationConfiguration, policy: AuthorizationPolicy, diagnostics: any DiagnosticsSink) throws(ConfigurationError) {
+        let bearerEndpoints = policy.endpoints(using: .bearer)
+        if !configuration.advancedAuthEnabled, !bearerEndpoints.isEmpty {
+            throw logged(.customerTokenEndpointsWithoutAdvancedAuth(bearerEndpoints.map(\.rawValue)), diagnostics)
         }
-        throw .tooManyRedirects(limit: Self.redirectLimit)
+        if configuration.authorization == nil, policy.schemesInUse.contains(.apiKey) {
+            throw logged(.missingKey("authorization"), diagnostics)
+        }
     }
 
-    static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
-        lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
-            && lhs.host?.lowercased() == rhs.host?.lowercased()
-            && effectivePort(lhs) == effectivePort(rhs)
-    }
-
-    private static func effectivePort(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
-    }
-
-    private func loadProvider() throws(ConfigurationError) -> ResolvedProvider {
+    private static func loadProvider(
+        _ configuration: AuthorizationConfiguration, registry: ProviderRegistry,
+        clock: any AuthorizationClock, diagnostics: any DiagnosticsSink
+    ) throws(ConfigurationError) -> ResolvedProvider {
         let context = ProviderFactoryContext(configuration: configuration, clock: clock, diagnostics: diagnostics)
         do {
             return try registry.resolveProvider(for: context)
         } catch {
-            throw logged(error)
+            throw logged(error, diagnostics)
         }
     }
 
-    private func logged(_ error: ConfigurationError) -> ConfigurationError {
+    private static func logged(_ error: ConfigurationError, _ diagnostics: any DiagnosticsSink) -> ConfigurationError {
         diagnostics.log(.error, error.message)
         return error
     }
+
+    private static func logged<T>(_ diagnostics: any DiagnosticsSink, _ body: () throws(ConfigurationError) -> T) throws(ConfigurationError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw logged(error, diagnostics)
+        }
+    }
+}
+
+/// The configured project authorization (`Token <key>` or `Bearer <jwt>`), for the API-key scheme.
+struct ProjectAuthorizationProvider: AuthorizationProvider {
+    let credential: Credential
+
+    init(_ authorization: ProjectAuthorization) {
+        switch authorization.scheme {
+        case .token: credential = .apiKey(authorization.credential)
+        case .bearer: credential = .bearer(authorization.credential)
+        }
+    }
+
+    func credential(for context: AuthorizationContext) async throws -> Credential { credential }
 }

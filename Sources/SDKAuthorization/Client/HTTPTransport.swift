@@ -1,7 +1,11 @@
 import Foundation
 
-/// An HTTP request as the client hands it to a transport.
-public struct HTTPRequest: Sendable, Equatable, CustomStringConvertible {
+/// An HTTP request before or after authorization: method, URL (with path and query), header
+/// fields and body. It is what the framework authorizes and what an ``HTTPTransport`` sends.
+///
+/// The name leaves `HTTPRequest` to swift-http-types and `URLRequest` to Foundation, so a file
+/// can import them side by side.
+public struct OutgoingRequest: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The method, e.g. `POST`.
     public var method: String
     /// The absolute URL.
@@ -21,25 +25,45 @@ public struct HTTPRequest: Sendable, Equatable, CustomStringConvertible {
 
     /// The value of a header field, matched case-insensitively.
     public func value(forHeader name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        if let exact = headers[name] { return exact }
+        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
-    /// Removes a header field, matched case-insensitively.
-    public mutating func removeHeader(_ name: String) {
+    /// Removes a header field, matched case-insensitively; returns whether one was there.
+    @discardableResult
+    public mutating func removeHeader(_ name: String) -> Bool {
+        var removed = false
         for key in headers.keys where key.caseInsensitiveCompare(name) == .orderedSame {
             headers[key] = nil
+            removed = true
         }
+        return removed
     }
 
-    /// The method and URL, and the header names; never a header's value.
+    /// Sets a header field, replacing any field of the same name in another case.
+    public mutating func setHeader(_ name: String, _ value: String) {
+        removeHeader(name)
+        headers[name] = value
+    }
+
+    /// The method, the URL without its query, and the header names; never a header's value.
     public var description: String {
-        "\(method) \(url.absoluteString) headers: [\(headers.keys.sorted().joined(separator: ", "))]"
+        "\(method) \(url.redactedForLog) headers: [\(headers.keys.sorted().joined(separator: ", "))]"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["method": method, "url": url.redactedForLog, "headerNames": headers.keys.sorted(), "bodyBytes": body?.count ?? 0], displayStyle: .struct)
     }
 }
 
-/// An HTTP response as a transport returns it. Redirects (3xx) are returned, not followed: the
-/// client follows them itself so it can drop credentials when the host changes.
-public struct HTTPResponse: Sendable, Equatable {
+/// An HTTP response as a transport returns it: status, header fields and body. Redirects (3xx) are
+/// returned, not followed: the client follows them itself so it can drop credentials when the
+/// origin changes.
+///
+/// The name leaves `HTTPResponse` to swift-http-types and `HTTPURLResponse` to Foundation.
+public struct ServerResponse: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The status code.
     public var statusCode: Int
     /// Header fields.
@@ -56,20 +80,47 @@ public struct HTTPResponse: Sendable, Equatable {
 
     /// The value of a header field, matched case-insensitively.
     public func value(forHeader name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        if let exact = headers[name] { return exact }
+        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// The status and the header names; never a header's value (a server may echo a token in
+    /// `WWW-Authenticate`) and never the body.
+    public var description: String {
+        "HTTP \(statusCode) headers: [\(headers.keys.sorted().joined(separator: ", "))] body: \(body.count) bytes"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["statusCode": statusCode, "headerNames": headers.keys.sorted(), "bodyBytes": body.count], displayStyle: .struct)
     }
 }
 
 /// Sends one HTTP request and returns the response, without following redirects.
 ///
-/// The default is ``URLSessionTransport``. Tests use `RecordingTransport` from
-/// `SDKAuthorizationTesting`; an SDK can plug in its own networking stack.
+/// The default is ``URLSessionHTTPTransport``. Tests use `RecordingTransport` from
+/// `SDKAuthorizationTesting`; an SDK can plug in its own networking stack (the Integrations package
+/// has one over AsyncHTTPClient).
 ///
 /// # Implementation requirements
 /// Return 3xx responses as they are, without following them. Throw for transport failures
 /// (no connection, timeout); return every HTTP status, including 4xx and 5xx, as a response.
-/// Honour task cancellation.
+/// Honour task cancellation: the client cancels the sending task when a request's deadline passes.
 public protocol HTTPTransport: Sendable {
     /// Sends `request`.
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+    func send(_ request: OutgoingRequest) async throws -> ServerResponse
+}
+
+extension URL {
+    /// Scheme, host, port and path, without user info, query or fragment: what a log may show.
+    var redactedForLog: String {
+        var components = URLComponents()
+        components.scheme = scheme
+        components.host = host
+        components.port = port
+        components.percentEncodedPath = URLComponents(url: self, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        let text = components.string ?? "(unprintable URL)"
+        return query == nil ? text : text + "?…"
+    }
 }

@@ -48,11 +48,11 @@ extension AuthorizationConfiguration {
 
     /// Reads a configuration from the bytes of a file in `format`.
     public init(data: Data, format: FileFormat) throws(ConfigurationError) {
-        let values: [String: JSONValue]
+        let values: [String: JWTClaimValue]
         do {
             switch format {
-            case .json: values = try JSONDecoder().decode([String: JSONValue].self, from: data)
-            case .propertyList: values = try PropertyListDecoder().decode([String: JSONValue].self, from: data)
+            case .json: values = try JSONDecoder().decode([String: JWTClaimValue].self, from: data)
+            case .propertyList: values = try PropertyListDecoder().decode([String: JWTClaimValue].self, from: data)
             }
         } catch {
             throw .malformedFile(reason: format == .json
@@ -94,7 +94,7 @@ extension AuthorizationConfiguration {
         )
     }
 
-    private static func string(_ values: [String: JSONValue], _ key: String) throws(ConfigurationError) -> String? {
+    private static func string(_ values: [String: JWTClaimValue], _ key: String) throws(ConfigurationError) -> String? {
         switch values[key] {
         case nil: return nil
         case .string(let value)?: return value

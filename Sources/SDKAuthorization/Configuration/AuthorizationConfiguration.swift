@@ -73,7 +73,7 @@ public struct AuthorizationConfiguration: Sendable, Equatable {
         customerTokenCaching: CustomerTokenCaching = .disabled
     ) throws(ConfigurationError) {
         guard !projectToken.isEmpty, !projectToken.allSatisfy(\.isWhitespace) else { throw .emptyProjectToken }
-        guard HeaderCredential.check(projectToken) != .controlCharacters else {
+        guard HeaderFieldRules.check(projectToken) != .forbiddenCharacters else {
             throw .credentialContainsControlCharacters(field: "projectToken")
         }
         self.projectToken = projectToken
@@ -97,7 +97,7 @@ public struct AuthorizationConfiguration: Sendable, Equatable {
     }
 
     static func checkedBaseURL(_ value: String) throws(ConfigurationError) -> URL {
-        guard HeaderCredential.check(value) == .valid,
+        guard HeaderFieldRules.check(value) == .valid,
               let components = URLComponents(string: value),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = components.host, !host.isEmpty,

@@ -43,6 +43,10 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
 
     /// The policy sends a customer token to endpoints, but advanced auth is disabled, so no provider exists.
     case customerTokenEndpointsWithoutAdvancedAuth([String])
+    /// A provider was passed to the client, but advanced auth is disabled, so it would never be asked.
+    case providerWithoutAdvancedAuth
+    /// The policy names a scheme for which no provider was given.
+    case missingProvider(scheme: String, endpoints: [String])
     /// An endpoint was added twice to the policy.
     case duplicateEndpoint(String)
     /// The policy was asked to change an endpoint it does not hold.
@@ -89,6 +93,10 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
             "The authorization provider registered as \(name) could not be created: \(reason)"
         case .customerTokenEndpointsWithoutAdvancedAuth(let endpoints):
             "Endpoints \(endpoints.sorted().joined(separator: ", ")) need a customer token, but advancedAuthEnabled is false."
+        case .providerWithoutAdvancedAuth:
+            "A customer-token provider was given, but advancedAuthEnabled is false; enable advanced auth or pass no provider."
+        case .missingProvider(let scheme, let endpoints):
+            "The policy sends \(scheme) credentials (\(endpoints.joined(separator: ", "))), but no provider is given for the \(scheme) scheme."
         case .duplicateEndpoint(let id):
             "The endpoint \(id) is already in the policy."
         case .unknownEndpoint(let id):

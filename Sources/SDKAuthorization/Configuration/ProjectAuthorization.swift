@@ -45,10 +45,10 @@ public struct ProjectAuthorization: Sendable, Equatable, CustomStringConvertible
     }
 
     private init(scheme: Scheme, credential: String, field: String) throws(ConfigurationError) {
-        switch HeaderCredential.check(credential) {
+        switch HeaderFieldRules.check(credential) {
         case .valid: break
         case .empty: throw .emptyCredential(field: field)
-        case .controlCharacters: throw .credentialContainsControlCharacters(field: field)
+        case .forbiddenCharacters: throw .credentialContainsControlCharacters(field: field)
         }
         self.scheme = scheme
         self.credential = credential

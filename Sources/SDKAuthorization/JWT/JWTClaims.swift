@@ -1,13 +1,13 @@
 import Foundation
 
 /// A JSON value found in a JWT header or payload.
-public enum JSONValue: Sendable, Equatable {
+public enum JWTClaimValue: Sendable, Equatable {
     case string(String)
     case number(Double)
     case bool(Bool)
     case null
-    case array([JSONValue])
-    case object([String: JSONValue])
+    case array([JWTClaimValue])
+    case object([String: JWTClaimValue])
 
     /// The string, when this is a string.
     public var stringValue: String? {
@@ -23,7 +23,7 @@ public enum JSONValue: Sendable, Equatable {
 
 }
 
-extension JSONValue: Decodable {
+extension JWTClaimValue: Decodable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -34,10 +34,10 @@ extension JSONValue: Decodable {
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
+        } else if let value = try? container.decode([JWTClaimValue].self) {
             self = .array(value)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            self = .object(try container.decode([String: JWTClaimValue].self))
         }
     }
 }
@@ -78,9 +78,9 @@ public enum JWTDecodingError: Error, Sendable, Equatable, CustomStringConvertibl
 /// ```
 public struct JWTClaims: Sendable, Equatable {
     /// The JOSE header, e.g. `alg`, `typ`, `kid`.
-    public let header: [String: JSONValue]
+    public let header: [String: JWTClaimValue]
     /// Every claim of the payload, registered and custom.
-    public let payload: [String: JSONValue]
+    public let payload: [String: JWTClaimValue]
 
     /// `exp`, the expiry time.
     public let expiresAt: Date?
@@ -125,7 +125,7 @@ public struct JWTClaims: Sendable, Equatable {
     }
 
     /// A claim by name, registered or custom.
-    public subscript(claim name: String) -> JSONValue? { payload[name] }
+    public subscript(claim name: String) -> JWTClaimValue? { payload[name] }
 
     /// Whether the token expires less than `leeway` seconds after `now`. A token without `exp`
     /// never counts as expiring.
@@ -146,15 +146,15 @@ public struct JWTClaims: Sendable, Equatable {
         return Data(base64Encoded: base64)
     }
 
-    private static func object(_ segment: Substring, name: String) throws(JWTDecodingError) -> [String: JSONValue] {
+    private static func object(_ segment: Substring, name: String) throws(JWTDecodingError) -> [String: JWTClaimValue] {
         guard !segment.isEmpty, let data = base64URLDecode(segment) else { throw .invalidBase64(segment: name) }
-        guard let values = try? JSONDecoder().decode([String: JSONValue].self, from: data) else {
+        guard let values = try? JSONDecoder().decode([String: JWTClaimValue].self, from: data) else {
             throw .notJSON(segment: name)
         }
         return values
     }
 
-    private static func date(_ payload: [String: JSONValue], _ name: String) throws(JWTDecodingError) -> Date? {
+    private static func date(_ payload: [String: JWTClaimValue], _ name: String) throws(JWTDecodingError) -> Date? {
         switch payload[name] {
         case nil, .null?: return nil
         case .number(let seconds)? where seconds.isFinite:
@@ -164,7 +164,7 @@ public struct JWTClaims: Sendable, Equatable {
         }
     }
 
-    private static func string(_ payload: [String: JSONValue], _ name: String) throws(JWTDecodingError) -> String? {
+    private static func string(_ payload: [String: JWTClaimValue], _ name: String) throws(JWTDecodingError) -> String? {
         switch payload[name] {
         case nil, .null?: return nil
         case .string(let value)?: return value

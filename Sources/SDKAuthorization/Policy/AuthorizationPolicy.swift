@@ -1,22 +1,21 @@
-/// Which credential an endpoint's requests carry.
-public enum AuthorizationScheme: String, Sendable, Hashable, CaseIterable {
-    /// The configured project authorization, normally `Authorization: Token <apiKey>`.
-    case apiKey
-    /// A token from the authorization provider: `Authorization: Bearer <jwt>`.
-    case bearer
-    /// No `Authorization` header.
-    case none
-}
-
-/// The endpoint catalogue and its per-endpoint scheme table.
+/// Which requests carry which credential: an endpoint catalogue with a scheme per endpoint, and
+/// rules for any other request.
 ///
-/// The table is data: an SDK author adds endpoints and moves one to another scheme.
+/// The table is data: an SDK author adds endpoints, moves one to another scheme, and adds rules
+/// that match requests by host, path and method.
 ///
 /// ```swift
 /// var policy = AuthorizationPolicy.engagement(advancedAuthEnabled: true)
 /// try policy.add(Endpoint("contentBlocks", path: "/webxp/s/<projectToken>/inappcontentblocks"), scheme: .bearer)
+/// try policy.add(Endpoint("userInbox", method: "GET", path: "/v2/users/<userId>/inbox"), scheme: .bearer)
 /// try policy.setScheme(.bearer, for: .customerAttributes)
+/// try policy.add(AuthorizationRule(host: "media.example.com", path: "/private/**", method: "GET", scheme: .bearer))
 /// ```
+///
+/// A request made from the catalogue (``AuthorizedHTTPClient/send(_:parameters:query:body:headers:)``)
+/// has its endpoint's scheme. Any other request gets the scheme of the catalogue endpoint whose
+/// method, origin and path it has, else of the first rule that matches it; a request nothing
+/// matches gets no credential.
 public struct AuthorizationPolicy: Sendable, Equatable {
     private struct Entry: Sendable, Equatable {
         var endpoint: Endpoint
@@ -25,6 +24,8 @@ public struct AuthorizationPolicy: Sendable, Equatable {
 
     private var entries: [EndpointID: Entry] = [:]
     private var order: [EndpointID] = []
+    /// The rules, in the order added; the first that matches wins.
+    public private(set) var rules: [AuthorizationRule] = []
 
     /// An empty policy.
     public init() {}
@@ -65,11 +66,16 @@ public struct AuthorizationPolicy: Sendable, Equatable {
         if let problem = endpoint.templateProblem {
             throw .invalidValue(key: "endpoint \(endpoint.id)", reason: problem)
         }
-        guard !endpoint.method.isEmpty, endpoint.method.allSatisfy({ HeaderCredential.tokenCharacters.contains($0) }) else {
+        guard HeaderFieldRules.isValidName(endpoint.method) else {
             throw .invalidValue(key: "endpoint \(endpoint.id)", reason: "'\(endpoint.method)' is not an HTTP method")
         }
         entries[endpoint.id] = Entry(endpoint: endpoint, scheme: scheme)
         order.append(endpoint.id)
+    }
+
+    /// Adds a rule for requests the catalogue does not name; rules are tried in the order added.
+    public mutating func add(_ rule: AuthorizationRule) {
+        rules.append(rule)
     }
 
     /// Moves an endpoint to another scheme.
@@ -89,5 +95,10 @@ public struct AuthorizationPolicy: Sendable, Equatable {
     /// The names of the endpoints that use `scheme`, in the order added.
     public func endpoints(using scheme: AuthorizationScheme) -> [EndpointID] {
         order.filter { entries[$0]?.scheme == scheme }
+    }
+
+    /// Every scheme an endpoint or a rule names, ``AuthorizationScheme/none`` left out.
+    public var schemesInUse: Set<AuthorizationScheme> {
+        Set(entries.values.map(\.scheme) + rules.map(\.scheme)).subtracting([.none])
     }
 }

@@ -13,13 +13,15 @@ public struct EndpointID: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     public var description: String { rawValue }
 }
 
-/// One HTTP endpoint: a method and a path template in which `<projectToken>` is substituted.
+/// One HTTP endpoint: a method and a path template with `<name>` path parameters.
 ///
 /// The template is a path under the base URL, and may hold a query
 /// (`/webxp/s/<projectToken>/inappmessages?v=1`); or it is an absolute `http`/`https` URL for an
-/// endpoint on another host (`https://cdn.example.com/v1/<projectToken>/content`). The project
-/// token is percent-encoded for the part it lands in, so a token holding `/`, `?` or `&` cannot
-/// change the path.
+/// endpoint on another host (`https://cdn.example.com/v1/<projectToken>/content`). Each `<name>`
+/// is a parameter: `<projectToken>` comes from the configuration, others from the call
+/// (`client.send("userInbox", parameters: ["userId": "42"])`). A parameter is percent-encoded for
+/// the part it lands in, so a value holding `/`, `?` or `&` cannot change the path, and a value of
+/// `.` or `..` is refused.
 public struct Endpoint: Hashable, Sendable {
     /// The placeholder replaced by the project token.
     public static let projectTokenPlaceholder = "<projectToken>"
@@ -38,24 +40,70 @@ public struct Endpoint: Hashable, Sendable {
         self.pathTemplate = pathTemplate
     }
 
-    /// The endpoint's URL under `baseURL` for `projectToken`.
-    func url(baseURL: URL, projectToken: String) -> URL? {
+    /// The names of the template's `<name>` parameters, in order.
+    public var parameterNames: [String] {
+        var names: [String] = []
+        var rest = Substring(pathTemplate)
+        while let open = rest.firstIndex(of: "<") {
+            let afterOpen = rest.index(after: open)
+            guard let close = rest[afterOpen...].firstIndex(of: ">") else { break }
+            names.append(String(rest[afterOpen..<close]))
+            rest = rest[rest.index(after: close)...]
+        }
+        return names
+    }
+
+    /// The endpoint's URL under `baseURL` with `parameters` substituted.
+    ///
+    /// - Throws: the name of a parameter that is missing, empty, `.` or `..`, or a reason the URL
+    ///   cannot be built.
+    func url(baseURL: URL?, parameters: [String: String], query: [URLQueryItem] = []) throws(EndpointURLError) -> URL {
         let parts = pathTemplate.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let pathToken = projectToken.addingPercentEncoding(withAllowedCharacters: Self.pathSegmentAllowed) ?? ""
-        let queryToken = projectToken.addingPercentEncoding(withAllowedCharacters: Self.queryValueAllowed) ?? ""
-        let path = String(parts[0]).replacingOccurrences(of: Self.projectTokenPlaceholder, with: pathToken)
+        let path = try Self.substitute(String(parts[0]), parameters, allowed: Self.pathSegmentAllowed)
         var components: URLComponents?
         if isAbsolute {
             components = URLComponents(string: path)
-        } else {
+        } else if let baseURL {
             components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
             let basePath = components?.percentEncodedPath ?? ""
             components?.percentEncodedPath = (basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath) + path
+        } else {
+            throw .noBaseURL
         }
+        var encodedQuery: [String] = []
         if parts.count == 2 {
-            components?.percentEncodedQuery = String(parts[1]).replacingOccurrences(of: Self.projectTokenPlaceholder, with: queryToken)
+            encodedQuery.append(try Self.substitute(String(parts[1]), parameters, allowed: Self.queryValueAllowed))
         }
-        return components?.url
+        for item in query {
+            let name = item.name.addingPercentEncoding(withAllowedCharacters: Self.queryValueAllowed) ?? ""
+            if let value = item.value {
+                encodedQuery.append("\(name)=\(value.addingPercentEncoding(withAllowedCharacters: Self.queryValueAllowed) ?? "")")
+            } else {
+                encodedQuery.append(name)
+            }
+        }
+        if !encodedQuery.isEmpty { components?.percentEncodedQuery = encodedQuery.joined(separator: "&") }
+        guard let url = components?.url else { throw .malformed }
+        return url
+    }
+
+    /// The origin and path pattern a request must have to be this endpoint's, or nil when the
+    /// endpoint is relative and there is no base URL.
+    func matcher(baseURL: URL?) -> (origin: Origin, path: PathPattern)? {
+        let templatePath = String(pathTemplate.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
+        let url: URL?
+        let path: String
+        if isAbsolute {
+            url = URL(string: templatePath.replacingOccurrences(of: "<", with: "%3C").replacingOccurrences(of: ">", with: "%3E"))
+            path = url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.percentEncodedPath }?
+                .replacingOccurrences(of: "%3C", with: "<").replacingOccurrences(of: "%3E", with: ">") ?? ""
+        } else {
+            url = baseURL
+            let basePath = baseURL.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.percentEncodedPath } ?? ""
+            path = (basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath) + templatePath
+        }
+        guard let url, let origin = Origin(url), let pattern = PathPattern(path.isEmpty ? "/" : path) else { return nil }
+        return (origin, pattern)
     }
 
     /// Whether the template is an absolute URL rather than a path under the base URL.
@@ -66,28 +114,66 @@ public struct Endpoint: Hashable, Sendable {
 
     /// Why the template cannot make a URL, or nil when it can.
     var templateProblem: String? {
-        if HeaderCredential.check(pathTemplate) == .controlCharacters { return "the path holds a control character" }
+        if HeaderFieldRules.check(pathTemplate) == .forbiddenCharacters { return "the path holds a control character, white space or non-ASCII" }
+        if pathTemplate.contains(" ") { return "the path holds white space" }
+        for name in parameterNames where name.isEmpty || !name.utf8.allSatisfy({ HeaderFieldRules.isTokenByte($0) && $0 != UInt8(ascii: "/") }) {
+            return "'<\(name)>' is not a parameter name"
+        }
+        let sample = parameterNames.reduce(pathTemplate) { $0.replacingOccurrences(of: "<\($1)>", with: "p") }
         if isAbsolute {
-            let sample = pathTemplate.replacingOccurrences(of: Self.projectTokenPlaceholder, with: "token")
             guard let components = URLComponents(string: sample), components.host?.isEmpty == false else {
                 return "'\(pathTemplate)' is not an absolute URL with a host"
             }
             return nil
         }
-        return pathTemplate.hasPrefix("/") ? nil : "'\(pathTemplate)' must start with '/' or be an absolute http(s) URL"
+        guard pathTemplate.hasPrefix("/") else { return "'\(pathTemplate)' must start with '/' or be an absolute http(s) URL" }
+        guard URLComponents(string: sample) != nil else { return "'\(pathTemplate)' is not a valid path" }
+        return nil
+    }
+
+    private static func substitute(_ template: String, _ parameters: [String: String], allowed: CharacterSet) throws(EndpointURLError) -> String {
+        var result = ""
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "<") {
+            result += rest[..<open]
+            let afterOpen = rest.index(after: open)
+            guard let close = rest[afterOpen...].firstIndex(of: ">") else { break }
+            let name = String(rest[afterOpen..<close])
+            guard let value = parameters[name], !value.isEmpty, value != ".", value != ".." else {
+                throw .badParameter(name)
+            }
+            result += value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+            rest = rest[rest.index(after: close)...]
+        }
+        return result + rest
     }
 
     private static let pathSegmentAllowed: CharacterSet = {
         var set = CharacterSet.urlPathAllowed
-        set.remove(charactersIn: "/;?#")
+        set.remove(charactersIn: "/;?#%")
         return set
     }()
 
     private static let queryValueAllowed: CharacterSet = {
         var set = CharacterSet.urlQueryAllowed
-        set.remove(charactersIn: "&=+#;?/")
+        set.remove(charactersIn: "&=+#;?/%")
         return set
     }()
+}
+
+/// Why an endpoint's URL could not be built.
+enum EndpointURLError: Error, Equatable {
+    case badParameter(String)
+    case noBaseURL
+    case malformed
+
+    var reason: String {
+        switch self {
+        case .badParameter(let name): "the path parameter '\(name)' is missing, empty, '.' or '..'"
+        case .noBaseURL: "the endpoint is relative and no base URL is configured"
+        case .malformed: "the URL could not be built"
+        }
+    }
 }
 
 extension EndpointID {

@@ -1,47 +1,59 @@
 import Foundation
 
-/// What the client knows about the request it wants a credential for.
-public struct AuthorizationContext: Sendable, Equatable {
-    /// The endpoint being called.
-    public let endpoint: EndpointID
-    /// The full URL the request goes to.
-    public let url: URL
+/// What a provider is told about the request it is asked to authorize.
+///
+/// It sees the whole request (method, URL with path and query, header fields, body), so a provider
+/// that signs payloads can sign this one, and the endpoint name when the request was made from the
+/// policy's catalogue.
+public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible {
+    /// The request as the caller made it, before any credential was added.
+    public let request: OutgoingRequest
+    /// The endpoint's name in the policy, or `nil` for a request matched by a rule or sent by
+    /// another HTTP stack.
+    public let endpoint: EndpointID?
+    /// The scheme the policy chose for it.
+    public let scheme: AuthorizationScheme
     /// 1 for the first try; 2 for the single retry after a rejected credential.
     public let attempt: Int
 
-    /// Creates a context.
-    public init(endpoint: EndpointID, url: URL, attempt: Int = 1) {
+    /// Creates a context for `request`.
+    public init(request: OutgoingRequest, endpoint: EndpointID? = nil, scheme: AuthorizationScheme = .bearer, attempt: Int = 1) {
+        self.request = request
         self.endpoint = endpoint
-        self.url = url
+        self.scheme = scheme
         self.attempt = attempt
     }
-}
 
-/// What a provider answers for one request.
-public enum Credential: Sendable, Hashable, CustomStringConvertible {
-    /// Send `Authorization: Bearer <token>`.
-    case token(String)
-    /// Deliberately send this request without an `Authorization` header (for example a host that
-    /// must never see the token).
-    case omitted
+    /// Creates a context for a bodiless request to `url` (handy in a provider's own tests).
+    public init(endpoint: EndpointID?, url: URL, method: String = "GET", scheme: AuthorizationScheme = .bearer, attempt: Int = 1) {
+        self.init(request: OutgoingRequest(method: method, url: url), endpoint: endpoint, scheme: scheme, attempt: attempt)
+    }
+
+    /// The URL the request goes to.
+    public var url: URL { request.url }
+
+    /// The endpoint's name, or the method and URL (without its query) when there is none: what
+    /// diagnostics call the request.
+    public var requestName: String {
+        endpoint?.rawValue ?? "\(request.method) \(request.url.redactedForLog)"
+    }
 
     public var description: String {
-        switch self {
-        case .token(let token): "token \(Redaction.redact(token))"
-        case .omitted: "omitted"
-        }
+        "\(requestName) (\(scheme), attempt \(attempt))"
     }
 }
 
 /// What to do after the server rejected a request's credential with 401 or 403.
 public enum RejectionDecision: Sendable, Equatable {
-    /// Fail the request with ``RequestError/authorizationRejected(status:scheme:body:)``.
+    /// Fail the request with a ``RequestError`` whose code is ``RequestError/Code/authorizationRejected``.
     case fail
-    /// Ask the provider again and send the request once more. A request is retried at most once.
+    /// Ask the provider again and send the request once more, now. A request is retried at most once.
     case retry
+    /// As ``retry``, after waiting this many seconds (on the monotonic clock).
+    case retryAfter(TimeInterval)
 }
 
-/// Supplies the bearer credential for requests, one call per request.
+/// Supplies the credential for requests, one call per request.
 ///
 /// This is the native, asynchronous provider shape. For the Exponea-compatible synchronous shape,
 /// see ``AuthorizationProviderType``.
@@ -50,7 +62,7 @@ public enum RejectionDecision: Sendable, Equatable {
 /// struct SessionTokenProvider: AuthorizationProvider {
 ///     let session: UserSession
 ///     func credential(for context: AuthorizationContext) async throws -> Credential {
-///         .token(try await session.currentJWT())
+///         .bearer(try await session.currentJWT())
 ///     }
 /// }
 /// ```
@@ -58,14 +70,17 @@ public enum RejectionDecision: Sendable, Equatable {
 /// # Implementation requirements
 /// `credential(for:)` is called concurrently from many tasks; it must not block a thread (await
 /// instead) and should honour task cancellation. An error it throws fails that request with
-/// ``RequestError/providerFailed(_:)``; nothing is sent.
+/// ``RequestError/Code/providerFailed``; nothing is sent. A ``RequestError`` it throws is passed on
+/// as it is.
 public protocol AuthorizationProvider: Sendable {
     /// The credential for one request.
     func credential(for context: AuthorizationContext) async throws -> Credential
 
-    /// Called when the server answered `status` (401 or 403) to a request that carried `credential`.
+    /// Called when the server answered 401 or 403 to a request that carried `credential`: the
+    /// response (status, header fields such as `WWW-Authenticate`, body) is the one that answered
+    /// the request carrying it, never one from another origin after a redirect dropped it.
     /// The default answers ``RejectionDecision/fail``.
-    func credentialRejected(_ credential: String, status: Int, for context: AuthorizationContext) async -> RejectionDecision
+    func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision
 
     /// Called when the app's user identity changes (a new customer, `anonymize`): drop anything
     /// cached for the old identity. The default does nothing.
@@ -73,7 +88,7 @@ public protocol AuthorizationProvider: Sendable {
 }
 
 extension AuthorizationProvider {
-    public func credentialRejected(_ credential: String, status: Int, for context: AuthorizationContext) async -> RejectionDecision {
+    public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
         .fail
     }
 

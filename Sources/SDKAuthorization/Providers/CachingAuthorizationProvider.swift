@@ -12,7 +12,7 @@ public actor CachingAuthorizationProvider: AuthorizationProvider {
     private let wrapped: any AuthorizationProvider
     private let leeway: TimeInterval
     private let clock: any AuthorizationClock
-    private var cached: (token: String, expiresAt: Date)?
+    private var cached: (credential: Credential, expiresAt: Date)?
     private var inFlight: Task<Credential, any Error>?
     private var generation = 0
 
@@ -25,7 +25,7 @@ public actor CachingAuthorizationProvider: AuthorizationProvider {
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         if let cached, cached.expiresAt.timeIntervalSince(clock.now()) >= leeway {
-            return .token(cached.token)
+            return cached.credential
         }
         cached = nil
         if let inFlight { return try await inFlight.value }
@@ -35,17 +35,17 @@ public actor CachingAuthorizationProvider: AuthorizationProvider {
         let startedGeneration = generation
         defer { if generation == startedGeneration { inFlight = nil } }
         let credential = try await task.value
-        if generation == startedGeneration, case .token(let token) = credential,
+        if generation == startedGeneration, let token = credential.value,
            let expiresAt = try? JWTClaims(decoding: token).expiresAt,
            expiresAt.timeIntervalSince(clock.now()) >= leeway {
-            cached = (token, expiresAt)
+            cached = (credential, expiresAt)
         }
         return credential
     }
 
-    public func credentialRejected(_ credential: String, status: Int, for context: AuthorizationContext) async -> RejectionDecision {
-        if cached?.token == credential { cached = nil }
-        return await wrapped.credentialRejected(credential, status: status, for: context)
+    public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
+        if cached?.credential == credential { cached = nil }
+        return await wrapped.credentialRejected(credential, response: response, context: context)
     }
 
     public func identityDidChange() async {

@@ -137,7 +137,7 @@ public final class ProviderRegistry: Sendable {
     }
 
     private func wrap(_ type: any AuthorizationProviderType.Type, context: ProviderFactoryContext) -> ResolvedProvider {
-        let provider = CustomerTokenProvider(type: type)
+        let provider = CustomerTokenProvider(type: type, diagnostics: context.diagnostics)
         switch context.configuration.customerTokenCaching {
         case .disabled:
             return ResolvedProvider(provider: provider, isClassBased: true)

@@ -33,7 +33,7 @@ struct AuthorizedHTTPClientTests {
         )
     }
 
-    private func target(_ request: HTTPRequest?) -> String? {
+    private func target(_ request: OutgoingRequest?) -> String? {
         guard let url = request?.url else { return nil }
         return url.path + (url.query.map { "?\($0)" } ?? "")
     }
@@ -131,7 +131,7 @@ struct AuthorizedHTTPClientTests {
         struct NoSession: Error {}
         let transport = RecordingTransport()
         let client = try client(advancedAuthEnabled: true, provider: ScriptedProvider(.failure(NoSession())), transport: transport)
-        await #expect(throws: RequestError.providerFailed("NoSession()")) {
+        await #expect(throws: RequestError.providerFailed(NoSession(), endpoint: .appInboxFetch)) {
             try await client.send(.appInboxFetch)
         }
         #expect(transport.requests.isEmpty)
@@ -175,7 +175,7 @@ struct AuthorizedHTTPClientTests {
     @Test(arguments: [401, 403])
     func authorizationFailureIsClassified(status: Int) async throws {
         let transport = RecordingTransport(statusCode: status, body: #"{"error":"invalid_api_key"}"#)
-        await #expect(throws: RequestError.authorizationRejected(status: status, scheme: .apiKey, body: Data(#"{"error":"invalid_api_key"}"#.utf8))) {
+        await #expect(throws: RequestError.authorizationRejected(status: status, scheme: .apiKey, body: Data(#"{"error":"invalid_api_key"}"#.utf8), endpoint: .trackCustomers)) {
             try await client(transport: transport).send(.trackCustomers)
         }
     }
@@ -183,7 +183,7 @@ struct AuthorizedHTTPClientTests {
     @Test(arguments: [400, 404, 500, 503])
     func otherHTTPErrorsAreClassified(status: Int) async throws {
         let transport = RecordingTransport(statusCode: status, body: "nope")
-        await #expect(throws: RequestError.httpError(status: status, body: Data("nope".utf8))) {
+        await #expect(throws: RequestError.httpError(status: status, body: Data("nope".utf8), endpoint: .trackCustomers)) {
             try await client(transport: transport).send(.trackCustomers)
         }
     }
@@ -192,7 +192,7 @@ struct AuthorizedHTTPClientTests {
         struct Offline: Error, CustomStringConvertible { var description: String { "offline" } }
         let transport = RecordingTransport()
         transport.enqueue(.failure(Offline()))
-        await #expect(throws: RequestError.transportFailed("offline")) {
+        await #expect(throws: RequestError.transportFailed(Offline(), endpoint: .trackCustomers)) {
             try await client(transport: transport).send(.trackCustomers)
         }
     }
@@ -209,7 +209,7 @@ struct AuthorizedHTTPClientTests {
         let transport = RecordingTransport(statusCode: 401)
         let provider = ScriptedProvider(.token("old.jwt.token"), .token("new.jwt.token"), .token("newest.jwt.token"))
         provider.rejectionDecision = .retry
-        await #expect(throws: RequestError.authorizationRejected(status: 401, scheme: .bearer, body: Data("{}".utf8))) {
+        await #expect(throws: RequestError.authorizationRejected(status: 401, scheme: .bearer, body: Data("{}".utf8), endpoint: .appInboxFetch)) {
             try await client(advancedAuthEnabled: true, provider: provider, transport: transport).send(.appInboxFetch)
         }
         #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer old.jwt.token", "Bearer new.jwt.token"])
@@ -219,7 +219,7 @@ struct AuthorizedHTTPClientTests {
 
     @Test func retryWithAFreshTokenSucceeds() async throws {
         let transport = RecordingTransport()
-        transport.enqueue(.response(HTTPResponse(statusCode: 401)))
+        transport.enqueue(.response(ServerResponse(statusCode: 401)))
         let provider = ScriptedProvider(.token("old.jwt.token"), .token("new.jwt.token"))
         provider.rejectionDecision = .retry
         let response = try await client(advancedAuthEnabled: true, provider: provider, transport: transport).send(.appInboxFetch)
@@ -239,24 +239,45 @@ struct AuthorizedHTTPClientTests {
     @Test func redirectToAnotherHostDropsTheAuthorizationHeader() async throws {
         let transport = RecordingTransport { request in
             request.url.host == "api.example.com"
-                ? HTTPResponse(statusCode: 307, headers: ["Location": "https://cdn.other.example/landing"])
-                : HTTPResponse(statusCode: 200)
+                ? ServerResponse(statusCode: 302, headers: ["Location": "https://cdn.other.example/landing"])
+                : ServerResponse(statusCode: 200)
         }
         _ = try await client(transport: transport).send(.trackEvents, body: Data("{}".utf8))
         #expect(transport.requests.count == 2)
         #expect(transport.requests[0].value(forHeader: "Authorization") == "Token api-key-1")
         #expect(transport.requests[1].url.absoluteString == "https://cdn.other.example/landing")
         #expect(transport.requests[1].value(forHeader: "Authorization") == nil)
+        #expect(transport.requests[1].method == "GET")
+        #expect(transport.requests[1].body == nil)
+    }
+
+    @Test(arguments: [307, 308])
+    func redirectThatWouldTakeTheBodyToAnotherOriginIsNotFollowed(status: Int) async throws {
+        let transport = RecordingTransport { _ in ServerResponse(statusCode: status, headers: ["Location": "https://cdn.other.example/landing"]) }
+        await #expect(throws: RequestError.redirectRefused("", response: ServerResponse(statusCode: status), endpoint: .trackEvents)) {
+            try await client(transport: transport).send(.trackEvents, body: Data(#"{"secret":"payload"}"#.utf8))
+        }
+        #expect(transport.requests.count == 1)
+    }
+
+    @Test func sameOriginTemporaryRedirectKeepsMethodBodyAndCredential() async throws {
+        let transport = RecordingTransport { request in
+            request.url.path == "/moved"
+                ? ServerResponse(statusCode: 200)
+                : ServerResponse(statusCode: 307, headers: ["Location": "/moved"])
+        }
+        _ = try await client(transport: transport).send(.trackEvents, body: Data("{}".utf8))
         #expect(transport.requests[1].method == "POST")
         #expect(transport.requests[1].body == Data("{}".utf8))
+        #expect(transport.requests[1].value(forHeader: "Authorization") == "Token api-key-1")
     }
 
     @Test func redirectToAnotherPortOrSchemeDropsTheAuthorizationHeader() async throws {
         for location in ["https://api.example.com:8443/x", "http://api.example.com/x"] {
             let transport = RecordingTransport { request in
                 request.url.path.hasPrefix("/track")
-                    ? HTTPResponse(statusCode: 302, headers: ["Location": location])
-                    : HTTPResponse(statusCode: 200)
+                    ? ServerResponse(statusCode: 302, headers: ["Location": location])
+                    : ServerResponse(statusCode: 200)
             }
             _ = try await client(transport: transport).send(.trackEvents)
             #expect(transport.requests.last?.value(forHeader: "Authorization") == nil, "\(location)")
@@ -266,8 +287,8 @@ struct AuthorizedHTTPClientTests {
     @Test func sameHostRedirectKeepsTheHeaderAndSeeOtherBecomesGET() async throws {
         let transport = RecordingTransport { request in
             request.url.path == "/moved"
-                ? HTTPResponse(statusCode: 200)
-                : HTTPResponse(statusCode: 303, headers: ["Location": "/moved"])
+                ? ServerResponse(statusCode: 200)
+                : ServerResponse(statusCode: 303, headers: ["Location": "/moved"])
         }
         _ = try await client(transport: transport).send(.trackEvents, body: Data("{}".utf8))
         #expect(transport.requests[1].url.absoluteString == "https://api.example.com/moved")
@@ -278,10 +299,10 @@ struct AuthorizedHTTPClientTests {
 
     @Test func redirectLoopStopsAtTheLimit() async throws {
         let transport = RecordingTransport(statusCode: 302, headers: ["Location": "/again"])
-        await #expect(throws: RequestError.tooManyRedirects(limit: AuthorizedHTTPClient.redirectLimit)) {
+        await #expect(throws: RequestError.tooManyRedirects(limit: AuthorizationOptions().redirectLimit, endpoint: .trackEvents)) {
             try await client(transport: transport).send(.trackEvents)
         }
-        #expect(transport.requests.count == AuthorizedHTTPClient.redirectLimit + 1)
+        #expect(transport.requests.count == AuthorizationOptions().redirectLimit + 1)
     }
 
     @Test func noDiagnosticEverHoldsAWholeCredential() async throws {

@@ -25,10 +25,10 @@ struct DiagnosticsTests {
 
     @Test func manualClockWakesASleeperAtItsDeadlineAndNotBefore() async throws {
         let clock = ManualClock()
-        let deadline = clock.now().addingTimeInterval(10)
+        let deadline = clock.monotonicNow() + 10
         let woke = Locked(false)
         let sleeper = Task {
-            try await clock.sleep(until: deadline)
+            try await clock.sleep(untilMonotonic: deadline)
             woke.withLock { $0 = true }
         }
         await clock.waitForSleepers(count: 1)
@@ -42,7 +42,7 @@ struct DiagnosticsTests {
 
     @Test func manualClockSleeperIsCancellable() async {
         let clock = ManualClock()
-        let sleeper = Task { try await clock.sleep(until: clock.now().addingTimeInterval(10)) }
+        let sleeper = Task { try await clock.sleep(untilMonotonic: clock.monotonicNow() + 10) }
         await clock.waitForSleepers(count: 1)
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }

@@ -19,17 +19,17 @@ struct AuthorizationPolicyTests {
     @Test func projectTokenIsPercentEncodedInPathAndQuery() throws {
         let policy = AuthorizationPolicy.engagement(advancedAuthEnabled: false)
         let token = "a/b?c&d=e f#g"
-        let path = try #require(policy.endpoint(.trackCustomers)?.url(baseURL: base, projectToken: token))
+        let path = try #require(try policy.endpoint(.trackCustomers)?.url(baseURL: base, parameters: ["projectToken": token]))
         #expect(path.absoluteString == "https://api.example.com/track/v2/projects/a%2Fb%3Fc&d=e%20f%23g/customers")
         #expect(path.pathComponents.count == 6)
-        let query = try #require(policy.endpoint(.selfCheckNotification)?.url(baseURL: base, projectToken: token))
+        let query = try #require(try policy.endpoint(.selfCheckNotification)?.url(baseURL: base, parameters: ["projectToken": token]))
         let items = URLComponents(url: query, resolvingAgainstBaseURL: false)?.queryItems
         #expect(items == [URLQueryItem(name: "project_id", value: token)])
     }
 
     @Test func baseURLPathIsKeptInFrontOfTheEndpointPath() throws {
-        let url = try #require(AuthorizationPolicy.engagement(advancedAuthEnabled: false).endpoint(.inAppMessages)?
-            .url(baseURL: URL(string: "http://127.0.0.1:8080/api/")!, projectToken: "p1"))
+        let url = try #require(try AuthorizationPolicy.engagement(advancedAuthEnabled: false).endpoint(.inAppMessages)?
+            .url(baseURL: URL(string: "http://127.0.0.1:8080/api/")!, parameters: ["projectToken": "p1"]))
         #expect(url.absoluteString == "http://127.0.0.1:8080/api/webxp/s/p1/inappmessages?v=1")
     }
 
@@ -46,7 +46,7 @@ struct AuthorizationPolicyTests {
     @Test func absoluteEndpointOnAnotherHostIsBuiltFromItsOwnURL() throws {
         var policy = AuthorizationPolicy()
         try policy.add(Endpoint("cdn", method: "GET", path: "https://cdn.other.example:8443/v1/<projectToken>/blocks?p=<projectToken>"), scheme: .bearer)
-        let url = try #require(policy.endpoint("cdn")?.url(baseURL: base, projectToken: "a/b"))
+        let url = try #require(try policy.endpoint("cdn")?.url(baseURL: base, parameters: ["projectToken": "a/b"]))
         #expect(url.absoluteString == "https://cdn.other.example:8443/v1/a%2Fb/blocks?p=a%2Fb")
     }
 

@@ -15,12 +15,12 @@ struct CachingAuthorizationProviderTests {
         let inner = ScriptedProvider(.token(first), .token(second))
         let cache = CachingAuthorizationProvider(wrapping: inner, leeway: 60, clock: clock)
 
-        #expect(try await cache.credential(for: context) == .token(first))
-        #expect(try await cache.credential(for: context) == .token(first))
+        #expect(try await cache.credential(for: context) == .bearer(first))
+        #expect(try await cache.credential(for: context) == .bearer(first))
         clock.advance(by: 60) // exactly 60 s before exp: not yet stale
-        #expect(try await cache.credential(for: context) == .token(first))
+        #expect(try await cache.credential(for: context) == .bearer(first))
         clock.advance(by: 0.001) // less than 60 s before exp: stale
-        #expect(try await cache.credential(for: context) == .token(second))
+        #expect(try await cache.credential(for: context) == .bearer(second))
         #expect(inner.requestedContexts.count == 2)
     }
 
@@ -41,7 +41,7 @@ struct CachingAuthorizationProviderTests {
         _ = try await cache.credential(for: context)
         await cache.identityDidChange()
         _ = try await cache.credential(for: context)
-        _ = await cache.credentialRejected(token, status: 401, for: context)
+        _ = await cache.credentialRejected(.bearer(token), response: ServerResponse(statusCode: 401), context: context)
         _ = try await cache.credential(for: context)
         #expect(inner.requestedContexts.count == 3)
         #expect(inner.identityChangeCount == 1)

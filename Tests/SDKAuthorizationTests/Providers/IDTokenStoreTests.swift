@@ -46,7 +46,7 @@ struct IDTokenStoreTests {
         await eventually("callback", { callbacks.current == 1 })
         let fresh = token(expiresIn: 3600)
         try store.setIDToken(fresh)
-        for task in tasks { #expect(try await task.value == .token(fresh)) }
+        for task in tasks { #expect(try await task.value == .bearer(fresh)) }
         #expect(callbacks.current == 1)
         #expect(store.heldWaitRecords == 0)
     }
@@ -55,7 +55,7 @@ struct IDTokenStoreTests {
         let store = try store()
         let fresh = token(expiresIn: 61)
         try store.setIDToken(fresh)
-        #expect(try await store.credential(for: context) == .token(fresh))
+        #expect(try await store.credential(for: context) == .bearer(fresh))
         #expect(callbacks.current == 0)
     }
 
@@ -105,7 +105,7 @@ struct IDTokenStoreTests {
         clock.advance(by: 9.999)
         let fresh = token(expiresIn: 3600)
         try store.setIDToken(fresh)
-        #expect(try await tasks[0].value == .token(fresh))
+        #expect(try await tasks[0].value == .bearer(fresh))
     }
 
     @Test func tokenArrivingAtTenSecondsIsTooLate() async throws {
@@ -128,14 +128,14 @@ struct IDTokenStoreTests {
         let next = await startWaiters(1, on: store)
         let newest = token(expiresIn: 3600)
         try store.setIDToken(newest)
-        #expect(try await next[0].value == .token(newest))
+        #expect(try await next[0].value == .bearer(newest))
         #expect(callbacks.current == 2)
     }
 
     @Test func tokenWithUnreadableExpiryIsKept() async throws {
         let store = try store()
         try store.setIDToken("opaque-token-without-claims")
-        #expect(try await store.credential(for: context) == .token("opaque-token-without-claims"))
+        #expect(try await store.credential(for: context) == .bearer("opaque-token-without-claims"))
         try store.setIDToken(makeJWT(["sub": "u1", "exp": "tomorrow"]))
         #expect(try await store.credential(for: context) != .omitted)
         #expect(callbacks.current == 0)
@@ -149,8 +149,8 @@ struct IDTokenStoreTests {
         #expect(store.waitingRequestCount == 2)
         let fresh = token(expiresIn: 3600)
         try store.setIDToken(fresh)
-        #expect(try await tasks[0].value == .token(fresh))
-        #expect(try await tasks[2].value == .token(fresh))
+        #expect(try await tasks[0].value == .bearer(fresh))
+        #expect(try await tasks[2].value == .bearer(fresh))
         #expect(store.heldWaitRecords == 0)
         #expect(clock.sleeperCount == 0)
     }
@@ -201,7 +201,7 @@ struct IDTokenStoreTests {
         let tasks = await startWaiters(1, on: store)
         #expect(sink.messages(at: .warning) == ["A request needs an ID token but no refresh callback is registered; waiting for setIDToken"])
         try store.setIDToken("t")
-        #expect(try await tasks[0].value == .token("t"))
+        #expect(try await tasks[0].value == .bearer("t"))
     }
 
     @Test func badTokensAreRefusedAndTheCurrentOneIsKept() throws {
@@ -260,7 +260,7 @@ struct IDTokenStoreClientTests {
                                                       advancedAuthEnabled: true, providerLookup: .implicitName("rover")),
             policy: policy, registry: registry, transport: transport, diagnostics: RecordingDiagnosticsSink(), clock: clock
         )
-        await #expect(throws: RequestError.authorizationRejected(status: 401, scheme: .bearer, body: Data("{}".utf8))) {
+        await #expect(throws: RequestError.authorizationRejected(status: 401, scheme: .bearer, body: Data("{}".utf8), endpoint: "ticketing")) {
             try await client.send("ticketing")
         }
         #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer \(first)", "Bearer \(second)"])
@@ -269,7 +269,7 @@ struct IDTokenStoreClientTests {
         // With a server that accepts the refreshed token, the retry succeeds.
         transport.clear()
         try store.setIDToken(first)
-        transport.enqueue(.response(HTTPResponse(statusCode: 401)), .response(HTTPResponse(statusCode: 200)))
+        transport.enqueue(.response(ServerResponse(statusCode: 401)), .response(ServerResponse(statusCode: 200)))
         #expect(try await client.send("ticketing").statusCode == 200)
         #expect(transport.requests.count == 2)
     }

@@ -15,21 +15,23 @@ import Foundation
 /// - A token set before the wait began satisfies it only if it is fresh.
 /// - Cancelling one waiting request releases that one only.
 /// - ``clearIDToken()`` (logout) during a wait fails the waiters with
-///   ``RequestError/credentialCleared(endpoint:)``.
+///   ``RequestError/Code/credentialCleared``.
+/// - A refresh callback that returns the token (``registerRefreshCallback(returningToken:)``) and
+///   throws ends every wait at once with ``RequestError/Code/refreshFailed``, carrying its error.
 /// - On timeout the store logs ``timeoutMessage(after:)`` at warning level and, by default, sends the
 ///   request without the token, as Rover does; ``Options/TimeoutBehavior/fail`` fails it with
-///   ``RequestError/credentialTimedOut(endpoint:after:)`` instead.
+///   ``RequestError/Code/credentialTimedOut`` instead.
+/// - Waits run on the clock's monotonic time: setting the system clock back does not stretch them.
+///   Only the token's `exp` is compared with wall-clock time.
 /// - A 401 from an authorized host marks the token stale; the client then retries that request
 ///   once, after a refresh.
 ///
 /// ```swift
 /// let idTokens = try IDTokenStore(authorizedDomains: ["*.rover.io"])
-/// idTokens.registerRefreshCallback {
-///     let token = await session.refreshIDToken()
-///     try? idTokens.setIDToken(token)
-/// }
-/// let registry = ProviderRegistry()
-/// registry.register(name: "RoverIDToken", provider: idTokens)
+/// idTokens.registerRefreshCallback(returningToken: {
+///     try await session.refreshIDToken()      // a thrown error fails the waiting requests at once
+/// })
+/// let client = try AuthorizedHTTPClient(configuration: configuration, provider: idTokens)
 /// ```
 public final class IDTokenStore: AuthorizationProvider, Sendable {
     /// How the store waits and what a timeout does.
@@ -38,7 +40,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
         public enum TimeoutBehavior: Sendable, Equatable {
             /// Send the request without a token (Rover's behaviour).
             case sendWithoutToken
-            /// Fail the request with ``RequestError/credentialTimedOut(endpoint:after:)``.
+            /// Fail the request with ``RequestError/Code/credentialTimedOut``.
             case fail
         }
 
@@ -60,6 +62,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     private enum Callback {
         case async(@Sendable () async -> Void)
         case sync(@Sendable () -> Void)
+        case returningToken(@Sendable () async throws -> String)
     }
 
     private enum WaitOutcome: Sendable {
@@ -67,10 +70,12 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
         case timedOut
         case cleared
         case cancelled
+        case refreshFailed(any Error)
     }
 
     private struct Waiter {
-        let deadline: Date
+        /// Monotonic seconds.
+        let deadline: TimeInterval
         let continuation: CheckedContinuation<WaitOutcome, Never>
     }
 
@@ -79,14 +84,15 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
         var expiresAt: Date?
         var rejected = false
         var callback: Callback?
-        var refreshStartedAt: Date?
+        /// Monotonic seconds.
+        var refreshStartedAt: TimeInterval?
         var waiters: [UInt64: Waiter] = [:]
         /// Waits that have an ID but no continuation yet, and whether they were cancelled meanwhile.
         var unregistered: [UInt64: Bool] = [:]
         var nextWaiterID: UInt64 = 0
         /// Waits in the order they began, which is deadline order; entries of waits that ended
         /// another way are skipped when reached. `deadlineHead` is the first live index.
-        var deadlines: [(id: UInt64, deadline: Date)] = []
+        var deadlines: [(id: UInt64, deadline: TimeInterval)] = []
         var deadlineHead = 0
         /// The one task that times waits out, sleeping until the earliest deadline.
         var timeoutDriver: Task<Void, Never>?
@@ -178,16 +184,17 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     ///   ``ConfigurationError/credentialContainsControlCharacters(field:)``; the current token is
     ///   then left as it was. To log out, call ``clearIDToken()``.
     public func setIDToken(_ token: String) throws(ConfigurationError) {
-        switch HeaderCredential.check(token) {
+        switch HeaderFieldRules.check(token) {
         case .valid: break
         case .empty: throw .emptyCredential(field: "ID token")
-        case .controlCharacters: throw .credentialContainsControlCharacters(field: "ID token")
+        case .forbiddenCharacters: throw .credentialContainsControlCharacters(field: "ID token")
         }
         let expiresAt = try? JWTClaims(decoding: token).expiresAt
-        let (now, onTime, late) = state.withLock { state -> (Date, [Waiter], [Waiter]) in
-            let now = clock.now()
+        let now = clock.now()
+        let (onTime, late) = state.withLock { state -> ([Waiter], [Waiter]) in
+            let uptime = clock.monotonicNow()
             let waiters = state.replaceToken(with: token, expiresAt: expiresAt)
-            return (now, waiters.filter { now < $0.deadline }, waiters.filter { now >= $0.deadline })
+            return (waiters.filter { uptime < $0.deadline }, waiters.filter { uptime >= $0.deadline })
         }
         if let expiresAt, expiresAt.timeIntervalSince(now) < options.staleLeeway {
             diagnostics.log(.warning, "The ID token set expires within \(Int(options.staleLeeway)) seconds; requests will ask for a refresh again")
@@ -197,7 +204,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     }
 
     /// Forgets the token (logout). Requests waiting for a token fail with
-    /// ``RequestError/credentialCleared(endpoint:)``.
+    /// ``RequestError/Code/credentialCleared``.
     public func clearIDToken() {
         let waiters = state.withLock { $0.replaceToken(with: nil, expiresAt: nil) }
         for waiter in waiters { waiter.continuation.resume(returning: .cleared) }
@@ -207,6 +214,16 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     /// ``setIDToken(_:)``. It runs in its own task, once for any number of waiting requests.
     public func registerRefreshCallback(_ callback: @escaping @Sendable () async -> Void) {
         state.withLock { $0.callback = .async(callback) }
+    }
+
+    /// Registers a callback that fetches the new token and returns it; the store sets it.
+    ///
+    /// It runs in its own task, once for any number of waiting requests. When it throws (or returns
+    /// a token ``setIDToken(_:)`` refuses), every waiting request fails at once with
+    /// ``RequestError/Code/refreshFailed`` carrying the error, instead of waiting out the timeout;
+    /// the next request that needs a token asks again.
+    public func registerRefreshCallback(returningToken callback: @escaping @Sendable () async throws -> String) {
+        state.withLock { $0.callback = .returningToken(callback) }
     }
 
     /// Registers a plain closure as the refresh callback. It runs on a global dispatch queue, once
@@ -233,35 +250,37 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
             return .omitted
         }
         let now = clock.now()
-        if let token = state.withLock({ $0.freshToken(at: now, leeway: options.staleLeeway) }) { return .token(token) }
+        if let token = state.withLock({ $0.freshToken(at: now, leeway: options.staleLeeway) }) { return .bearer(token) }
 
         switch await waitForToken() {
         case .token(let token):
-            return .token(token)
+            return .bearer(token)
         case .timedOut:
             switch options.timeoutBehavior {
             case .sendWithoutToken:
-                diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); sending \(context.endpoint) without the ID token")
+                diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); sending \(context.requestName) without the ID token")
                 return .omitted
             case .fail:
-                diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); failing \(context.endpoint)")
+                diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); failing \(context.requestName)")
                 throw RequestError.credentialTimedOut(endpoint: context.endpoint, after: options.refreshTimeout)
             }
         case .cleared:
             throw RequestError.credentialCleared(endpoint: context.endpoint)
         case .cancelled:
             throw CancellationError()
+        case .refreshFailed(let error):
+            throw RequestError.refreshFailed(error, endpoint: context.endpoint)
         }
     }
 
     /// A 401 from an authorized host marks the rejected token stale and asks for one retry; any other
     /// rejection fails the request.
-    public func credentialRejected(_ credential: String, status: Int, for context: AuthorizationContext) async -> RejectionDecision {
-        guard status == 401, let host = context.url.host, authorizedDomains.contains(where: { $0.matches(host) }) else {
+    public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
+        guard response.statusCode == 401, let host = context.url.host, authorizedDomains.contains(where: { $0.matches(host) }) else {
             return .fail
         }
         state.withLock { state in
-            if state.token == credential { state.rejected = true }
+            if let value = credential.value, state.token == value { state.rejected = true }
         }
         return .retry
     }
@@ -279,10 +298,10 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     /// A wait holds only its continuation and two small records; one driver task per store times
     /// out every wait, so many waiters cost no timer each.
     private func waitForToken() async -> WaitOutcome {
-        let (id, deadline) = state.withLock { state -> (UInt64, Date) in
+        let (id, deadline) = state.withLock { state -> (UInt64, TimeInterval) in
             state.nextWaiterID += 1
             state.unregistered[state.nextWaiterID] = false
-            return (state.nextWaiterID, clock.now().addingTimeInterval(options.refreshTimeout))
+            return (state.nextWaiterID, clock.monotonicNow() + options.refreshTimeout)
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
@@ -297,7 +316,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     /// deadline, and repeats until nothing waits.
     private func runTimeouts(generation: Int) async {
         while true {
-            let next = state.withLock { state -> Date? in
+            let next = state.withLock { state -> TimeInterval? in
                 guard state.timeoutDriverGeneration == generation else { return nil }
                 while state.deadlineHead < state.deadlines.count,
                       state.waiters[state.deadlines[state.deadlineHead].id] == nil {
@@ -313,13 +332,13 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
             }
             guard let next else { return }
             do {
-                try await clock.sleep(until: next)
+                try await clock.sleep(untilMonotonic: next)
             } catch {
                 return // cancelled: nothing waits any more
             }
             let expired = state.withLock { state -> [Waiter] in
                 guard state.timeoutDriverGeneration == generation else { return [] }
-                let now = clock.now()
+                let now = clock.monotonicNow()
                 var expired: [Waiter] = []
                 while state.deadlineHead < state.deadlines.count, state.deadlines[state.deadlineHead].deadline <= now {
                     if let waiter = state.waiters.removeValue(forKey: state.deadlines[state.deadlineHead].id) {
@@ -333,7 +352,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
         }
     }
 
-    private func register(_ id: UInt64, deadline: Date, continuation: CheckedContinuation<WaitOutcome, Never>) {
+    private func register(_ id: UInt64, deadline: TimeInterval, continuation: CheckedContinuation<WaitOutcome, Never>) {
         enum Next {
             /// The wait ends at once with this outcome.
             case resume(WaitOutcome)
@@ -344,11 +363,11 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
         }
         let next = state.withLock { state -> Next in
             // Read the clock under the lock, so a deadline the clock has already passed is seen here.
-            let now = clock.now()
+            let uptime = clock.monotonicNow()
             if state.unregistered.removeValue(forKey: id) == true { return .resume(.cancelled) }
-            if now >= deadline { return .resume(.timedOut) }
+            if uptime >= deadline { return .resume(.timedOut) }
             // A token that became fresh since the request looked (set by another thread) serves it.
-            if let token = state.freshToken(at: now, leeway: options.staleLeeway) { return .resume(.token(token)) }
+            if let token = state.freshToken(at: clock.now(), leeway: options.staleLeeway) { return .resume(.token(token)) }
             state.waiters[id] = Waiter(deadline: deadline, continuation: continuation)
             state.deadlines.append((id, deadline))
             if state.timeoutDriver == nil {
@@ -357,10 +376,10 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
                 state.timeoutDriver = Task { await self.runTimeouts(generation: generation) }
             }
             // One callback per refresh: a new one only when none is running or the last ran out of time.
-            if let started = state.refreshStartedAt, now.timeIntervalSince(started) < options.refreshTimeout {
+            if let started = state.refreshStartedAt, uptime - started < options.refreshTimeout {
                 return .joinRefresh
             }
-            state.refreshStartedAt = now
+            state.refreshStartedAt = uptime
             return .startRefresh(state.callback)
         }
         switch next {
@@ -372,9 +391,31 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
             Task { await callback() }
         case .startRefresh(.sync(let callback)?):
             DispatchQueue.global().async { callback() }
+        case .startRefresh(.returningToken(let callback)?):
+            Task {
+                do {
+                    let token = try await callback()
+                    try self.setIDToken(token)
+                } catch {
+                    self.failRefresh(error)
+                }
+            }
         case .startRefresh(nil):
             diagnostics.log(.warning, "A request needs an ID token but no refresh callback is registered; waiting for setIDToken")
         }
+    }
+
+    /// Ends every wait with the refresh callback's error, at once.
+    private func failRefresh(_ error: any Error) {
+        let waiters = state.withLock { state -> [Waiter] in
+            state.refreshStartedAt = nil
+            let ended = Array(state.waiters.values)
+            state.waiters.removeAll()
+            state.stopTimeoutsIfIdle()
+            return ended
+        }
+        diagnostics.log(.warning, "The ID token refresh callback failed (\(RequestError.summary(of: error))); \(waiters.count) waiting requests fail now")
+        for waiter in waiters { waiter.continuation.resume(returning: .refreshFailed(error)) }
     }
 
     /// Ends one wait, once: whichever of token, timeout, clear or cancellation comes first wins.

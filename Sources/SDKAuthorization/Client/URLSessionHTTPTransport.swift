@@ -5,7 +5,9 @@ import FoundationNetworking
 
 /// The default ``HTTPTransport``: Foundation's `URLSession` (FoundationNetworking on Linux), with
 /// automatic redirects turned off so the client decides what a redirect may carry.
-public final class URLSessionTransport: HTTPTransport {
+///
+/// The name leaves `URLSessionTransport` to swift-openapi-urlsession.
+public final class URLSessionHTTPTransport: HTTPTransport {
     private let session: URLSession
 
     /// Creates a transport over an ephemeral session with the given request timeout.
@@ -21,7 +23,7 @@ public final class URLSessionTransport: HTTPTransport {
         session.finishTasksAndInvalidate()
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: OutgoingRequest) async throws -> ServerResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body
@@ -30,7 +32,7 @@ public final class URLSessionTransport: HTTPTransport {
         }
         let task = TaskBox()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ServerResponse, any Error>) in
                 let dataTask = session.dataTask(with: urlRequest) { data, response, error in
                     if let error {
                         continuation.resume(throwing: error)
@@ -39,7 +41,7 @@ public final class URLSessionTransport: HTTPTransport {
                         for (name, value) in http.allHeaderFields {
                             headers[String(describing: name)] = String(describing: value)
                         }
-                        continuation.resume(returning: HTTPResponse(statusCode: http.statusCode, headers: headers, body: data ?? Data()))
+                        continuation.resume(returning: ServerResponse(statusCode: http.statusCode, headers: headers, body: data ?? Data()))
                     } else {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }

@@ -1,0 +1,74 @@
+import Foundation
+
+/// A cap on refreshes: more than ``maximumRefreshes`` retries after a rejected credential within
+/// ``interval`` seconds, and further rejections fail with
+/// ``RequestError/Code/refreshWindowExceeded`` instead of refreshing again. It stops a server that
+/// rejects every new token from turning each request into a refresh loop (Alamofire's
+/// `RefreshWindow`).
+public struct RefreshWindow: Sendable, Equatable {
+    /// How many refreshes the window allows.
+    public var maximumRefreshes: Int
+    /// The window's length in seconds, on the monotonic clock.
+    public var interval: TimeInterval
+
+    /// Creates a window; the default allows 5 refreshes in 30 seconds.
+    public init(maximumRefreshes: Int = 5, interval: TimeInterval = 30) {
+        self.maximumRefreshes = maximumRefreshes
+        self.interval = interval
+    }
+}
+
+/// The limits of authorizing and sending one request.
+///
+/// | option | default | |
+/// | --- | --- | --- |
+/// | ``refreshWindow`` | 5 in 30 s | refreshes after rejections before requests fail instead |
+/// | ``redirectLimit`` | 5 | redirects one request follows (0 to 20) |
+/// | ``sensitiveHeaderNames`` | empty | caller headers dropped on a redirect to another origin, beside `Authorization`, `Cookie`, `Proxy-Authorization` and every credential header |
+/// | ``requestDeadline`` | 60 s | the whole request: waiting for a credential, every attempt and redirect (up to 1 day) |
+public struct AuthorizationOptions: Sendable, Equatable {
+    /// The refresh window.
+    public var refreshWindow: RefreshWindow
+    /// How many redirects one request follows.
+    public var redirectLimit: Int
+    /// Caller header names (any case) that must not follow a redirect to another origin.
+    public var sensitiveHeaderNames: Set<String>
+    /// Seconds one request may take from start to end, on the monotonic clock.
+    public var requestDeadline: TimeInterval
+
+    /// Creates options.
+    public init(
+        refreshWindow: RefreshWindow = RefreshWindow(),
+        redirectLimit: Int = 5,
+        sensitiveHeaderNames: Set<String> = [],
+        requestDeadline: TimeInterval = 60
+    ) {
+        self.refreshWindow = refreshWindow
+        self.redirectLimit = redirectLimit
+        self.sensitiveHeaderNames = sensitiveHeaderNames
+        self.requestDeadline = requestDeadline
+    }
+
+    /// The header names always dropped on a redirect to another origin.
+    static let alwaysSensitiveHeaderNames: Set<String> = ["authorization", "cookie", "cookie2", "proxy-authorization", "www-authenticate"]
+
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` naming the first value out of range.
+    func validated() throws(ConfigurationError) -> AuthorizationOptions {
+        guard (1...1_000).contains(refreshWindow.maximumRefreshes) else {
+            throw .invalidValue(key: "refreshWindow.maximumRefreshes", reason: "must be from 1 to 1000")
+        }
+        guard refreshWindow.interval.isFinite, refreshWindow.interval > 0, refreshWindow.interval <= 86_400 else {
+            throw .invalidValue(key: "refreshWindow.interval", reason: "must be more than 0 and at most 86400 seconds")
+        }
+        guard (0...20).contains(redirectLimit) else {
+            throw .invalidValue(key: "redirectLimit", reason: "must be from 0 to 20")
+        }
+        guard requestDeadline.isFinite, requestDeadline > 0, requestDeadline <= 86_400 else {
+            throw .invalidValue(key: "requestDeadline", reason: "must be more than 0 and at most 86400 seconds")
+        }
+        for name in sensitiveHeaderNames where !HeaderFieldRules.isValidName(name) {
+            throw .invalidValue(key: "sensitiveHeaderNames", reason: "\(String(name.prefix(64)).debugDescription) is not a header name")
+        }
+        return self
+    }
+}

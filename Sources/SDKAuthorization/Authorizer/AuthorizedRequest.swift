@@ -1,0 +1,60 @@
+import Foundation
+
+/// A request with its credential attached, and what the authorizer needs to evaluate its response:
+/// which provider issued which credential, for which attempt, and whether the request still
+/// carries it after redirects.
+///
+/// Send ``request``; hand the response to ``RequestAuthorizer/evaluate(_:to:)``. Its description
+/// and mirror show header names, never values.
+public struct AuthorizedRequest: Sendable, CustomStringConvertible, CustomReflectable {
+    /// The request to send now, credential attached.
+    public internal(set) var request: OutgoingRequest
+    /// The request as the caller made it, before authorization.
+    public let original: OutgoingRequest
+    /// The endpoint's name, when the request was made from the policy's catalogue.
+    public let endpoint: EndpointID?
+    /// The scheme the policy chose.
+    public let scheme: AuthorizationScheme
+    /// 1 for the first try, 2 for the retry after a rejection.
+    public let attempt: Int
+    /// How many redirects led to ``request``.
+    public internal(set) var redirectCount: Int = 0
+    /// Whether ``request`` carries the credential: false when the scheme is ``AuthorizationScheme/none``,
+    /// the provider omitted it, or a redirect to another origin dropped it. A rejection counts
+    /// against a credential only while this is true.
+    public internal(set) var carriesCredential: Bool
+
+    /// The provider that issued the credential, and what it was asked with.
+    let issued: IssuedCredential?
+
+    public var description: String {
+        "\(request) scheme: \(scheme) attempt: \(attempt)\(carriesCredential ? " with credential" : " without credential")"
+    }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["request": request, "scheme": scheme, "attempt": attempt, "carriesCredential": carriesCredential], displayStyle: .struct)
+    }
+}
+
+/// One credential a provider issued for one request.
+struct IssuedCredential: Sendable {
+    let provider: any AuthorizationProvider
+    let credential: Credential
+    let context: AuthorizationContext
+}
+
+/// What to do with the response to an authorized request.
+///
+/// The set is closed on purpose: accept, retry now, retry after a delay, or fail. A status the
+/// authorization layer has no opinion on (200, 404, 500) is ``accept``: the caller interprets it.
+public enum ResponseEvaluation: Sendable, Equatable {
+    /// The response stands; nothing more to do for authorization.
+    case accept
+    /// Authorize the request again (``RequestAuthorizer/authorize(retrying:)``) and send it once more.
+    case retry
+    /// As ``retry``, after this many seconds.
+    case retryAfter(TimeInterval)
+    /// The request failed: its credential was rejected and will not be refreshed, or the refresh
+    /// window is exhausted.
+    case fail(RequestError)
+}

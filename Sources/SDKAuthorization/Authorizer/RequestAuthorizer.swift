@@ -1,0 +1,371 @@
+import Foundation
+
+/// The authorization seam: it authorizes any request and evaluates its response, with no transport
+/// of its own, so any HTTP stack can sit around it (``AuthorizedHTTPClient``, `URLSession`, an
+/// OpenAPI middleware, AsyncHTTPClient).
+///
+/// It holds the ``AuthorizationPolicy`` and one ``AuthorizationProvider`` per scheme. For a request
+/// it finds the scheme, asks that scheme's provider for a ``Credential`` (showing it the whole
+/// request) and attaches the credential's header field. For the response it decides: accept, retry
+/// (now or after a delay), or fail with a typed ``RequestError``.
+///
+/// ```swift
+/// var policy = AuthorizationPolicy()
+/// try policy.add(AuthorizationRule(host: "api.example.com", scheme: .bearer))
+/// let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: SessionTokenProvider(session: session)])
+///
+/// var authorized = try await authorizer.authorize(request)
+/// while true {
+///     let response = try await myStack.send(authorized.request)
+///     switch await authorizer.evaluate(response, to: authorized) {
+///     case .accept: return response
+///     case .retry: authorized = try await authorizer.authorize(retrying: authorized)
+///     case .retryAfter(let seconds): try await Task.sleep(for: .seconds(seconds)); authorized = try await authorizer.authorize(retrying: authorized)
+///     case .fail(let error): throw error
+///     }
+/// }
+/// ```
+///
+/// Rules it keeps for every stack:
+/// - A request reads its scheme's provider once; a rejection is reported to the provider that
+///   issued the rejected credential, never to one swapped in since.
+/// - A rejection counts against a credential only when the response answered a request that
+///   carried it (``AuthorizedRequest/carriesCredential``).
+/// - One retry per request, and at most ``RefreshWindow/maximumRefreshes`` refreshes per
+///   ``RefreshWindow/interval`` for each scheme.
+public final class RequestAuthorizer: Sendable {
+    private struct Route: Sendable {
+        let endpoint: Endpoint
+        let scheme: AuthorizationScheme
+        let matcher: (origin: Origin, path: PathPattern)?
+        /// The URL when no parameter comes from the call, built once.
+        let fixedURL: URL?
+    }
+
+    private struct State {
+        var providers: [AuthorizationScheme: any AuthorizationProvider]
+        /// Monotonic times of the refreshes granted per scheme, oldest first.
+        var refreshes: [AuthorizationScheme: [TimeInterval]] = [:]
+    }
+
+    /// The policy in force.
+    public let policy: AuthorizationPolicy
+    /// The base URL relative endpoints resolve against, if any.
+    public let baseURL: URL?
+    /// The limits in force.
+    public let options: AuthorizationOptions
+
+    let clock: any AuthorizationClock
+    let diagnostics: any DiagnosticsSink
+    private let pathParameters: [String: String]
+    private let routes: [EndpointID: Route]
+    private let routeOrder: [Route]
+    private let state: Locked<State>
+
+    /// Creates an authorizer.
+    ///
+    /// - Parameters:
+    ///   - policy: Which requests get which scheme.
+    ///   - providers: The provider of each scheme the policy names (``AuthorizationScheme/none`` needs none).
+    ///   - baseURL: What the catalogue's relative endpoints resolve against.
+    ///   - pathParameters: Path parameters every endpoint shares, e.g. `["projectToken": "..."]`.
+    ///   - options: Refresh window, redirect and deadline limits.
+    ///   - clock: The time source for the refresh window.
+    ///   - diagnostics: Where rejections and provider failures are reported.
+    /// - Throws: ``ConfigurationError/missingProvider(scheme:endpoints:)`` when the policy names a
+    ///   scheme without a provider; ``ConfigurationError/invalidValue(key:reason:)`` for an option
+    ///   out of range.
+    public init(
+        policy: AuthorizationPolicy,
+        providers: [AuthorizationScheme: any AuthorizationProvider],
+        baseURL: URL? = nil,
+        pathParameters: [String: String] = [:],
+        options: AuthorizationOptions = AuthorizationOptions(),
+        clock: any AuthorizationClock = SystemClock(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()
+    ) throws(ConfigurationError) {
+        self.options = try options.validated()
+        for scheme in policy.schemesInUse.sorted(by: { $0.rawValue < $1.rawValue }) where providers[scheme] == nil {
+            let named = policy.endpoints(using: scheme).map(\.rawValue) + policy.rules.filter { $0.scheme == scheme }.map(\.description)
+            throw .missingProvider(scheme: scheme.rawValue, endpoints: named)
+        }
+        self.policy = policy
+        self.baseURL = baseURL
+        self.pathParameters = pathParameters
+        self.clock = clock
+        self.diagnostics = diagnostics
+        var routes: [EndpointID: Route] = [:]
+        var order: [Route] = []
+        for endpoint in policy.endpoints {
+            guard let scheme = policy.scheme(for: endpoint.id) else { continue }
+            let needsCallParameters = endpoint.parameterNames.contains { pathParameters[$0] == nil }
+            let route = Route(
+                endpoint: endpoint,
+                scheme: scheme,
+                matcher: endpoint.matcher(baseURL: baseURL),
+                fixedURL: needsCallParameters ? nil : try? endpoint.url(baseURL: baseURL, parameters: pathParameters)
+            )
+            routes[endpoint.id] = route
+            order.append(route)
+        }
+        self.routes = routes
+        self.routeOrder = order
+        self.state = Locked(State(providers: providers))
+    }
+
+    // MARK: Providers
+
+    /// The provider installed for `scheme`.
+    public func provider(for scheme: AuthorizationScheme) -> (any AuthorizationProvider)? {
+        state.withLock { $0.providers[scheme] }
+    }
+
+    /// Installs `provider` for `scheme`, replacing the one before in one step: a request either
+    /// reads the old provider or the new one, never none. Requests that already read the old one
+    /// finish with it, and their rejections are reported to it.
+    public func setProvider(_ provider: any AuthorizationProvider, for scheme: AuthorizationScheme) {
+        state.withLock { $0.providers[scheme] = provider }
+    }
+
+    /// Removes the provider of `scheme`; its requests then fail with ``RequestError/Code/noProvider``.
+    func removeProvider(for scheme: AuthorizationScheme) {
+        _ = state.withLock { $0.providers.removeValue(forKey: scheme) }
+    }
+
+    /// Tells every installed provider that the user's identity changed.
+    public func identityDidChange() async {
+        let providers = state.withLock { Array($0.providers.values) }
+        for provider in providers { await provider.identityDidChange() }
+    }
+
+    // MARK: Requests from the catalogue
+
+    /// The request for a catalogue endpoint: its method, its URL with `parameters` and `query`,
+    /// `headers` and `body` (with `Content-Type: application/json` unless `headers` name one).
+    /// An `Authorization` field in `headers` is dropped: the policy decides it.
+    ///
+    /// - Throws: ``RequestError/Code/unknownEndpoint`` or ``RequestError/Code/invalidURL``.
+    public func request(
+        for endpoint: EndpointID,
+        parameters: [String: String] = [:],
+        query: [URLQueryItem] = [],
+        body: Data? = nil,
+        headers: [String: String] = [:]
+    ) throws(RequestError) -> OutgoingRequest {
+        guard let route = routes[endpoint] else { throw .unknownEndpoint(endpoint) }
+        let url: URL
+        if let fixed = route.fixedURL, query.isEmpty {
+            url = fixed
+        } else {
+            do {
+                url = try route.endpoint.url(baseURL: baseURL, parameters: parameters.merging(pathParameters) { _, configured in configured }, query: query)
+            } catch {
+                throw .invalidURL(endpoint: endpoint, reason: error.reason)
+            }
+        }
+        var request = OutgoingRequest(method: route.endpoint.method, url: url, headers: headers, body: body)
+        request.removeHeader("Authorization")
+        if body != nil, request.value(forHeader: "Content-Type") == nil {
+            request.headers["Content-Type"] = "application/json"
+        }
+        return request
+    }
+
+    /// The scheme the policy gives `request`, and the catalogue endpoint it is, if any.
+    public func scheme(for request: OutgoingRequest) -> (scheme: AuthorizationScheme, endpoint: EndpointID?) {
+        let method = request.method.uppercased()
+        if let origin = Origin(request.url) {
+            var path: String?
+            for route in routeOrder where route.endpoint.method.uppercased() == method {
+                guard let matcher = route.matcher, matcher.origin == origin else { continue }
+                if path == nil { path = request.url.percentEncodedPathForMatching }
+                if let path, matcher.path.matches(path) { return (route.scheme, route.endpoint.id) }
+            }
+        }
+        for rule in policy.rules where rule.matches(request) { return (rule.scheme, nil) }
+        return (.none, nil)
+    }
+
+    // MARK: Authorizing
+
+    /// Authorizes `request`: adds the credential header field its scheme names, or none.
+    ///
+    /// - Parameters:
+    ///   - request: Any request: method, URL with path and query, header fields, body.
+    ///   - endpoint: The catalogue endpoint it was made for; `nil` to let the policy match it.
+    /// - Throws: ``RequestError`` when the request must not be sent: a bad caller header, no
+    ///   provider, a provider failure, an empty or unsendable credential, a request that goes to
+    ///   another origin than its endpoint's.
+    public func authorize(_ request: OutgoingRequest, endpoint: EndpointID? = nil) async throws(RequestError) -> AuthorizedRequest {
+        try await authorize(request, endpoint: endpoint, attempt: 1)
+    }
+
+    /// Authorizes the request of `previous` again, as its next attempt, after
+    /// ``evaluate(_:to:)`` answered ``ResponseEvaluation/retry`` or ``ResponseEvaluation/retryAfter(_:)``.
+    public func authorize(retrying previous: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest {
+        try await authorize(previous.original, endpoint: previous.endpoint, attempt: previous.attempt + 1)
+    }
+
+    private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) async throws(RequestError) -> AuthorizedRequest {
+        for (name, value) in request.headers where !HeaderFieldRules.isValidHeader(name: name, value: value) {
+            throw .invalidHeader(name: name)
+        }
+        let scheme: AuthorizationScheme
+        let endpointID: EndpointID?
+        if let endpoint {
+            guard let route = routes[endpoint] else { throw .unknownEndpoint(endpoint) }
+            if let matcher = route.matcher, Origin(request.url) != matcher.origin {
+                throw .invalidURL(endpoint: endpoint, reason: "the request goes to another origin than the endpoint's, and would take its credential there")
+            }
+            scheme = route.scheme
+            endpointID = endpoint
+        } else {
+            (scheme, endpointID) = self.scheme(for: request)
+        }
+        guard scheme != .none else {
+            return AuthorizedRequest(request: request, original: request, endpoint: endpointID, scheme: scheme, attempt: attempt, carriesCredential: false, issued: nil)
+        }
+        guard let provider = provider(for: scheme) else {
+            throw scheme == .apiKey ? .missingProjectAuthorization(endpoint: endpointID) : .noProvider(endpoint: endpointID, scheme: scheme)
+        }
+        let context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt)
+        let credential: Credential
+        do {
+            credential = try await provider.credential(for: context)
+        } catch let error as RequestError {
+            diagnostics.log(.error, error.description)
+            throw error.withEndpoint(endpointID)
+        } catch is CancellationError {
+            throw .cancelled
+        } catch {
+            let failure = RequestError.providerFailed(error, endpoint: endpointID)
+            diagnostics.log(.error, failure.description)
+            throw failure
+        }
+        if Task.isCancelled { throw .cancelled }
+        var authorized = request
+        if let headerName = credential.headerName, let headerValue = credential.headerValue {
+            switch credential.problem {
+            case nil: break
+            case .empty?: throw .missingCustomerToken(endpoint: endpointID)
+            case .valid?, .forbiddenCharacters?:
+                let failure = RequestError.invalidCredential(endpoint: endpointID)
+                diagnostics.log(.error, failure.description)
+                throw failure
+            }
+            authorized.setHeader(headerName, headerValue)
+        } else {
+            diagnostics.log(.debug, "\(context.requestName) sent without a credential, as the provider asked")
+        }
+        return AuthorizedRequest(
+            request: authorized, original: request, endpoint: endpointID, scheme: scheme, attempt: attempt,
+            carriesCredential: !credential.isOmitted,
+            issued: IssuedCredential(provider: provider, credential: credential, context: context)
+        )
+    }
+
+    // MARK: Evaluating responses
+
+    /// Decides what a response to `authorized` means for authorization.
+    ///
+    /// A status other than 401 and 403 is ``ResponseEvaluation/accept``. A 401 or 403 to a request
+    /// that carried its credential is reported to the provider that issued it, which may ask for
+    /// one retry; a request is retried at most once, and refreshes beyond the refresh window fail
+    /// with ``RequestError/Code/refreshWindowExceeded``. A 401 or 403 to a request that carried no
+    /// credential (a redirect to another origin dropped it) fails without telling any provider.
+    public func evaluate(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> ResponseEvaluation {
+        guard response.statusCode == 401 || response.statusCode == 403 else { return .accept }
+        let rejection = RequestError.authorizationRejected(response: response, scheme: authorized.scheme, endpoint: authorized.endpoint)
+        guard authorized.carriesCredential, let issued = authorized.issued else {
+            diagnostics.log(.info, "\(requestName(authorized)) was rejected with HTTP \(response.statusCode), but carried no credential; no provider is told")
+            return .fail(rejection)
+        }
+        diagnostics.log(.warning, "\(requestName(authorized)) was rejected with HTTP \(response.statusCode) (\(issued.credential))")
+        let decision = await issued.provider.credentialRejected(issued.credential, response: response, context: issued.context)
+        let delay: TimeInterval?
+        switch decision {
+        case .fail: return .fail(rejection)
+        case .retry: delay = nil
+        case .retryAfter(let seconds): delay = seconds.isFinite ? min(max(seconds, 0), options.requestDeadline) : options.requestDeadline
+        }
+        guard authorized.attempt == 1 else { return .fail(rejection) }
+        let window = options.refreshWindow
+        let granted = state.withLock { state -> Bool in
+            let now = clock.monotonicNow()
+            var times = state.refreshes[authorized.scheme, default: []]
+            times.removeAll { now - $0 >= window.interval }
+            guard times.count < window.maximumRefreshes else {
+                state.refreshes[authorized.scheme] = times
+                return false
+            }
+            times.append(now)
+            state.refreshes[authorized.scheme] = times
+            return true
+        }
+        guard granted else {
+            let failure = RequestError.refreshWindowExceeded(endpoint: authorized.endpoint, scheme: authorized.scheme, window: window, response: response)
+            diagnostics.log(.warning, failure.description)
+            return .fail(failure)
+        }
+        return delay.map { .retryAfter($0) } ?? .retry
+    }
+
+    // MARK: Redirects
+
+    /// The request to send next when `response` redirects `authorized`, or `nil` when it is not a
+    /// redirect to follow (not 301, 302, 303, 307 or 308, or no usable `Location`).
+    ///
+    /// On a hop to another origin (scheme, host or port) every credential header is dropped: the
+    /// policy's own, `Authorization`, `Cookie`, `Proxy-Authorization` and the
+    /// ``AuthorizationOptions/sensitiveHeaderNames``; the request no longer counts as carrying its
+    /// credential. 303, and 301 or 302 after a POST, become a GET without a body.
+    ///
+    /// - Throws: ``RequestError/Code/redirectRefused`` for a redirect to a scheme other than http(s)
+    ///   or one that would take a body to another origin; ``RequestError/Code/tooManyRedirects``
+    ///   past ``AuthorizationOptions/redirectLimit``.
+    public func redirect(_ authorized: AuthorizedRequest, after response: ServerResponse) throws(RequestError) -> AuthorizedRequest? {
+        guard [301, 302, 303, 307, 308].contains(response.statusCode),
+              let location = response.value(forHeader: "Location"),
+              let next = URL(string: location, relativeTo: authorized.request.url)?.absoluteURL
+        else { return nil }
+        guard let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https", next.host?.isEmpty == false else {
+            throw .redirectRefused("it leads to a scheme other than http or https", response: response, endpoint: authorized.endpoint)
+        }
+        guard authorized.redirectCount < options.redirectLimit else {
+            throw .tooManyRedirects(limit: options.redirectLimit, endpoint: authorized.endpoint)
+        }
+        var result = authorized
+        var request = authorized.request
+        let method = request.method.uppercased()
+        if (response.statusCode == 303 && method != "HEAD") || (method == "POST" && [301, 302].contains(response.statusCode)) {
+            request.method = "GET"
+            request.body = nil
+            request.removeHeader("Content-Type")
+            request.removeHeader("Content-Length")
+        }
+        if !Origin.same(next, request.url) {
+            if request.body != nil {
+                throw .redirectRefused("a \(response.statusCode) would forward the body to another origin", response: response, endpoint: authorized.endpoint)
+            }
+            var dropped = AuthorizationOptions.alwaysSensitiveHeaderNames.union(options.sensitiveHeaderNames.map { $0.lowercased() })
+            if let name = authorized.issued?.credential.headerName { dropped.insert(name.lowercased()) }
+            var removed: [String] = []
+            for name in request.headers.keys where dropped.contains(name.lowercased()) {
+                request.headers[name] = nil
+                removed.append(name)
+            }
+            result.carriesCredential = false
+            if !removed.isEmpty {
+                diagnostics.log(.info, "Redirect to another origin (\(next.host ?? "?")): \(removed.sorted().joined(separator: ", ")) removed")
+            }
+        }
+        request.url = next
+        result.request = request
+        result.redirectCount += 1
+        return result
+    }
+
+    private func requestName(_ authorized: AuthorizedRequest) -> String {
+        authorized.endpoint?.rawValue ?? "\(authorized.original.method) \(authorized.original.url.redactedForLog)"
+    }
+}

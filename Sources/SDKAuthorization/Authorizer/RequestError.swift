@@ -1,0 +1,241 @@
+import Foundation
+
+/// Why a request was not authorized, not sent, or not answered with success.
+///
+/// It is a struct with a ``Code`` rather than an enum, as swift-openapi-runtime's `ClientError` is:
+/// later modes add codes (a signature mode's queue, an exchange mode's signing callback) without
+/// breaking any caller's exhaustive `switch`, and every error keeps the same context: the
+/// endpoint, whether the request was sent, the response (status, header fields, body) and the
+/// underlying error itself, not its description.
+///
+/// ```swift
+/// do {
+///     let response = try await client.send(.appInboxFetch, body: body)
+/// } catch where error.code == .authorizationRejected {
+///     showLogin(reason: error.response?.value(forHeader: "WWW-Authenticate"))
+/// } catch {
+///     logger.warning("inbox failed: \(error)")   // never holds a whole credential
+/// }
+/// ```
+///
+/// Two errors are equal when their code, endpoint, status, scheme and response body are equal;
+/// the underlying error, the response's header fields and ``wasSent`` are not compared.
+public struct RequestError: Error, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// What went wrong, as a stable name a caller can match on.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name.
+        public let rawValue: String
+        /// Creates a code.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The policy holds no endpoint by that name. Not sent.
+        public static let unknownEndpoint = Code(rawValue: "unknownEndpoint")
+        /// The URL could not be built (a path parameter is missing or is `.` or `..`). Not sent.
+        public static let invalidURL = Code(rawValue: "invalidURL")
+        /// The policy names a scheme for which no provider is installed. Not sent.
+        public static let noProvider = Code(rawValue: "noProvider")
+        /// The API-key scheme applies but no project authorization is configured. Not sent.
+        public static let missingProjectAuthorization = Code(rawValue: "missingProjectAuthorization")
+        /// The provider returned `nil` or an empty token. Not sent.
+        public static let missingCustomerToken = Code(rawValue: "missingCustomerToken")
+        /// The provider's credential cannot go into a header (CR, LF, non-ASCII, not a `b64token`). Not sent.
+        public static let invalidCredential = Code(rawValue: "invalidCredential")
+        /// A caller's header field has an invalid name or value. Not sent.
+        public static let invalidHeader = Code(rawValue: "invalidHeader")
+        /// The provider threw; ``RequestError/underlyingError`` holds what. Not sent.
+        public static let providerFailed = Code(rawValue: "providerFailed")
+        /// No token arrived in time. Not sent.
+        public static let credentialTimedOut = Code(rawValue: "credentialTimedOut")
+        /// The user logged out while the request waited for a token. Not sent.
+        public static let credentialCleared = Code(rawValue: "credentialCleared")
+        /// The app's refresh callback threw while the request waited for a token. Not sent.
+        public static let refreshFailed = Code(rawValue: "refreshFailed")
+        /// More refreshes than the refresh window allows: the request fails instead of looping.
+        public static let refreshWindowExceeded = Code(rawValue: "refreshWindowExceeded")
+        /// The request's task was cancelled.
+        public static let cancelled = Code(rawValue: "cancelled")
+        /// The request's overall deadline passed.
+        public static let deadlineExceeded = Code(rawValue: "deadlineExceeded")
+        /// The server answered 401 or 403.
+        public static let authorizationRejected = Code(rawValue: "authorizationRejected")
+        /// The server answered another non-2xx status.
+        public static let httpError = Code(rawValue: "httpError")
+        /// The request did not reach the server or no response came back.
+        public static let transportFailed = Code(rawValue: "transportFailed")
+        /// More redirects than the limit.
+        public static let tooManyRedirects = Code(rawValue: "tooManyRedirects")
+        /// A redirect that is not followed: to another origin with a body (307/308), or to a scheme other than http(s).
+        public static let redirectRefused = Code(rawValue: "redirectRefused")
+
+        public var description: String { rawValue }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// The endpoint's name, when the request was made from the policy's catalogue.
+    public let endpoint: EndpointID?
+    /// Whether any attempt of the request reached the transport.
+    public internal(set) var wasSent: Bool
+    /// The scheme whose credential was concerned, when one was.
+    public let scheme: AuthorizationScheme?
+    /// The server's response (status, header fields, body), when there was one.
+    public let response: ServerResponse?
+    /// The error behind this one: the provider's, the transport's, the refresh callback's.
+    public let underlyingError: (any Error)?
+    /// A sentence that says what happened; never a whole credential.
+    let detail: String
+
+    init(_ code: Code, _ detail: String, endpoint: EndpointID? = nil, wasSent: Bool = false, scheme: AuthorizationScheme? = nil,
+         response: ServerResponse? = nil, underlyingError: (any Error)? = nil) {
+        self.code = code
+        self.detail = detail
+        self.endpoint = endpoint
+        self.wasSent = wasSent
+        self.scheme = scheme
+        self.response = response
+        self.underlyingError = underlyingError
+    }
+
+    /// The response's status, when there was a response.
+    public var status: Int? { response?.statusCode }
+    /// The response's body, or empty data.
+    public var body: Data { response?.body ?? Data() }
+
+    public static func == (lhs: RequestError, rhs: RequestError) -> Bool {
+        lhs.code == rhs.code && lhs.endpoint == rhs.endpoint && lhs.status == rhs.status
+            && lhs.scheme == rhs.scheme && lhs.response?.body == rhs.response?.body
+    }
+
+    public var description: String { detail }
+
+    public var debugDescription: String {
+        var text = "RequestError(\(code)): \(detail)"
+        if let response { text += " [\(response)]" }
+        if wasSent { text += " [sent]" }
+        return text
+    }
+
+    private static func name(_ endpoint: EndpointID?) -> String { endpoint.map { "\($0)" } ?? "the request" }
+
+    /// The error's type and, for a `URLError`, its code: never its description, which may hold a URL
+    /// with secrets in its query.
+    static func summary(of error: any Error) -> String {
+        if let urlError = error as? URLError { return "URLError \(urlError.code.rawValue)" }
+        return "\(type(of: error))"
+    }
+}
+
+// MARK: - Making errors
+
+extension RequestError {
+    /// The policy holds no endpoint by that name.
+    public static func unknownEndpoint(_ id: EndpointID) -> RequestError {
+        RequestError(.unknownEndpoint, "No endpoint named \(id) in the authorization policy", endpoint: id)
+    }
+
+    /// The URL of an endpoint could not be built.
+    public static func invalidURL(endpoint: EndpointID?, reason: String = "the URL could not be built") -> RequestError {
+        RequestError(.invalidURL, "The URL of \(name(endpoint)) could not be built: \(reason)", endpoint: endpoint)
+    }
+
+    /// No provider is installed for the scheme the policy names.
+    public static func noProvider(endpoint: EndpointID?, scheme: AuthorizationScheme = .bearer) -> RequestError {
+        RequestError(.noProvider, "\(name(endpoint)) needs a \(scheme) credential, but no authorization provider is loaded for it", endpoint: endpoint, scheme: scheme)
+    }
+
+    /// The endpoint uses the API-key scheme but the configuration has no authorization.
+    public static func missingProjectAuthorization(endpoint: EndpointID?) -> RequestError {
+        RequestError(.missingProjectAuthorization, "\(name(endpoint)) needs the project authorization (API key), but none is configured", endpoint: endpoint, scheme: .apiKey)
+    }
+
+    /// The provider returned `nil` or an empty token.
+    public static func missingCustomerToken(endpoint: EndpointID?) -> RequestError {
+        RequestError(.missingCustomerToken, "The authorization provider returned no token for \(name(endpoint)); the request was not sent", endpoint: endpoint)
+    }
+
+    /// The provider's credential cannot go into a header.
+    public static func invalidCredential(endpoint: EndpointID?) -> RequestError {
+        RequestError(.invalidCredential, "The authorization provider returned a credential that cannot go into an HTTP header (a control character, non-ASCII, or not a bearer token) for \(name(endpoint)); the request was not sent", endpoint: endpoint)
+    }
+
+    /// A caller's header field has an invalid name or value.
+    public static func invalidHeader(name: String) -> RequestError {
+        RequestError(.invalidHeader, "The header \(String(name.prefix(64)).debugDescription) has an invalid name or a character a header value cannot hold; the request was not sent")
+    }
+
+    /// The provider threw `error`.
+    public static func providerFailed(_ error: any Error, endpoint: EndpointID?) -> RequestError {
+        RequestError(.providerFailed, "The authorization provider failed for \(name(endpoint)): \(type(of: error))", endpoint: endpoint, underlyingError: error)
+    }
+
+    /// The provider did not deliver a token in time.
+    public static func credentialTimedOut(endpoint: EndpointID?, after seconds: TimeInterval) -> RequestError {
+        RequestError(.credentialTimedOut, "No token arrived within \(seconds) seconds for \(name(endpoint)); the request was not sent", endpoint: endpoint)
+    }
+
+    /// The user logged out while the request waited for a token.
+    public static func credentialCleared(endpoint: EndpointID?) -> RequestError {
+        RequestError(.credentialCleared, "The token was cleared (logout) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint)
+    }
+
+    /// The app's refresh callback threw `error`.
+    public static func refreshFailed(_ error: any Error, endpoint: EndpointID?) -> RequestError {
+        RequestError(.refreshFailed, "The app's token refresh failed (\(type(of: error))) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint, underlyingError: error)
+    }
+
+    /// More refreshes than the window allows.
+    public static func refreshWindowExceeded(endpoint: EndpointID?, scheme: AuthorizationScheme, window: RefreshWindow, response: ServerResponse?) -> RequestError {
+        RequestError(.refreshWindowExceeded, "\(name(endpoint)) was rejected again after \(window.maximumRefreshes) refreshes within \(window.interval) seconds; failing instead of refreshing again", endpoint: endpoint, wasSent: true, scheme: scheme, response: response)
+    }
+
+    /// The request's task was cancelled.
+    public static var cancelled: RequestError {
+        RequestError(.cancelled, "The request was cancelled")
+    }
+
+    /// The request's overall deadline passed.
+    public static func deadlineExceeded(endpoint: EndpointID?, after seconds: TimeInterval) -> RequestError {
+        RequestError(.deadlineExceeded, "\(name(endpoint)) did not complete within its deadline of \(seconds) seconds", endpoint: endpoint)
+    }
+
+    /// The server answered 401 or 403.
+    public static func authorizationRejected(response: ServerResponse, scheme: AuthorizationScheme, endpoint: EndpointID? = nil) -> RequestError {
+        RequestError(.authorizationRejected, "The server rejected the \(scheme) credential of \(name(endpoint)) with HTTP \(response.statusCode)", endpoint: endpoint, wasSent: true, scheme: scheme, response: response)
+    }
+
+    /// The server answered 401 or 403 (a shorthand for tests and pattern checks).
+    public static func authorizationRejected(status: Int, scheme: AuthorizationScheme, body: Data, endpoint: EndpointID? = nil) -> RequestError {
+        authorizationRejected(response: ServerResponse(statusCode: status, body: body), scheme: scheme, endpoint: endpoint)
+    }
+
+    /// The server answered another non-2xx status.
+    public static func httpError(response: ServerResponse, endpoint: EndpointID? = nil) -> RequestError {
+        RequestError(.httpError, "The server answered HTTP \(response.statusCode) to \(name(endpoint))", endpoint: endpoint, wasSent: true, response: response)
+    }
+
+    /// The server answered another non-2xx status (a shorthand for tests and pattern checks).
+    public static func httpError(status: Int, body: Data, endpoint: EndpointID? = nil) -> RequestError {
+        httpError(response: ServerResponse(statusCode: status, body: body), endpoint: endpoint)
+    }
+
+    /// The request did not reach the server or no response came back.
+    public static func transportFailed(_ error: any Error, endpoint: EndpointID? = nil) -> RequestError {
+        RequestError(.transportFailed, "\(name(endpoint)) could not be sent: \(summary(of: error))", endpoint: endpoint, wasSent: true, underlyingError: error)
+    }
+
+    /// More redirects than the limit.
+    public static func tooManyRedirects(limit: Int, endpoint: EndpointID? = nil) -> RequestError {
+        RequestError(.tooManyRedirects, "\(name(endpoint)) was redirected more than \(limit) times", endpoint: endpoint, wasSent: true)
+    }
+
+    /// A redirect that is not followed.
+    public static func redirectRefused(_ reason: String, response: ServerResponse, endpoint: EndpointID? = nil) -> RequestError {
+        RequestError(.redirectRefused, "The redirect of \(name(endpoint)) was not followed: \(reason)", endpoint: endpoint, wasSent: true, response: response)
+    }
+
+    /// This error for `endpoint`, when it names none yet.
+    func withEndpoint(_ endpoint: EndpointID?) -> RequestError {
+        guard self.endpoint == nil, let endpoint else { return self }
+        return RequestError(code, detail, endpoint: endpoint, wasSent: wasSent, scheme: scheme, response: response, underlyingError: underlyingError)
+    }
+}

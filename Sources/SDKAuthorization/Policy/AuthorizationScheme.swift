@@ -1,0 +1,34 @@
+/// Which credential a request carries: the name of a provider slot in a ``RequestAuthorizer``.
+///
+/// The built-in schemes are ``apiKey`` (the project's API key), ``bearer`` (the app's provider) and
+/// ``none``. An SDK author can name more, each with a provider of its own:
+///
+/// ```swift
+/// extension AuthorizationScheme {
+///     static let signature = AuthorizationScheme("signature")
+/// }
+/// let authorizer = try RequestAuthorizer(policy: policy, providers: [.signature: signatureProvider])
+/// ```
+///
+/// It is a struct rather than an enum so that new modes add schemes without breaking any caller's
+/// `switch`.
+public struct AuthorizationScheme: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// The scheme's name.
+    public let rawValue: String
+
+    /// Creates a scheme.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// Creates a scheme.
+    public init(_ name: String) { self.rawValue = name }
+    /// Creates a scheme from a literal.
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    /// The configured project authorization, normally `Authorization: Token <apiKey>`.
+    public static let apiKey = AuthorizationScheme("apiKey")
+    /// A token from the app's authorization provider: `Authorization: Bearer <jwt>`.
+    public static let bearer = AuthorizationScheme("bearer")
+    /// No credential.
+    public static let none = AuthorizationScheme("none")
+
+    public var description: String { rawValue }
+}

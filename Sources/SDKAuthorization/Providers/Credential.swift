@@ -1,0 +1,88 @@
+/// What a provider answers for one request: the header field that carries the credential, or none.
+///
+/// ```swift
+/// .bearer(jwt)                                   // Authorization: Bearer <jwt>
+/// .apiKey(key)                                   // Authorization: Token <key>
+/// .header("X-Braze-Auth-Signature", value: jwt)  // a header of the SDK author's choice
+/// .omitted                                       // send this request without a credential
+/// ```
+///
+/// Every credential passes one validation before it is sent: the header name must be an HTTP token,
+/// the value visible ASCII, and a bearer token an RFC 6750 `b64token`. A credential that fails it
+/// fails its request locally; nothing is sent.
+///
+/// Its `description`, `debugDescription` and mirror never show the secret.
+public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    enum Kind: Hashable, Sendable { case bearer, apiKey, header, omitted }
+
+    let kind: Kind
+    /// The header field's name, `Authorization` for bearer and API-key credentials; `nil` when omitted.
+    public let headerName: String?
+    /// The secret itself (the token, key or signature, without a scheme word); `nil` when omitted.
+    ///
+    /// A provider compares it with its own current token, for example when told of a rejection.
+    public let value: String?
+
+    private init(kind: Kind, headerName: String?, value: String?) {
+        self.kind = kind
+        self.headerName = headerName
+        self.value = value
+    }
+
+    /// `Authorization: Bearer <token>`.
+    public static func bearer(_ token: String) -> Credential {
+        Credential(kind: .bearer, headerName: "Authorization", value: token)
+    }
+
+    /// `Authorization: Token <key>`, the Engagement API-key scheme.
+    public static func apiKey(_ key: String) -> Credential {
+        Credential(kind: .apiKey, headerName: "Authorization", value: key)
+    }
+
+    /// A header field of the SDK author's choice, e.g. `X-Braze-Auth-Signature: <jwt>`. The value is
+    /// sent as it is.
+    public static func header(_ name: String, value: String) -> Credential {
+        Credential(kind: .header, headerName: name, value: value)
+    }
+
+    /// Deliberately send this request without a credential (for example a host that must never see
+    /// the token).
+    public static let omitted = Credential(kind: .omitted, headerName: nil, value: nil)
+
+    /// Whether this is ``omitted``.
+    public var isOmitted: Bool { kind == .omitted }
+
+    /// The exact header value to send.
+    var headerValue: String? {
+        guard let value else { return nil }
+        switch kind {
+        case .bearer: return "Bearer \(value)"
+        case .apiKey: return "Token \(value)"
+        case .header: return value
+        case .omitted: return nil
+        }
+    }
+
+    /// Why this credential must not be sent, or `nil` when it may.
+    var problem: HeaderFieldRules.Verdict? {
+        guard let headerName, let value else { return nil }
+        guard HeaderFieldRules.isValidName(headerName) else { return .forbiddenCharacters }
+        let verdict = kind == .bearer ? HeaderFieldRules.checkBearer(value) : HeaderFieldRules.check(value)
+        return verdict == .valid ? nil : verdict
+    }
+
+    public var description: String {
+        switch kind {
+        case .bearer: "Bearer credential \(Redaction.redact(value ?? ""))"
+        case .apiKey: "Token credential \(Redaction.redact(value ?? ""))"
+        case .header: "\(headerName ?? "") credential \(Redaction.redact(value ?? ""))"
+        case .omitted: "omitted"
+        }
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["credential": description], displayStyle: .struct)
+    }
+}
