@@ -74,7 +74,7 @@ public enum CustomerTokenModeSample {
         // Signed out: the provider returns nil, so the request fails locally and is never sent.
         SampleAuthProvider.session.signOut()
         let outcome = await Result { () async throws(RequestError) in try await client.send(.appInboxFetch, body: body) }
-        let notSent: Bool = if case .failure(.missingCustomerToken) = outcome { true } else { false }
+        let notSent: Bool = if case .failure(let error) = outcome { error.code == .missingCustomerToken && !error.wasSent } else { false }
         rows.append(ReportRow(mode: "customer token (signed out)", endpoint: "appInboxFetch", header: "(not sent)",
                               verdict: verdict(outcome), asExpected: notSent))
         return rows

@@ -2,16 +2,16 @@ import Foundation
 import SDKAuthorization
 import Synchronization
 
-/// A transport that sends through ``URLSessionTransport`` and remembers the `Authorization` header
+/// A transport that sends through ``URLSessionHTTPTransport`` and remembers the `Authorization` header
 /// of the last request, so a report can show what went over the wire. It shows how an SDK
 /// plugs its own stage into ``HTTPTransport``.
 public final class ObservedTransport: HTTPTransport, Sendable {
-    private let wrapped = URLSessionTransport(timeout: 15)
+    private let wrapped = URLSessionHTTPTransport(timeout: 15)
     private let lastAuthorization = Mutex<String?>(nil)
 
     public init() {}
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: OutgoingRequest) async throws -> ServerResponse {
         lastAuthorization.withLock { $0 = request.value(forHeader: "Authorization") }
         return try await wrapped.send(request)
     }

@@ -36,16 +36,14 @@ public func serverErrorCode(_ body: Data) -> String {
 }
 
 /// The verdict text for a request's outcome.
-public func verdict(_ outcome: Result<HTTPResponse, RequestError>) -> String {
+public func verdict(_ outcome: Result<ServerResponse, RequestError>) -> String {
     switch outcome {
     case .success(let response):
         return "\(response.statusCode) accepted"
-    case .failure(.authorizationRejected(let status, _, let body)), .failure(.httpError(let status, let body)):
-        return "\(status) \(serverErrorCode(body))"
-    case .failure(.missingCustomerToken):
-        return "not sent: provider gave no token"
     case .failure(let error):
-        return "not sent: \(error)"
+        if let status = error.status { return "\(status) \(serverErrorCode(error.body))" }
+        if error.code == .missingCustomerToken { return "not sent: provider gave no token" }
+        return "\(error.wasSent ? "failed" : "not sent"): \(error)"
     }
 }
 

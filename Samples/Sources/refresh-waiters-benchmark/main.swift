@@ -56,7 +56,7 @@ func measure(waiters: Int) async throws -> Measurement {
     try store.setIDToken("header.payload.signature")
     let setSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     var resumed = 0
-    for task in tasks where try await task.value == .token("header.payload.signature") {
+    for task in tasks where try await task.value == .bearer("header.payload.signature") {
         resumed += 1
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9

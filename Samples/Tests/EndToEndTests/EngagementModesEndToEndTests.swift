@@ -143,13 +143,20 @@ struct EngagementModesEndToEndTests {
             try policy.add(Endpoint("stay", path: hop(sameOrigin)), scheme: .apiKey)
             let client = try AuthorizedHTTPClient(configuration: environment.configuration(), policy: policy)
 
-            let left = await outcome(client, "leave", body: customerBody("u"))
+            // A 307 would take the body to the other origin: not followed, nothing reaches the other host.
+            let refused = await outcome(client, "leave", body: customerBody("u"))
+            guard case .failure(let refusal) = refused else { Issue.record("a body was forwarded to another origin"); return }
+            #expect(refusal.code == .redirectRefused)
+            #expect(await other.records().isEmpty)
+
+            // Without a body the hop is followed, and the other host sees no credential.
+            let left = await outcome(client, "leave")
             guard case .failure(let error) = left else { Issue.record("the other host accepted a request without credentials"); return }
             #expect(rejection(error)?.code == "missing_authorization")
             #expect(await other.records().map(\.authorization) == [nil])
 
             #expect(try await client.send("stay", body: customerBody("u")).statusCode == 200)
-            #expect(await backend.records().map(\.authorization) == Array(repeating: "Token \(environment.apiKey)", count: 3))
+            #expect(await backend.records().map(\.authorization) == Array(repeating: "Token \(environment.apiKey)", count: 4))
         }
     }
 }

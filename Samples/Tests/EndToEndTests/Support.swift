@@ -30,12 +30,13 @@ func customerBody(_ id: String) -> Data {
 
 /// The backend's error code in a rejection, or nil when the error is something else.
 func rejection(_ error: RequestError) -> (status: Int, scheme: AuthorizationScheme, code: String)? {
-    guard case .authorizationRejected(let status, let scheme, let body) = error else { return nil }
+    guard error.code == .authorizationRejected, let status = error.status, let scheme = error.scheme else { return nil }
+    let body = error.body
     return (status, scheme, serverErrorCode(body))
 }
 
 /// Sends and returns the typed outcome.
-func outcome(_ client: AuthorizedHTTPClient, _ endpoint: EndpointID, body: Data? = nil) async -> Result<HTTPResponse, RequestError> {
+func outcome(_ client: AuthorizedHTTPClient, _ endpoint: EndpointID, body: Data? = nil) async -> Result<ServerResponse, RequestError> {
     do { return .success(try await client.send(endpoint, body: body)) } catch { return .failure(error) }
 }
 

@@ -16,7 +16,7 @@ import Foundation
 /// - Cancelling one waiting request releases that one only.
 /// - ``clearIDToken()`` (logout) during a wait fails the waiters with
 ///   ``RequestError/Code/credentialCleared``.
-/// - A refresh callback that returns the token (``registerRefreshCallback(returningToken:)``) and
+/// - A refresh callback that returns the token (``registerTokenRefresh(_:)``) and
 ///   throws ends every wait at once with ``RequestError/Code/refreshFailed``, carrying its error.
 /// - On timeout the store logs ``timeoutMessage(after:)`` at warning level and, by default, sends the
 ///   request without the token, as Rover does; ``Options/TimeoutBehavior/fail`` fails it with
@@ -28,9 +28,9 @@ import Foundation
 ///
 /// ```swift
 /// let idTokens = try IDTokenStore(authorizedDomains: ["*.rover.io"])
-/// idTokens.registerRefreshCallback(returningToken: {
+/// idTokens.registerTokenRefresh {
 ///     try await session.refreshIDToken()      // a thrown error fails the waiting requests at once
-/// })
+/// }
 /// let client = try AuthorizedHTTPClient(configuration: configuration, provider: idTokens)
 /// ```
 public final class IDTokenStore: AuthorizationProvider, Sendable {
@@ -222,7 +222,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
     /// a token ``setIDToken(_:)`` refuses), every waiting request fails at once with
     /// ``RequestError/Code/refreshFailed`` carrying the error, instead of waiting out the timeout;
     /// the next request that needs a token asks again.
-    public func registerRefreshCallback(returningToken callback: @escaping @Sendable () async throws -> String) {
+    public func registerTokenRefresh(_ callback: @escaping @Sendable () async throws -> String) {
         state.withLock { $0.callback = .returningToken(callback) }
     }
 
