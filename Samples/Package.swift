@@ -29,6 +29,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // Only for the test that the framework's names live beside the ecosystem's.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
     ],
     targets: [
         // MARK: Reference backend
@@ -90,6 +94,17 @@ let package = Package(
                 "ReferenceBackend",
                 .product(name: "SDKAuthorization", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "NameCoexistenceTests",
+            dependencies: [
+                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
             ],
             swiftSettings: strictSettings
         ),

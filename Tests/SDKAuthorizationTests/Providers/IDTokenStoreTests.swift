@@ -3,6 +3,31 @@ import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
 
+/// A gate an async test opens once; every waiter resumes then.
+final class AsyncGate: Sendable {
+    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+}
+
 /// Yields until `condition` holds; records an issue instead of hanging forever.
 func eventually(_ what: String, _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
     for _ in 0..<200_000 {
@@ -49,6 +74,67 @@ struct IDTokenStoreTests {
         for task in tasks { #expect(try await task.value == .bearer(fresh)) }
         #expect(callbacks.current == 1)
         #expect(store.heldWaitRecords == 0)
+    }
+
+    @Test func tokenReturningCallbackSetsTheTokenForEveryWaiter() async throws {
+        let store = try IDTokenStore(authorizedDomains: ["*.rover.io"], clock: clock, diagnostics: sink)
+        let fresh = token(expiresIn: 3600)
+        let calls = Counter()
+        let release = AsyncGate()
+        store.registerTokenRefresh {
+            _ = calls.increment()
+            await release.wait()
+            return fresh
+        }
+        let tasks = await startWaiters(20, on: store)
+        release.open()
+        for task in tasks { #expect(try await task.value == .bearer(fresh)) }
+        #expect(calls.current == 1)
+        #expect(store.currentToken == fresh)
+    }
+
+    @Test func tokenRefreshThatThrowsEndsEveryWaitAtOnceWithItsError() async throws {
+        struct RefreshDenied: Error, Equatable {}
+        let store = try IDTokenStore(authorizedDomains: ["*.rover.io"], clock: clock, diagnostics: sink)
+        let release = AsyncGate()
+        store.registerTokenRefresh {
+            await release.wait()
+            throw RefreshDenied()
+        }
+        let tasks = await startWaiters(3, on: store)
+        release.open()
+        for task in tasks {
+            do {
+                _ = try await task.value
+                Issue.record("a waiter got a token")
+            } catch let error as RequestError {
+                #expect(error.code == .refreshFailed)
+                #expect(error.underlyingError as? RefreshDenied == RefreshDenied())
+                #expect(error.endpoint == "ticketing")
+            }
+        }
+        #expect(clock.monotonicNow() == 1_000)              // no time passed: nobody sat out the timeout
+        #expect(store.heldWaitRecords == 0)
+        #expect(sink.messages(at: .warning).contains { $0.contains("refresh callback failed (RefreshDenied); 3 waiting requests fail now") })
+    }
+
+    @Test func tokenRefreshReturningAnUnsendableTokenFailsTheWaitersAndKeepsTheOldToken() async throws {
+        let store = try IDTokenStore(authorizedDomains: ["*.rover.io"], clock: clock, diagnostics: sink)
+        let stale = token(expiresIn: 10)
+        try store.setIDToken(stale)
+        store.registerTokenRefresh { "bad\r\ntoken" }
+        await #expect(throws: RequestError.refreshFailed(ConfigurationError.credentialContainsControlCharacters(field: "ID token"), endpoint: "ticketing")) {
+            try await store.credential(for: context)
+        }
+        #expect(store.currentToken == stale)
+    }
+
+    @Test func settingTheWallClockBackDoesNotStretchAWait() async throws {
+        let store = try store(.init(refreshTimeout: 2, timeoutBehavior: .fail))
+        let tasks = await startWaiters(1, on: store)
+        clock.setWallClock(to: clock.now().addingTimeInterval(-3600))
+        clock.advance(by: 2)
+        await #expect(throws: RequestError.credentialTimedOut(endpoint: "ticketing", after: 2)) { try await tasks[0].value }
     }
 
     @Test func freshTokenIsUsedWithoutWaitingOrCallback() async throws {
