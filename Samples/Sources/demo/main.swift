@@ -13,6 +13,7 @@ do {
     rows += try await TokenModeSample.run(environment)
     rows += try await CustomerTokenModeSample.run(environment)
     rows += try await RefreshCallbackModeSample.run(environment)
+    rows += try await HTTPStackSample.run(environment)
     rows += MisconfigurationSample.run(environment)
 } catch {
     print("demo failed: \(error)")

@@ -1,5 +1,6 @@
 import AuthorizationSamples
 import Foundation
+import SDKAuthorization
 import Testing
 
 /// The samples the README points to, run against an embedded backend: every row must come out as
@@ -40,6 +41,23 @@ struct SamplesEndToEndTests {
                 "Basic authentication is not supported by mobile SDK for security reasons.",
             ])
             for row in rows { #expect(row.asExpected, "\(row.endpoint)") }
+        }
+    }
+
+    @Test func httpStackSampleAuthorizesURLSessionRequestsAndRequestsMatchedByURL() async throws {
+        try await withEnvironment(bearerRequired: [.appInboxFetch, .appInboxMarkAsRead]) { environment, backend in
+            let rows = try await HTTPStackSample.run(environment)
+            #expect(rows.map(\.verdict) == ["200 accepted", "200 accepted", "200 accepted", "200 accepted"])
+            for row in rows { #expect(row.asExpected, "\(row.mode): \(row.verdict)") }
+            let engagement = await backend.records().filter { !$0.path.hasPrefix("/app/") }
+            #expect(engagement.map(\.path).map { $0.components(separatedBy: "/").last ?? "" } == ["fetch", "events", "fetch", "fetch"])
+            #expect(engagement.map { $0.authorization?.components(separatedBy: " ").first } == ["Bearer", "Token", "Bearer", "Bearer"])
+            // Each customer's request carried a token whose subject is that customer.
+            let subjects = engagement.filter { $0.authorization?.hasPrefix("Bearer ") == true }.compactMap { record -> String? in
+                guard let token = record.authorization?.dropFirst("Bearer ".count) else { return nil }
+                return try? JWTClaims(decoding: String(token)).subject
+            }
+            #expect(subjects == ["reader-1", "reader-2", "reader-3"])
         }
     }
 }

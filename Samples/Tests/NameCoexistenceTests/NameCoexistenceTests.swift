@@ -2,6 +2,7 @@
 // swift-openapi-urlsession and uses all their names unqualified: it compiles only while none of the
 // framework's public names clashes with theirs (HTTPRequest, HTTPResponse, URLSessionTransport, ...).
 import Foundation
+import Synchronization
 import HTTPTypes
 import OpenAPIRuntime
 import OpenAPIURLSession
@@ -35,4 +36,34 @@ struct NameCoexistenceTests {
         #expect(evaluation == .fail(.authorizationRejected(status: 401, scheme: .bearer, body: Data())))
         let _: any HTTPTransport = URLSessionHTTPTransport()
     }
+
+    @Test func openAPIMiddlewareAuthorizesEachOperationAndRetriesOnceAfterARejection() async throws {
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "api.example.com", path: "/v1/**", scheme: .bearer))
+        let provider = ScriptedProvider(.token("old.jwt"), .token("new.jwt"))
+        provider.rejectionDecision = .retry
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider])
+        let middleware = AuthorizationMiddleware(authorizer: authorizer)
+        let seen = SeenRequests()
+        let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/v1/messages")
+        let (response, _) = try await middleware.intercept(request, body: HTTPBody(#"{"text":"hi"}"#), baseURL: URL(string: "https://api.example.com")!,
+                                                           operationID: "sendMessage") { request, body, _ in
+            var bytes: Data?
+            if let body { bytes = try await Data(collecting: body, upTo: 1024) }
+            let count = seen.append(request.headerFields[.authorization], bytes)
+            return (HTTPResponse(status: count == 1 ? .unauthorized : .ok), nil)
+        }
+        #expect(response.status == .ok)
+        #expect(seen.values.map(\.authorization) == ["Bearer old.jwt", "Bearer new.jwt"])
+        #expect(seen.values.allSatisfy { $0.body == Data(#"{"text":"hi"}"#.utf8) })
+        #expect(provider.requestedContexts.first?.request.body == Data(#"{"text":"hi"}"#.utf8))
+    }
+}
+
+final class SeenRequests: Sendable {
+    private let storage = Mutex<[(authorization: String?, body: Data?)]>([])
+    func append(_ authorization: String?, _ body: Data?) -> Int {
+        storage.withLock { $0.append((authorization, body)); return $0.count }
+    }
+    var values: [(authorization: String?, body: Data?)] { storage.withLock { $0 } }
 }
