@@ -2,15 +2,39 @@ import Foundation
 import Testing
 import SDKAuthorization
 
-/// The README's quick start, verbatim inside a namespace, so it keeps compiling.
+/// The README's quick start, verbatim inside namespaces, so it keeps compiling;
+/// `quickStartInTheREADMEIsTheCodeCompiledHere` checks that the README still says the same.
 enum QuickStart {
+    // The app's provider: asked for every request that needs the customer's token.
+    struct CustomerSessionProvider: AuthorizationProvider {
+        func credential(for context: AuthorizationContext) async throws -> Credential {
+            .bearer(UserDefaults.standard.string(forKey: "customerJWT") ?? "")   // empty: the request fails locally
+        }
+    }
+
+    static func makeClient() throws -> AuthorizedHTTPClient {
+        let configuration = try AuthorizationConfiguration(
+            projectToken: "YOUR PROJECT TOKEN",
+            baseURL: "https://api.exponea.com",
+            authorization: "Token YOUR API KEY",
+            advancedAuthEnabled: true
+        )
+        return try AuthorizedHTTPClient(configuration: configuration, provider: CustomerSessionProvider())
+    }
+
+    static func fetchInbox(_ client: AuthorizedHTTPClient) async throws -> Data {
+        try await client.send(.appInboxFetch, body: Data(#"{"customer_ids":{"registered":"user-42"}}"#.utf8)).body
+    }
+}
+
+enum QuickStartByName {
     // The app's provider, in the Exponea shape. It may block: it never runs on Swift's cooperative pool.
     final class ExampleAuthProvider: NSObject, AuthorizationProviderType {
         required override init() {}
         func getAuthorizationToken() -> String? { UserDefaults.standard.string(forKey: "customerJWT") }
     }
 
-    static func makeClient() throws -> AuthorizedHTTPClient {
+    static func makeClientByName() throws -> AuthorizedHTTPClient {
         let registry = ProviderRegistry()
         registry.register(ExampleAuthProvider.self, as: "ExponeaAuthProvider")   // stands in for @objc(ExponeaAuthProvider)
         let configuration = try AuthorizationConfiguration(
@@ -21,19 +45,40 @@ enum QuickStart {
         )
         return try AuthorizedHTTPClient(configuration: configuration, registry: registry)
     }
-
-    static func fetchInbox(_ client: AuthorizedHTTPClient) async throws -> Data {
-        try await client.send(.appInboxFetch, body: Data(#"{"customer_ids":{"registered":"user-42"}}"#.utf8)).body
-    }
 }
 
 @Suite("README quick start")
 struct QuickStartTests {
-    @Test func quickStartConfiguresACustomerTokenClient() throws {
+    @Test func quickStartWithTheProviderPassedDirectly() throws {
         let client = try QuickStart.makeClient()
-        #expect(client.provider is CustomerTokenProvider)
+        #expect(client.provider is QuickStart.CustomerSessionProvider)
         #expect(client.policy.scheme(for: .appInboxFetch) == .bearer)
         #expect(client.policy.scheme(for: .trackEvents) == .apiKey)
         #expect(client.configuration?.authorization?.description == "Token Authorization (token redacted)")
+    }
+
+    @Test func quickStartWithTheProviderFoundByName() throws {
+        let client = try QuickStartByName.makeClientByName()
+        #expect(client.provider is CustomerTokenProvider)
+        #expect(client.policy.scheme(for: .appInboxFetch) == .bearer)
+    }
+
+    @Test func quickStartInTheREADMEIsTheCodeCompiledHere() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        func lines(_ text: some StringProtocol) -> [String] {
+            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("import ") }
+        }
+        let section = try #require(readme.components(separatedBy: "## Quick start").dropFirst().first?.components(separatedBy: "\n## ").first)
+        let blocks = section.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+        #expect(blocks.count == 2)
+        let compiled = lines(source).joined(separator: "\n")
+        for block in blocks {
+            // Top-level functions in the README are static members of the namespaces here.
+            let namespaced = block.split(separator: "\n").map { $0.hasPrefix("func ") ? "static " + $0 : String($0) }.joined(separator: "\n")
+            let expected = lines(namespaced).joined(separator: "\n")
+            #expect(compiled.contains(expected), "README block differs from the compiled copy:\n\(block)")
+        }
     }
 }

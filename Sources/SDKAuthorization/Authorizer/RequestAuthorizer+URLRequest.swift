@@ -18,7 +18,7 @@ extension RequestAuthorizer {
     /// credential, send through ``AuthorizedHTTPClient`` (its default transport is
     /// ``URLSessionHTTPTransport``) instead: a plain `URLSession` follows redirects on its own.
     ///
-    /// - Throws: ``RequestError`` when the request must not be sent, as ``authorize(_:endpoint:)``.
+    /// - Throws: ``RequestError`` when the request must not be sent, as ``authorize(_:endpoint:)-(OutgoingRequest,_)``.
     public func authorize(_ request: URLRequest, endpoint: EndpointID? = nil) async throws(RequestError) -> URLRequest {
         guard let url = request.url else { throw .invalidURL(endpoint: endpoint, reason: "the URLRequest has no URL") }
         let outgoing = OutgoingRequest(
