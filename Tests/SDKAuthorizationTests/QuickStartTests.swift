@@ -14,9 +14,9 @@ enum QuickStart {
 
     static func makeClient() throws -> AuthorizedHTTPClient {
         let configuration = try AuthorizationConfiguration(
-            projectToken: "YOUR PROJECT TOKEN",
+            projectToken: "YOUR_PROJECT_TOKEN",
             baseURL: "https://api.exponea.com",
-            authorization: "Token YOUR API KEY",
+            authorization: "Token YOUR_API_KEY",
             advancedAuthEnabled: true
         )
         return try AuthorizedHTTPClient(configuration: configuration, provider: CustomerSessionProvider())
@@ -38,9 +38,9 @@ enum QuickStartByName {
         let registry = ProviderRegistry()
         registry.register(ExampleAuthProvider.self, as: "ExponeaAuthProvider")   // stands in for @objc(ExponeaAuthProvider)
         let configuration = try AuthorizationConfiguration(
-            projectToken: "YOUR PROJECT TOKEN",
+            projectToken: "YOUR_PROJECT_TOKEN",
             baseURL: "https://api.exponea.com",
-            authorization: "Token YOUR API KEY",
+            authorization: "Token YOUR_API_KEY",
             advancedAuthEnabled: true
         )
         return try AuthorizedHTTPClient(configuration: configuration, registry: registry)

@@ -33,7 +33,7 @@ import Foundation
 ///   carried it (``AuthorizedRequest/carriesCredential``).
 /// - One retry per request, and at most ``RefreshWindow/maximumRefreshes`` refreshes per
 ///   ``RefreshWindow/interval`` for each scheme.
-public final class RequestAuthorizer: Sendable {
+public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomReflectable {
     private struct Route: Sendable {
         let endpoint: Endpoint
         let scheme: AuthorizationScheme
@@ -112,6 +112,14 @@ public final class RequestAuthorizer: Sendable {
         self.routeOrder = order
         self.state = Locked(State(providers: providers))
     }
+
+    /// The schemes with a provider, the base URL and the policy's size; never a credential.
+    public var description: String {
+        let schemes = state.withLock { $0.providers.keys.map(\.rawValue).sorted() }
+        return "RequestAuthorizer(baseURL: \(baseURL?.redactedForLog ?? "none"), endpoints: \(policy.endpoints.count), rules: \(policy.rules.count), schemes: \(schemes))"
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .class) }
 
     // MARK: Providers
 

@@ -20,7 +20,7 @@ import Foundation
 ///
 /// Two errors are equal when their code, endpoint, status, scheme and response body are equal;
 /// the underlying error, the response's header fields and ``wasSent`` are not compared.
-public struct RequestError: Error, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct RequestError: Error, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// What went wrong, as a stable name a caller can match on.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         /// The code's name.
@@ -107,6 +107,15 @@ public struct RequestError: Error, Sendable, Equatable, CustomStringConvertible,
     }
 
     public var description: String { detail }
+
+    /// Code, endpoint, status and whether it was sent; the underlying error shows its type only,
+    /// since an app's error may hold a token.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "code": code.rawValue, "endpoint": endpoint?.rawValue ?? "none", "status": status ?? 0, "wasSent": wasSent,
+            "underlyingError": underlyingError.map { RequestError.summary(of: $0) } ?? "none", "detail": detail,
+        ], displayStyle: .struct)
+    }
 
     public var debugDescription: String {
         var text = "RequestError(\(code)): \(detail)"

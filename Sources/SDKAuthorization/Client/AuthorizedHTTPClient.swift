@@ -29,7 +29,7 @@ import Foundation
 ///
 /// Configuration is checked when the client is created: a bad provider setup throws a
 /// ``ConfigurationError`` (also logged at error level), and the client does not exist.
-public final class AuthorizedHTTPClient: Sendable {
+public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, CustomReflectable {
     /// Where the bearer provider comes from, and so what an identity change does.
     private enum ProviderSource: Sendable {
         /// Built from a configuration with advanced auth disabled: nothing to load, ever.
@@ -132,6 +132,11 @@ public final class AuthorizedHTTPClient: Sendable {
         self.transport = transport
         self.source = .fixed
     }
+
+    /// The authorizer's summary; never a credential.
+    public var description: String { "AuthorizedHTTPClient(\(authorizer))" }
+
+    public var customMirror: Mirror { Mirror(self, children: ["authorizer": authorizer.description], displayStyle: .class) }
 
     /// The endpoint catalogue, rules and scheme table in force.
     public var policy: AuthorizationPolicy { authorizer.policy }

@@ -19,24 +19,36 @@ extension AuthorizationConfiguration {
     /// | `advancedAuthEnabled` | boolean | default `false` |
     /// | `providerConvention` | string | `implicitName` (default) or `registeredClass` |
     /// | `providerName` | string | the provider's name or module-qualified class name |
-    /// | `customerTokenCacheLeeway` | number | seconds; turns the opt-in token cache on |
+    /// | `customerTokenCacheLeeway` | number | seconds (0 to 86400); turns the opt-in token cache on |
+    /// | `customerTokenCacheMaximumAge` | number | seconds (1 to 86400, default 3600); needs the leeway |
     public static let fileKeys: Set<String> = [
         "projectToken", "baseURL", "authorization", "advancedAuthEnabled",
-        "providerConvention", "providerName", "customerTokenCacheLeeway",
+        "providerConvention", "providerName", "customerTokenCacheLeeway", "customerTokenCacheMaximumAge",
     ]
+
+    /// The largest configuration file read, in bytes (64 KB). A file is read no further than this,
+    /// and a larger one fails with ``ConfigurationError/fileTooLarge(limit:)``.
+    public static let maximumFileSize = 65_536
 
     /// Reads a configuration file; the format comes from the extension (`.json`, `.plist`), or from
     /// the content when the extension is neither.
+    ///
+    /// Files are untrusted input: at most ``maximumFileSize`` bytes are read, JSON is read in one
+    /// bounded pass that refuses a repeated key, and a property list is checked for its size and
+    /// shape (one dictionary of plain values) before it is parsed.
     ///
     /// - Throws: ``ConfigurationError`` for an unreadable or malformed file, an unknown key, a value
     ///   of the wrong type and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:)`` refuses.
     public init(contentsOf url: URL) throws(ConfigurationError) {
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            let handle = try FileHandle(forReadingFrom: url)
+            defer { try? handle.close() }
+            data = try handle.read(upToCount: Self.maximumFileSize + 1) ?? Data()
         } catch {
             throw .unreadableFile(path: url.path, reason: (error as NSError).localizedDescription)
         }
+        guard data.count <= Self.maximumFileSize else { throw .fileTooLarge(limit: Self.maximumFileSize) }
         let format: FileFormat
         switch url.pathExtension.lowercased() {
         case "json": format = .json
@@ -48,16 +60,11 @@ extension AuthorizationConfiguration {
 
     /// Reads a configuration from the bytes of a file in `format`.
     public init(data: Data, format: FileFormat) throws(ConfigurationError) {
+        guard data.count <= Self.maximumFileSize else { throw .fileTooLarge(limit: Self.maximumFileSize) }
         let values: [String: JWTClaimValue]
-        do {
-            switch format {
-            case .json: values = try JSONDecoder().decode([String: JWTClaimValue].self, from: data)
-            case .propertyList: values = try PropertyListDecoder().decode([String: JWTClaimValue].self, from: data)
-            }
-        } catch {
-            throw .malformedFile(reason: format == .json
-                ? "expected a JSON object of configuration keys"
-                : "expected a property list whose root is a dictionary of configuration keys")
+        switch format {
+        case .json: values = try Self.jsonValues(data)
+        case .propertyList: values = try Self.propertyListValues(data)
         }
         let unknown = Set(values.keys).subtracting(Self.fileKeys)
         guard unknown.isEmpty else { throw .unknownKeys(unknown.sorted()) }
@@ -71,9 +78,13 @@ extension AuthorizationConfiguration {
             throw .invalidValue(key: "providerConvention", reason: "expected 'implicitName' or 'registeredClass'")
         }
         let caching: CustomerTokenCaching
-        switch values["customerTokenCacheLeeway"] {
-        case nil: caching = .disabled
-        case .number(let seconds)?: caching = .honoringExpiry(leeway: seconds)
+        switch (values["customerTokenCacheLeeway"], values["customerTokenCacheMaximumAge"]) {
+        case (nil, nil): caching = .disabled
+        case (nil, _?):
+            throw .invalidValue(key: "customerTokenCacheMaximumAge", reason: "it applies only with customerTokenCacheLeeway, which turns the cache on")
+        case (.number(let seconds)?, nil): caching = .honoringExpiry(leeway: seconds)
+        case (.number(let seconds)?, .number(let maximumAge)?): caching = .honoringExpiry(leeway: seconds, maximumAge: maximumAge)
+        case (.number?, _?): throw .wrongType(key: "customerTokenCacheMaximumAge", expected: "a number of seconds")
         default: throw .wrongType(key: "customerTokenCacheLeeway", expected: "a number of seconds")
         }
         let advanced: Bool
@@ -100,6 +111,101 @@ extension AuthorizationConfiguration {
         case .string(let value)?: return value
         default: throw .wrongType(key: key, expected: "a string")
         }
+    }
+
+    private static let jsonShape = "expected a JSON object of configuration keys"
+    private static let propertyListShape = "expected a property list whose root is a dictionary of configuration keys with plain values"
+
+    private static func jsonValues(_ data: Data) throws(ConfigurationError) -> [String: JWTClaimValue] {
+        do {
+            guard case .object(let values) = try BoundedJSONReader.parse(data, maximumDepth: 4) else {
+                throw ConfigurationError.malformedFile(reason: jsonShape)
+            }
+            return values
+        } catch let error as ConfigurationError {
+            throw error
+        } catch BoundedJSONReader.Failure.duplicateKey(let key) {
+            throw .duplicateKey(key)
+        } catch {
+            throw .malformedFile(reason: jsonShape)
+        }
+    }
+
+    /// A configuration value as a property list holds it: plain values only.
+    private enum PropertyListScalar: Decodable {
+        case string(String), number(Double), bool(Bool), other
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            // Each attempt fails at once on a mismatch; nothing below a container is decoded.
+            if let value = try? container.decode(Bool.self) {
+                self = .bool(value)
+            } else if let value = try? container.decode(Double.self) {
+                self = .number(value)
+            } else if let value = try? container.decode(String.self) {
+                self = .string(value)
+            } else {
+                self = .other
+            }
+        }
+
+        var value: JWTClaimValue {
+            switch self {
+            case .string(let value): .string(value)
+            case .number(let value): .number(value)
+            case .bool(let value): .bool(value)
+            case .other: .array([])
+            }
+        }
+    }
+
+    /// Checks the shape before any parser sees the bytes, so no nesting can overflow the stack:
+    /// an XML property list holds one `<dict>` and no `<array>`, and no `<key>` twice; a binary one
+    /// holds at most 64 objects.
+    private static func propertyListValues(_ data: Data) throws(ConfigurationError) -> [String: JWTClaimValue] {
+        let bytes = [UInt8](data)
+        if bytes.starts(with: Array("bplist".utf8)) {
+            guard let objects = binaryPropertyListObjectCount(bytes), objects <= 64 else {
+                throw .malformedFile(reason: propertyListShape)
+            }
+        } else {
+            guard occurrences(of: "<dict", in: bytes) <= 1, occurrences(of: "<array", in: bytes) == 0 else {
+                throw .malformedFile(reason: propertyListShape)
+            }
+            var seen = Set<String>()
+            for key in elementTexts("key", in: bytes) where !seen.insert(key).inserted {
+                throw .duplicateKey(key)
+            }
+        }
+        do {
+            return try PropertyListDecoder().decode([String: PropertyListScalar].self, from: data).mapValues(\.value)
+        } catch {
+            throw .malformedFile(reason: propertyListShape)
+        }
+    }
+
+    /// How many times `needle` occurs in `bytes` (a linear scan).
+    private static func occurrences(of needle: String, in bytes: [UInt8]) -> Int {
+        let pattern = Array(needle.utf8)
+        guard bytes.count >= pattern.count else { return 0 }
+        var count = 0
+        for start in 0...(bytes.count - pattern.count) where bytes[start] == pattern[0] {
+            if bytes[start..<(start + pattern.count)].elementsEqual(pattern) { count += 1 }
+        }
+        return count
+    }
+
+    /// The texts of every `<name>...</name>` element, in order.
+    private static func elementTexts(_ name: String, in bytes: [UInt8]) -> [String] {
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.components(separatedBy: "<\(name)>").dropFirst().compactMap { $0.components(separatedBy: "</\(name)>").first }
+    }
+
+    /// The object count from a binary property list's 32-byte trailer, or nil when there is none.
+    private static func binaryPropertyListObjectCount(_ bytes: [UInt8]) -> UInt64? {
+        guard bytes.count >= 40 else { return nil }
+        let start = bytes.count - 24
+        return bytes[start..<(start + 8)].reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     private static func sniffFormat(_ data: Data) -> FileFormat {

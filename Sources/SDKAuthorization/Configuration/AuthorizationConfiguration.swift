@@ -21,9 +21,10 @@ public enum ProviderLookup: Sendable, Equatable {
 public enum CustomerTokenCaching: Sendable, Equatable {
     /// Ask the provider for every request (the vendor behaviour).
     case disabled
-    /// Reuse a token until its JWT `exp` is less than `leeway` seconds away; tokens without a
-    /// readable `exp` are never cached. The cache is dropped on identity change and on rejection.
-    case honoringExpiry(leeway: TimeInterval)
+    /// Reuse a token until its JWT `exp` is less than `leeway` seconds away, and never longer than
+    /// `maximumAge` seconds (default one hour) whatever `exp` says; tokens without a readable `exp`
+    /// are never cached. The cache is dropped on identity change and on rejection.
+    case honoringExpiry(leeway: TimeInterval, maximumAge: TimeInterval = CachingAuthorizationProvider.defaultMaximumAge)
 }
 
 /// Everything an SDK needs to authorize its calls to one project.
@@ -40,7 +41,7 @@ public enum CustomerTokenCaching: Sendable, Equatable {
 ///     advancedAuthEnabled: true
 /// )
 /// ```
-public struct AuthorizationConfiguration: Sendable, Equatable {
+public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
     /// The project token substituted into endpoint paths.
     public let projectToken: String
     /// The API's base URL (`http` or `https`).
@@ -76,34 +77,75 @@ public struct AuthorizationConfiguration: Sendable, Equatable {
         guard HeaderFieldRules.check(projectToken) != .forbiddenCharacters else {
             throw .credentialContainsControlCharacters(field: "projectToken")
         }
+        guard projectToken.trimmingCharacters(in: .whitespaces) == projectToken else { throw .surroundingWhitespace(key: "projectToken") }
+        guard projectToken != ".", projectToken != ".." else {
+            throw .invalidValue(key: "projectToken", reason: "'.' and '..' would change the path the token is substituted into")
+        }
         self.projectToken = projectToken
         self.baseURL = try Self.checkedBaseURL(baseURL)
         self.authorization = try authorization.map { (value) throws(ConfigurationError) in
-            try ProjectAuthorization(parsing: value)
+            let parsed = try ProjectAuthorization(parsing: value)
+            guard value.trimmingCharacters(in: .whitespaces) == value else { throw ConfigurationError.surroundingWhitespace(key: "authorization") }
+            return parsed
         }
         self.advancedAuthEnabled = advancedAuthEnabled
         switch providerLookup {
-        case .implicitName(let name) where name.allSatisfy(\.isWhitespace),
-             .registeredClassName(let name?) where name.allSatisfy(\.isWhitespace):
-            throw .invalidValue(key: "providerName", reason: "the provider name must not be empty")
-        default:
+        case .implicitName(let name), .registeredClassName(let name?):
+            try Self.checkProviderName(name)
+        case .registeredClassName(nil):
             break
         }
         self.providerLookup = providerLookup
-        if case .honoringExpiry(let leeway) = customerTokenCaching, !(leeway >= 0 && leeway.isFinite) {
-            throw .invalidValue(key: "customerTokenCacheLeeway", reason: "the leeway must be a finite number of seconds, 0 or more")
+        if case .honoringExpiry(let leeway, let maximumAge) = customerTokenCaching {
+            guard leeway.isFinite, (0...Self.maximumSeconds).contains(leeway) else {
+                throw .invalidValue(key: "customerTokenCacheLeeway", reason: "the leeway must be a number of seconds from 0 to \(Int(Self.maximumSeconds))")
+            }
+            guard maximumAge.isFinite, (1...Self.maximumSeconds).contains(maximumAge) else {
+                throw .invalidValue(key: "customerTokenCacheMaximumAge", reason: "the maximum age must be a number of seconds from 1 to \(Int(Self.maximumSeconds))")
+            }
         }
         self.customerTokenCaching = customerTokenCaching
     }
 
+    /// Every value, the credential redacted.
+    public var description: String {
+        "AuthorizationConfiguration(projectToken: \(LogText.escaped(projectToken, limit: 64)), baseURL: \(baseURL.redactedForLog), authorization: \(authorization?.description ?? "none"), advancedAuthEnabled: \(advancedAuthEnabled), providerLookup: \(providerLookup), customerTokenCaching: \(customerTokenCaching))"
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
+
+    /// The largest number of seconds any duration option accepts (one day).
+    static let maximumSeconds: TimeInterval = 86_400
+
+    /// A provider name: a type name, possibly module-qualified, nested or generic
+    /// (`MyApp.Outer.Provider<Swift.Int>`); at most 256 characters.
+    static func checkProviderName(_ name: String) throws(ConfigurationError) {
+        guard !name.allSatisfy(\.isWhitespace) else {
+            throw .invalidValue(key: "providerName", reason: "the provider name must not be empty")
+        }
+        guard name.trimmingCharacters(in: .whitespaces) == name else { throw .surroundingWhitespace(key: "providerName") }
+        let allowed = name.unicodeScalars.allSatisfy { scalar in
+            scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "_.<>, ".unicodeScalars.contains(scalar)
+        }
+        guard allowed, name.count <= 256 else {
+            throw .invalidValue(key: "providerName", reason: "\(LogText.escaped(name, limit: 64)) is not a type name")
+        }
+    }
+
+    /// An absolute `http`/`https` URL with a host, and no user info, query, fragment or surrounding
+    /// white space. The error never repeats a password or a query.
     static func checkedBaseURL(_ value: String) throws(ConfigurationError) -> URL {
+        guard value.trimmingCharacters(in: .whitespaces) == value else { throw .surroundingWhitespace(key: "baseURL") }
         guard HeaderFieldRules.check(value) == .valid,
               let components = URLComponents(string: value),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = components.host, !host.isEmpty,
               components.query == nil, components.fragment == nil,
               let url = components.url
-        else { throw .invalidBaseURL(value) }
+        else { throw .invalidBaseURL(ConfigurationError.sanitizedURLText(value)) }
+        guard components.user == nil, components.password == nil else {
+            throw .invalidValue(key: "baseURL", reason: "user info ('user:password@') is not allowed in \(ConfigurationError.sanitizedURLText(value)); it would send Basic authentication")
+        }
         return url
     }
 }

@@ -25,6 +25,12 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
     case malformedFile(reason: String)
     /// A configuration file could not be read.
     case unreadableFile(path: String, reason: String)
+    /// A configuration file is larger than ``AuthorizationConfiguration/maximumFileSize``.
+    case fileTooLarge(limit: Int)
+    /// A configuration file names a key twice; tools disagree on which value wins, so neither does.
+    case duplicateKey(String)
+    /// A value starts or ends with white space, which would change its meaning.
+    case surroundingWhitespace(key: String)
 
     /// iOS convention: advanced auth is enabled but no type is registered under the provider name.
     case advancedAuthEnabledWithoutProvider
@@ -64,9 +70,15 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
         case .emptyProjectToken:
             "The projectToken is empty."
         case .invalidBaseURL(let value):
-            "The baseURL '\(value)' is not an absolute http or https URL with a host."
+            "The baseURL '\(value)' is not an absolute http or https URL with a host (and no query or fragment)."
         case .unknownKeys(let keys):
-            "Unknown configuration keys: \(keys.sorted().joined(separator: ", "))."
+            "Unknown configuration keys: \(keys.sorted().map { LogText.escaped($0, limit: 64) }.joined(separator: ", "))."
+        case .fileTooLarge(let limit):
+            "The configuration file is larger than \(limit) bytes; it was not read."
+        case .duplicateKey(let key):
+            "The configuration key \(LogText.escaped(key, limit: 64)) appears more than once."
+        case .surroundingWhitespace(let key):
+            "The configuration key '\(key)' starts or ends with white space; remove it."
         case .wrongType(let key, let expected):
             "The configuration key '\(key)' must be \(expected)."
         case .missingKey(let key):
@@ -76,21 +88,21 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
         case .malformedFile(let reason):
             "The configuration file is malformed: \(reason)."
         case .unreadableFile(let path, let reason):
-            "The configuration file at \(path) could not be read: \(reason)."
+            "The configuration file at \(LogText.escaped(path, limit: 256)) could not be read: \(reason)."
         case .advancedAuthEnabledWithoutProvider:
             "Advanced authorization flag has been enabled without provider"
         case .providerIsNotNSObject(let name):
-            "Class \(name) does not conform to NSObject"
+            "Class \(LogText.plain(name)) does not conform to NSObject"
         case .providerDoesNotConform(let name):
-            "Class \(name) does not conform to AuthorizationProviderType"
+            "Class \(LogText.plain(name)) does not conform to AuthorizationProviderType"
         case .advancedAuthEnabledButProviderNotNamed:
             "Advanced auth has been enabled but provider has not been found"
         case .registeredClassNotFound(let name):
-            "Registered \(name) class has not been found"
+            "Registered \(LogText.plain(name)) class has not been found"
         case .registeredClassDoesNotImplement(let name):
-            "Registered \(name) class has to implement \(String(reflecting: (any AuthorizationProviderType).self))"
+            "Registered \(LogText.plain(name)) class has to implement \(String(reflecting: (any AuthorizationProviderType).self))"
         case .providerCreationFailed(let name, let reason):
-            "The authorization provider registered as \(name) could not be created: \(reason)"
+            "The authorization provider registered as \(LogText.plain(name)) could not be created: \(reason)"
         case .customerTokenEndpointsWithoutAdvancedAuth(let endpoints):
             "Endpoints \(endpoints.sorted().joined(separator: ", ")) need a customer token, but advancedAuthEnabled is false."
         case .providerWithoutAdvancedAuth:
@@ -105,4 +117,21 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     public var description: String { message }
+
+    /// `value` without user info, query or fragment, escaped and cut: what a message may repeat of
+    /// a URL that may hold a password or a secret query.
+    static func sanitizedURLText(_ value: String) -> String {
+        var text = Substring(value)
+        if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] + "?..." }
+        if let schemeEnd = text.range(of: "://") {
+            let authorityStart = schemeEnd.upperBound
+            let authorityEnd = text[authorityStart...].firstIndex(of: "/") ?? text.endIndex
+            if let at = text[authorityStart..<authorityEnd].lastIndex(of: "@") {
+                text = text[..<authorityStart] + "...@" + text[text.index(after: at)...]
+            }
+        } else if let at = text.lastIndex(of: "@") {
+            text = "...@" + text[text.index(after: at)...]
+        }
+        return LogText.plain(String(text), limit: 128)
+    }
 }

@@ -1,7 +1,7 @@
 /// The project-level credential sent to API-key endpoints: `Token <apiKey>` or `Bearer <jwt>`.
 ///
 /// Its description never shows the credential: `Token Authorization (token redacted)`.
-public struct ProjectAuthorization: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct ProjectAuthorization: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The header scheme the credential goes out with.
     public enum Scheme: String, Sendable, Equatable {
         /// `Authorization: Token <apiKey>`
@@ -35,6 +35,10 @@ public struct ProjectAuthorization: Sendable, Equatable, CustomStringConvertible
         if trimmed.lowercased() == "basic" || Self.dropScheme("Basic", from: String(trimmed)) != nil {
             throw .basicAuthenticationNotSupported
         }
+        // A scheme word alone only looks like a credential.
+        if ["token", "bearer"].contains(trimmed.lowercased()) {
+            throw .emptyCredential(field: "authorization \(trimmed.lowercased())")
+        }
         if let rest = Self.dropScheme("Token", from: configured) {
             self = try .token(rest)
         } else if let rest = Self.dropScheme("Bearer", from: configured) {
@@ -49,6 +53,13 @@ public struct ProjectAuthorization: Sendable, Equatable, CustomStringConvertible
         case .valid: break
         case .empty: throw .emptyCredential(field: field)
         case .forbiddenCharacters: throw .credentialContainsControlCharacters(field: field)
+        }
+        // A key or token is one word: `Token a b` or `Bearer Token x` is a mistake, not a credential.
+        guard !credential.contains(" ") else {
+            throw .invalidValue(key: "authorization", reason: "the \(field) holds white space; a key or token is one word")
+        }
+        if scheme == .bearer, HeaderFieldRules.checkBearer(credential) != .valid {
+            throw .invalidValue(key: "authorization", reason: "the \(field) is not an RFC 6750 bearer token")
         }
         self.scheme = scheme
         self.credential = credential
@@ -68,4 +79,5 @@ public struct ProjectAuthorization: Sendable, Equatable, CustomStringConvertible
 
     public var description: String { "\(scheme.rawValue) Authorization (token redacted)" }
     public var debugDescription: String { "\(scheme.rawValue) Authorization \(Redaction.redact(credential))" }
+    public var customMirror: Mirror { Mirror(self, children: ["scheme": scheme, "credential": Redaction.redact(credential)], displayStyle: .struct) }
 }

@@ -1,6 +1,9 @@
 import Foundation
 
 /// A JSON value found in a JWT header or payload.
+///
+/// It is read by a bounded, single-pass reader: time linear in the input, nesting at most 32
+/// deep, a repeated key refused.
 public enum JWTClaimValue: Sendable, Equatable {
     case string(String)
     case number(Double)
@@ -23,25 +26,6 @@ public enum JWTClaimValue: Sendable, Equatable {
 
 }
 
-extension JWTClaimValue: Decodable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JWTClaimValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JWTClaimValue].self))
-        }
-    }
-}
-
 /// Why a string could not be read as a JWT.
 public enum JWTDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A compact JWT has exactly three dot-separated segments.
@@ -52,6 +36,12 @@ public enum JWTDecodingError: Error, Sendable, Equatable, CustomStringConvertibl
     case notJSON(segment: String)
     /// A registered claim has the wrong type, e.g. `exp` given as a string.
     case invalidClaim(name: String, expected: String)
+    /// The token is longer than ``JWTClaims/maximumTokenLength``; it was not parsed.
+    case tooLarge(limit: Int)
+    /// A claim (or header parameter) appears twice in one object: readers disagree on which wins.
+    case duplicateClaim(name: String)
+    /// The header or payload nests JSON deeper than the reader's limit of 32.
+    case tooDeep(segment: String)
 
     public var description: String {
         switch self {
@@ -63,6 +53,12 @@ public enum JWTDecodingError: Error, Sendable, Equatable, CustomStringConvertibl
             "The JWT \(segment) is not a JSON object"
         case .invalidClaim(let name, let expected):
             "The JWT claim '\(name)' must be \(expected)"
+        case .tooLarge(let limit):
+            "The JWT is longer than \(limit) characters and was not read"
+        case .duplicateClaim(let name):
+            "The JWT holds the claim \(LogText.escaped(name, limit: 64)) twice"
+        case .tooDeep(let segment):
+            "The JWT \(segment) nests JSON deeper than \(BoundedJSONReader.defaultMaximumDepth) levels"
         }
     }
 }
@@ -77,6 +73,10 @@ public enum JWTDecodingError: Error, Sendable, Equatable, CustomStringConvertibl
 /// if let expiry = claims.expiresAt, expiry.timeIntervalSinceNow < 60 { /* refresh */ }
 /// ```
 public struct JWTClaims: Sendable, Equatable {
+    /// The longest token read, in UTF-8 bytes (32 KB); a longer one fails with
+    /// ``JWTDecodingError/tooLarge(limit:)`` before any decoding.
+    public static let maximumTokenLength = 32_768
+
     /// The JOSE header, e.g. `alg`, `typ`, `kid`.
     public let header: [String: JWTClaimValue]
     /// Every claim of the payload, registered and custom.
@@ -97,6 +97,7 @@ public struct JWTClaims: Sendable, Equatable {
     ///
     /// - Throws: ``JWTDecodingError`` for every malformed input; never traps.
     public init(decoding token: String) throws(JWTDecodingError) {
+        guard token.utf8.count <= Self.maximumTokenLength else { throw .tooLarge(limit: Self.maximumTokenLength) }
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3 else { throw .wrongSegmentCount(segments.count) }
         header = try Self.object(segments[0], name: "header")
@@ -148,10 +149,16 @@ public struct JWTClaims: Sendable, Equatable {
 
     private static func object(_ segment: Substring, name: String) throws(JWTDecodingError) -> [String: JWTClaimValue] {
         guard !segment.isEmpty, let data = base64URLDecode(segment) else { throw .invalidBase64(segment: name) }
-        guard let values = try? JSONDecoder().decode([String: JWTClaimValue].self, from: data) else {
+        do {
+            guard case .object(let values) = try BoundedJSONReader.parse(data) else { throw JWTDecodingError.notJSON(segment: name) }
+            return values
+        } catch BoundedJSONReader.Failure.duplicateKey(let key) {
+            throw .duplicateClaim(name: key)
+        } catch BoundedJSONReader.Failure.tooDeep {
+            throw .tooDeep(segment: name)
+        } catch {
             throw .notJSON(segment: name)
         }
-        return values
     }
 
     private static func date(_ payload: [String: JWTClaimValue], _ name: String) throws(JWTDecodingError) -> Date? {

@@ -1,15 +1,19 @@
 /// Turns a credential into text that is safe for a log or an error description.
 ///
-/// At most the first six characters are shown, followed by the length, e.g. `eyJhbG…(412 chars)`.
-/// A credential of twelve characters or fewer shows no characters at all.
+/// A credential of fewer than 24 characters shows none of them: `(redacted, 13 chars)`. A longer
+/// one shows a prefix of at most six characters and never more than a quarter of it, followed by
+/// the length: `eyJhbG…(412 chars)`. (A JWT's first six characters are its encoded `{"alg"`.)
 public enum Redaction {
-    /// How many leading characters of a long credential are shown.
+    /// How many leading characters of a long credential are shown at most.
     static let visiblePrefixLength = 6
+    /// Credentials shorter than this show no characters.
+    static let minimumLengthForPrefix = 24
 
     /// A redacted rendering of `credential`.
     public static func redact(_ credential: String) -> String {
         let count = credential.count
-        guard count > 2 * visiblePrefixLength else { return "(redacted, \(count) chars)" }
-        return "\(credential.prefix(visiblePrefixLength))…(\(count) chars)"
+        guard count >= minimumLengthForPrefix else { return "(redacted, \(count) chars)" }
+        let shown = min(visiblePrefixLength, count / 4)
+        return "\(LogText.plain(String(credential.prefix(shown))))…(\(count) chars)"
     }
 }

@@ -12,7 +12,7 @@ import Foundation
 /// request cancelled (or past its deadline) while the provider is inside `getAuthorizationToken()`
 /// returns at once; the provider's late answer is dropped, and the stuck call is reported through
 /// diagnostics.
-public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Sendable {
+public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Sendable, CustomStringConvertible, CustomReflectable {
     // `@unchecked Sendable` is sound: `provider` is created inside `queue.async` and read only
     // inside later `queue.async` blocks; `queue` is serial, so every access to the non-Sendable
     // instance happens on one thread at a time, in order. The other stored properties are immutable
@@ -31,6 +31,11 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
         makeProvider = { type.init() }
         self.diagnostics = diagnostics
     }
+
+    /// The wrapped type's name; never the provider instance, which may hold a token.
+    public var description: String { "CustomerTokenProvider(\(providerTypeName))" }
+
+    public var customMirror: Mirror { Mirror(self, children: ["providerTypeName": providerTypeName], displayStyle: .class) }
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         let call = ProviderCall()

@@ -16,7 +16,9 @@ public struct ProviderFactoryContext: Sendable {
 /// 1. a native provider factory registered with ``register(name:factory:)``;
 /// 2. a class registered in code with ``register(_:as:)``, the stand-in for
 ///    `@objc(ExponeaAuthProvider)`;
-/// 3. a real run-time lookup of a module-qualified class name with `NSClassFromString`.
+/// 3. a real run-time lookup of a module-qualified type name: `NSClassFromString`, then the Swift
+///    runtime, which also finds nested and generic types and structs on every platform
+///    (`MyApp.Providers.Example`, `MyApp.Provider<Swift.Int>`).
 ///
 /// A class found by 2 or 3 is checked (an `NSObject` subclass under the iOS convention, then
 /// conformance to ``AuthorizationProviderType``) and wrapped in a ``CustomerTokenProvider``
@@ -37,7 +39,7 @@ public final class ProviderRegistry: Sendable {
 
     private enum Entry {
         case factory(Factory)
-        case providerClass(AnyClass)
+        case providerType(Any.Type)
     }
 
     private struct State {
@@ -46,15 +48,15 @@ public final class ProviderRegistry: Sendable {
     }
 
     private let state = Locked(State())
-    private let classLookup: @Sendable (String) -> AnyClass?
+    private let typeLookup: @Sendable (String) -> Any.Type?
 
     /// A registry holding the built-in modes.
     public convenience init() {
-        self.init(classLookup: { NSClassFromString($0) })
+        self.init(typeLookup: { name in NSClassFromString(name) ?? SwiftTypeLookup.type(named: name) })
     }
 
-    init(classLookup: @escaping @Sendable (String) -> AnyClass?) {
-        self.classLookup = classLookup
+    init(typeLookup: @escaping @Sendable (String) -> Any.Type?) {
+        self.typeLookup = typeLookup
         BuiltInProviderName.registerAll(in: self)
     }
 
@@ -63,7 +65,7 @@ public final class ProviderRegistry: Sendable {
     /// Any class may be registered; whether it is a usable provider is checked when a configuration
     /// resolves it, with the documented messages. A later registration under the same name wins.
     public func register(_ providerClass: AnyClass, as name: String) {
-        state.withLock { $0.entries[name] = .providerClass(providerClass) }
+        state.withLock { $0.entries[name] = .providerType(providerClass) }
     }
 
     /// Registers a native provider factory under `name`; it runs each time a client loads it.
@@ -96,7 +98,7 @@ public final class ProviderRegistry: Sendable {
                 throw .advancedAuthEnabledWithoutProvider
             case .factory(let factory)?:
                 return try make(factory, name: name, context: context)
-            case .providerClass(let found)?:
+            case .providerType(let found)?:
                 guard found is NSObject.Type else { throw .providerIsNotNSObject(name: name) }
                 guard let providerType = found as? any AuthorizationProviderType.Type else {
                     throw .providerDoesNotConform(name: name)
@@ -111,7 +113,7 @@ public final class ProviderRegistry: Sendable {
                 throw .registeredClassNotFound(name: name)
             case .factory(let factory)?:
                 return try make(factory, name: name, context: context)
-            case .providerClass(let found)?:
+            case .providerType(let found)?:
                 guard let providerType = found as? any AuthorizationProviderType.Type else {
                     throw .registeredClassDoesNotImplement(name: name)
                 }
@@ -122,8 +124,8 @@ public final class ProviderRegistry: Sendable {
 
     private func find(_ name: String) -> Entry? {
         if let entry = state.withLock({ $0.entries[name] }) { return entry }
-        guard !name.isEmpty, let found = classLookup(name) else { return nil }
-        return .providerClass(found)
+        guard !name.isEmpty, let found = typeLookup(name) else { return nil }
+        return .providerType(found)
     }
 
     private func make(_ factory: Factory, name: String, context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
@@ -141,8 +143,8 @@ public final class ProviderRegistry: Sendable {
         switch context.configuration.customerTokenCaching {
         case .disabled:
             return ResolvedProvider(provider: provider, isClassBased: true)
-        case .honoringExpiry(let leeway):
-            let cached = CachingAuthorizationProvider(wrapping: provider, leeway: leeway, clock: context.clock)
+        case .honoringExpiry(let leeway, let maximumAge):
+            let cached = CachingAuthorizationProvider(wrapping: provider, leeway: leeway, maximumAge: maximumAge, clock: context.clock)
             return ResolvedProvider(provider: cached, isClassBased: true)
         }
     }

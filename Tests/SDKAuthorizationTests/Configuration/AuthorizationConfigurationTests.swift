@@ -56,7 +56,7 @@ struct AuthorizationConfigurationTests {
 
     @Test(arguments: ["ftp://api.example.com", "api.example.com", "https://", "file:///etc/passwd", "https://api.example.com?x=1", "", "https://api.example.com/\n"])
     func baseURLThatIsNotHTTPIsRefused(value: String) {
-        #expect(throws: ConfigurationError.invalidBaseURL(value)) { try configure(baseURL: value) }
+        #expect(throws: ConfigurationError.invalidBaseURL(ConfigurationError.sanitizedURLText(value))) { try configure(baseURL: value) }
     }
 
     @Test func baseURLWithAPathIsKept() throws {

@@ -33,7 +33,7 @@ import Foundation
 /// }
 /// let client = try AuthorizedHTTPClient(configuration: configuration, provider: idTokens)
 /// ```
-public final class IDTokenStore: AuthorizationProvider, Sendable {
+public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
     /// How the store waits and what a timeout does.
     public struct Options: Sendable, Equatable {
         /// What happens to a request whose wait for a token runs out.
@@ -167,6 +167,15 @@ public final class IDTokenStore: AuthorizationProvider, Sendable {
         self.options = options
         self.clock = clock
         self.diagnostics = diagnostics
+    }
+
+    /// The domains, options and whether a token is set; never the token.
+    public var description: String {
+        "IDTokenStore(domains: \(authorizedDomains.map(\.description)), token: \(state.withLock { $0.token == nil } ? "none" : "set, redacted"), waiting: \(waitingRequestCount))"
+    }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["authorizedDomains": authorizedDomains.map(\.description), "options": options, "description": description], displayStyle: .class)
     }
 
     /// The stable line logged when a wait runs out: `setIDToken was not called within 10 seconds`,
