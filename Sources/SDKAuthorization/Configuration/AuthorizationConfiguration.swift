@@ -84,9 +84,12 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         self.projectToken = projectToken
         self.baseURL = try Self.checkedBaseURL(baseURL)
         self.authorization = try authorization.map { (value) throws(ConfigurationError) in
-            let parsed = try ProjectAuthorization(parsing: value)
-            guard value.trimmingCharacters(in: .whitespaces) == value else { throw ConfigurationError.surroundingWhitespace(key: "authorization") }
-            return parsed
+            // Blank values, a lone scheme word and `Basic` get their own errors from the parser.
+            let trimmed = value.trimmingCharacters(in: .whitespaces)
+            let word = trimmed.lowercased()
+            let hasOwnError = word.isEmpty || word == "token" || word == "bearer" || word.hasPrefix("basic")
+            guard hasOwnError || trimmed == value else { throw ConfigurationError.surroundingWhitespace(key: "authorization") }
+            return try ProjectAuthorization(parsing: value)
         }
         self.advancedAuthEnabled = advancedAuthEnabled
         switch providerLookup {

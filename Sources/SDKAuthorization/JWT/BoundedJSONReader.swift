@@ -20,6 +20,8 @@ struct BoundedJSONReader {
     private let bytes: [UInt8]
     private let maximumDepth: Int
     private var index = 0
+    /// Steps taken, for tests that count work instead of timing it.
+    private var work = 0
 
     private init(_ bytes: [UInt8], maximumDepth: Int) {
         self.bytes = bytes
@@ -28,12 +30,17 @@ struct BoundedJSONReader {
 
     /// Parses `data` as one JSON value.
     static func parse(_ data: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Failure) -> JWTClaimValue {
+        try parseCountingWork(data, maximumDepth: maximumDepth).value
+    }
+
+    /// Parses `data` and counts the steps taken (a byte examined or a value begun).
+    static func parseCountingWork(_ data: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Failure) -> (value: JWTClaimValue, work: Int) {
         var reader = BoundedJSONReader(Array(data), maximumDepth: maximumDepth)
         reader.skipWhitespace()
         let value = try reader.value(depth: 0)
         reader.skipWhitespace()
         guard reader.index == reader.bytes.count else { throw .syntax(offset: reader.index) }
-        return value
+        return (value, reader.work + reader.index)
     }
 
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -53,6 +60,7 @@ struct BoundedJSONReader {
     }
 
     private mutating func value(depth: Int) throws(Failure) -> JWTClaimValue {
+        work += 1
         switch current {
         case UInt8(ascii: "{")?:
             guard depth < maximumDepth else { throw .tooDeep(limit: maximumDepth) }

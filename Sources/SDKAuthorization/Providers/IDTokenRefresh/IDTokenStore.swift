@@ -141,7 +141,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///
     /// - Parameters:
     ///   - authorizedDomains: Host patterns (exact, or one leading `*.`); at least one.
-    ///   - options: Timeout, staleness leeway and timeout behaviour.
+    ///   - options: Timeout, staleness leeway (each 0 to 86400 seconds) and timeout behaviour.
     ///   - clock: The time source for staleness and the wait limit.
     ///   - diagnostics: Where the timeout line and warnings go.
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad pattern, no pattern, or a
@@ -157,11 +157,11 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
         var domains: [AuthorizedDomain] = []
         for pattern in authorizedDomains { domains.append(try AuthorizedDomain(pattern)) }
-        guard options.refreshTimeout.isFinite, options.refreshTimeout >= 0 else {
-            throw .invalidValue(key: "refreshTimeout", reason: "must be a finite number of seconds, 0 or more")
+        guard options.refreshTimeout.isFinite, (0...AuthorizationConfiguration.maximumSeconds).contains(options.refreshTimeout) else {
+            throw .invalidValue(key: "refreshTimeout", reason: "must be a number of seconds from 0 to 86400")
         }
-        guard options.staleLeeway.isFinite, options.staleLeeway >= 0 else {
-            throw .invalidValue(key: "staleLeeway", reason: "must be a finite number of seconds, 0 or more")
+        guard options.staleLeeway.isFinite, (0...AuthorizationConfiguration.maximumSeconds).contains(options.staleLeeway) else {
+            throw .invalidValue(key: "staleLeeway", reason: "must be a number of seconds from 0 to 86400")
         }
         self.authorizedDomains = domains
         self.options = options
@@ -181,7 +181,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// The stable line logged when a wait runs out: `setIDToken was not called within 10 seconds`,
     /// followed by what happens to the request.
     public static func timeoutMessage(after seconds: TimeInterval) -> String {
-        let formatted = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+        let formatted = seconds == seconds.rounded() && abs(seconds) < 1e15 ? String(Int(seconds)) : String(seconds)
         return "setIDToken was not called within \(formatted) seconds"
     }
 

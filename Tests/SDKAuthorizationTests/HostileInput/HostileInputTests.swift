@@ -1,0 +1,325 @@
+import Foundation
+import SDKAuthorizationTesting
+import Testing
+@testable import SDKAuthorization
+
+/// Nested types for the registry's Swift runtime lookup.
+enum ProviderNamespace {
+    final class NestedAuthProvider: NSObject, AuthorizationProviderType {
+        required override init() {}
+        func getAuthorizationToken() -> String? { "nested.jwt.token" }
+    }
+}
+
+final class GenericAuthProvider<Flavour>: NSObject, AuthorizationProviderType {
+    required override init() {}
+    func getAuthorizationToken() -> String? { "generic.jwt.token" }
+}
+
+struct StructNamedAsProvider {}
+
+/// The bytes of a binary property list that nests `depth` one-element arrays.
+func deeplyNestedBinaryPropertyList(depth: Int) -> Data {
+    var bytes = Array("bplist00".utf8)
+    var offsets: [Int] = []
+    for index in 0..<depth {
+        offsets.append(bytes.count)
+        if index == depth - 1 {
+            bytes.append(0xA0)
+        } else {
+            bytes += [0xA1, UInt8((index + 1) >> 8), UInt8((index + 1) & 0xFF)]
+        }
+    }
+    let tableOffset = bytes.count
+    for offset in offsets { bytes += [UInt8(offset >> 24 & 0xFF), UInt8(offset >> 16 & 0xFF), UInt8(offset >> 8 & 0xFF), UInt8(offset & 0xFF)] }
+    func be64(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8(value >> ($0 * 8) & 0xFF) } }
+    bytes += [0, 0, 0, 0, 0, 0, 4, 2] + be64(depth) + be64(0) + be64(tableOffset)
+    return Data(bytes)
+}
+
+@Suite("Hostile input")
+struct HostileInputTests {
+    // MARK: Parsers in linear time, bounded depth
+
+    @Test func deeplyNestedJSONIsRefusedAtTheDepthLimitWithoutRecursingFurther() {
+        for depth in [33, 10_000, 200_000] {
+            let text = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            #expect(throws: BoundedJSONReader.Failure.tooDeep(limit: 32)) { try BoundedJSONReader.parse(Array(text.utf8)) }
+        }
+        let allowed = String(repeating: "[", count: 32) + String(repeating: "]", count: 32)
+        #expect(throws: Never.self) { try BoundedJSONReader.parse(Array(allowed.utf8)) }
+    }
+
+    @Test func aTenKilobyteJWTOfNestedArraysFailsAtOnceAsTooDeep() {
+        let payload = #"{"sub":"u1","x":"# + String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000) + "}"
+        let token = "\(base64URL(Data(#"{"alg":"RS256"}"#.utf8))).\(base64URL(Data(payload.utf8))).c2ln"
+        #expect(throws: JWTDecodingError.tooDeep(segment: "payload")) { try JWTClaims(decoding: token) }
+        #expect(throws: RequestError.self) {
+            // setIDToken keeps the token (exp unreadable) but must not hang on it.
+            try IDTokenStore(authorizedDomains: ["a.example"], diagnostics: RecordingDiagnosticsSink()).setIDToken(token)
+            throw RequestError.cancelled
+        }
+    }
+
+    @Test func parsingCostGrowsLinearlyWithTheInput() throws {
+        // Count work, not time: the reader examines each byte a bounded number of times.
+        func work(_ text: String) throws -> Int { try BoundedJSONReader.parseCountingWork(Array(text.utf8)).work }
+        let small = "[" + Array(repeating: #"{"a":[1,2.5e3,"x\u00e9"],"b":true}"#, count: 1_000).joined(separator: ",") + "]"
+        let large = "[" + Array(repeating: #"{"a":[1,2.5e3,"x\u00e9"],"b":true}"#, count: 4_000).joined(separator: ",") + "]"
+        let ratio = Double(try work(large)) / Double(try work(small))
+        #expect(ratio > 3.9 && ratio < 4.1)
+        #expect(try work(large) <= 2 * large.utf8.count)
+    }
+
+    @Test(arguments: [#"{"a":1,"a":2}"#, #"{"x":{"k":1,"k":1}}"#])
+    func repeatedKeysAreRefused(text: String) {
+        #expect(throws: BoundedJSONReader.Failure.self) { try BoundedJSONReader.parse(Array(text.utf8)) }
+    }
+
+    @Test(arguments: ["", "{", "[1,]", "{\"a\":}", "01", "1e999", "-", "\"\u{1}\"", "\"\\ud800\"", "\"\\u12\"", "nul", "{} x", "[\"\\q\"]",
+                      String(repeating: "9", count: 65)])
+    func malformedJSONIsATypedErrorNeverATrap(text: String) {
+        #expect(throws: BoundedJSONReader.Failure.self) { try BoundedJSONReader.parse(Array(text.utf8)) }
+    }
+
+    @Test func validJSONIsReadExactly() throws {
+        let value = try BoundedJSONReader.parse(Array(#" {"s":"a\"\\\/\n\u00e9\ud83d\ude00","n":-1.5e2,"t":true,"f":false,"z":null,"a":[]} "#.utf8))
+        #expect(value == .object(["s": .string("a\"\\/\né😀"), "n": .number(-150), "t": .bool(true), "f": .bool(false), "z": .null, "a": .array([])]))
+    }
+
+    @Test func jwtWithARepeatedClaimOrOverTheSizeLimitIsRefused() {
+        let repeated = "\(base64URL(Data(#"{"alg":"RS256"}"#.utf8))).\(base64URL(Data(#"{"sub":"a","sub":"b"}"#.utf8))).c2ln"
+        #expect(throws: JWTDecodingError.duplicateClaim(name: "sub")) { try JWTClaims(decoding: repeated) }
+        let huge = makeJWT(["sub": String(repeating: "x", count: JWTClaims.maximumTokenLength)])
+        #expect(throws: JWTDecodingError.tooLarge(limit: JWTClaims.maximumTokenLength)) { try JWTClaims(decoding: huge) }
+    }
+
+    // MARK: Configuration files
+
+    @Test func configurationJSONWithARepeatedKeyIsRefused() {
+        let text = #"{"projectToken":"p1","baseURL":"https://a.example","authorization":"Token good","authorization":"Token evil"}"#
+        #expect(throws: ConfigurationError.duplicateKey("authorization")) {
+            try AuthorizationConfiguration(data: Data(text.utf8), format: .json)
+        }
+    }
+
+    @Test func propertyListWithARepeatedKeyIsRefused() {
+        let plist = """
+        <?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict>
+        <key>projectToken</key><string>p1</string><key>baseURL</key><string>https://a.example</string>
+        <key>projectToken</key><string>p2</string></dict></plist>
+        """
+        #expect(throws: ConfigurationError.duplicateKey("projectToken")) {
+            try AuthorizationConfiguration(data: Data(plist.utf8), format: .propertyList)
+        }
+    }
+
+    @Test func deeplyNestedXMLPropertyListIsRefusedBeforeParsing() {
+        let depth = 20_000
+        let plist = "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>projectToken</key>"
+            + String(repeating: "<array>", count: depth) + String(repeating: "</array>", count: depth) + "</dict></plist>"
+        #expect(throws: ConfigurationError.self) { try AuthorizationConfiguration(data: Data(plist.utf8.prefix(65_536)), format: .propertyList) }
+        #expect(throws: ConfigurationError.fileTooLarge(limit: 65_536)) { try AuthorizationConfiguration(data: Data(plist.utf8), format: .propertyList) }
+    }
+
+    @Test func deeplyNestedBinaryPropertyListIsRefusedBeforeParsing() {
+        let data = deeplyNestedBinaryPropertyList(depth: 20_000)
+        #expect(throws: ConfigurationError.self) { try AuthorizationConfiguration(data: data, format: .propertyList) }
+        #expect(throws: ConfigurationError.malformedFile(reason: "expected a property list whose root is a dictionary of configuration keys with plain values")) {
+            try AuthorizationConfiguration(data: deeplyNestedBinaryPropertyList(depth: 5_000), format: .propertyList)
+        }
+    }
+
+    @Test func aFileLargerThanTheLimitIsNotReadWhole() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sdkauth-huge-\(UUID().uuidString).json")
+        let padding = String(repeating: " ", count: 10 * 65_536)
+        try Data((#"{"projectToken":"p1","baseURL":"https://a.example"}"# + padding).utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        #expect(throws: ConfigurationError.fileTooLarge(limit: AuthorizationConfiguration.maximumFileSize)) {
+            try AuthorizationConfiguration(contentsOf: url)
+        }
+    }
+
+    // MARK: Strict configuration
+
+    @Test func baseURLWithUserInfoIsRefusedAndThePasswordIsNeverRepeated() {
+        for value in ["https://user:hunter2-password@api.example.com", "https://:hunter2-password@api.example.com/v1", "https://user@api.example.com"] {
+            do {
+                _ = try AuthorizationConfiguration(projectToken: "p", baseURL: value, authorization: "Token k")
+                Issue.record("accepted \(value)")
+            } catch {
+                #expect(!error.message.contains("hunter2"), "\(error.message)")
+                #expect(error.message.contains("api.example.com"))
+            }
+        }
+    }
+
+    @Test(arguments: ["https://api.example.com/?api_key=topsecret-query", "https://api.example.com/#topsecret-query", "htps://u:topsecret-query@x"])
+    func invalidBaseURLMessagesNeverRepeatTheQueryOrPassword(value: String) {
+        do {
+            _ = try AuthorizationConfiguration(projectToken: "p", baseURL: value, authorization: "Token k")
+            Issue.record("accepted \(value)")
+        } catch {
+            #expect(!error.message.contains("topsecret"), "\(error.message)")
+        }
+    }
+
+    @Test(arguments: ["ExponeaAuthProvider\nERROR fake log line", "Exponea\u{202E}redivorP", "", "  ", " ExponeaAuthProvider", "A\u{0}B", String(repeating: "A", count: 257)])
+    func providerNamesThatCouldForgeALogLineAreRefused(name: String) {
+        for lookup in [ProviderLookup.implicitName(name), .registeredClassName(name)] {
+            do {
+                _ = try AuthorizationConfiguration(projectToken: "p", baseURL: "https://a.example", authorization: "Token k", providerLookup: lookup)
+                Issue.record("accepted \(name.debugDescription)")
+            } catch {
+                #expect(!error.message.contains("\n"))
+                #expect(!error.message.contains("\u{202E}"))
+            }
+        }
+    }
+
+    @Test(arguments: [".", ".."])
+    func projectTokenThatWouldMoveThePathIsRefused(token: String) {
+        #expect(throws: ConfigurationError.self) { try AuthorizationConfiguration(projectToken: token, baseURL: "https://a.example", authorization: "Token k") }
+    }
+
+    @Test(arguments: [("projectToken", " p1"), ("projectToken", "p1 "), ("baseURL", " https://a.example"), ("authorization", "Token k1 "), ("providerName", "ExponeaAuthProvider ")])
+    func surroundingWhitespaceIsRefusedByKey(key: String, value: String) {
+        #expect(throws: ConfigurationError.surroundingWhitespace(key: key)) {
+            try AuthorizationConfiguration(
+                projectToken: key == "projectToken" ? value : "p1",
+                baseURL: key == "baseURL" ? value : "https://a.example",
+                authorization: key == "authorization" ? value : "Token k1",
+                providerLookup: key == "providerName" ? .implicitName(value) : .default
+            )
+        }
+    }
+
+    @Test(arguments: ["Token", "bearer", "Token a b", "Bearer Token x", "Bearer a:b", "k\u{2028}ey", "k\u{85}ey", "caf\u{E9}"])
+    func valuesThatOnlyLookLikeACredentialAreRefused(value: String) {
+        #expect(throws: ConfigurationError.self) { try ProjectAuthorization(parsing: value) }
+    }
+
+    @Test(arguments: [-1, 86_401, 1e300, .nan, .infinity])
+    func numericOptionsOutOfRangeAreRefused(seconds: Double) {
+        #expect(throws: ConfigurationError.self) {
+            try AuthorizationConfiguration(projectToken: "p", baseURL: "https://a.example", authorization: "Token k", customerTokenCaching: .honoringExpiry(leeway: seconds))
+        }
+        #expect(throws: ConfigurationError.self) {
+            try AuthorizationConfiguration(projectToken: "p", baseURL: "https://a.example", authorization: "Token k", customerTokenCaching: .honoringExpiry(leeway: 60, maximumAge: seconds))
+        }
+        #expect(throws: ConfigurationError.self) { try IDTokenStore(authorizedDomains: ["a.example"], options: .init(refreshTimeout: seconds)) }
+        #expect(throws: ConfigurationError.self) { try IDTokenStore(authorizedDomains: ["a.example"], options: .init(staleLeeway: seconds)) }
+    }
+
+    @Test func timeoutMessageOfAnyDurationDoesNotTrap() {
+        #expect(IDTokenStore.timeoutMessage(after: 1e300).hasPrefix("setIDToken was not called within"))
+        #expect(IDTokenStore.timeoutMessage(after: -1e300).hasPrefix("setIDToken was not called within"))
+    }
+
+    // MARK: No secret in any output
+
+    @Test func noWholeSecretInDescriptionsDumpsOrMirrors() async throws {
+        let apiKey = "api-key-0123456789-SECRET"
+        let jwt = makeJWT(["sub": "user-1", "exp": 4_000_000_000, "secret": "JWT-PAYLOAD-SECRET"])
+        let store = try IDTokenStore(authorizedDomains: ["api.example.com"], diagnostics: RecordingDiagnosticsSink())
+        try store.setIDToken(jwt)
+        let configuration = try AuthorizationConfiguration(projectToken: "p", baseURL: "https://api.example.com", authorization: "Token \(apiKey)", advancedAuthEnabled: true)
+        let client = try AuthorizedHTTPClient(configuration: configuration, provider: store, transport: RecordingTransport(), diagnostics: RecordingDiagnosticsSink())
+        let cache = CachingAuthorizationProvider(wrapping: ScriptedProvider(.token(jwt)))
+        _ = try await cache.credential(for: AuthorizationContext(endpoint: nil, url: URL(string: "https://api.example.com")!))
+        let request = OutgoingRequest(method: "GET", url: URL(string: "https://api.example.com/x")!, headers: ["Authorization": "Bearer \(jwt)"])
+        let response = ServerResponse(statusCode: 401, headers: ["WWW-Authenticate": "Bearer token=\(jwt)"])
+        struct LeakyError: Error, CustomStringConvertible { let token: String; var description: String { "failed with \(token)" } }
+        let error = RequestError.providerFailed(LeakyError(token: jwt), endpoint: .appInboxFetch)
+        let subjects: [Any] = [client, client.authorizer, store, cache, configuration, configuration.authorization as Any, request, response, error,
+                               Credential.bearer(jwt), Credential.apiKey(apiKey)]
+        for subject in subjects {
+            var dumped = ""
+            dump(subject, to: &dumped)
+            for text in [String(describing: subject), String(reflecting: subject), dumped] {
+                #expect(!text.contains(apiKey), "\(type(of: subject)): \(text)")
+                #expect(!text.contains(jwt), "\(type(of: subject)): \(text)")
+                #expect(!text.contains("SECRET"), "\(type(of: subject)): \(text)")
+            }
+        }
+    }
+
+    @Test func providerErrorHoldingTheTokenIsNeitherLoggedNorDescribed() async throws {
+        struct LeakyError: Error, CustomStringConvertible { var description: String { "failed with LEAKED-TOKEN-VALUE" } }
+        let sink = RecordingDiagnosticsSink()
+        let client = try AuthorizedHTTPClient(configuration: engagementConfiguration(advancedAuthEnabled: true),
+                                              provider: ScriptedProvider(.failure(LeakyError())), transport: RecordingTransport(), diagnostics: sink)
+        do {
+            _ = try await client.send(.appInboxFetch)
+        } catch {
+            #expect(!error.description.contains("LEAKED"))
+            #expect(!String(reflecting: error).contains("LEAKED"))
+            #expect(error.underlyingError is LeakyError)   // the app still gets its own error
+        }
+        #expect(!sink.diagnostics.contains { $0.message.contains("LEAKED") })
+    }
+
+    @Test func redactionNeverShowsMoreThanAQuarterOfASecret() {
+        for length in [1, 8, 13, 23, 24, 25, 40, 400] {
+            let secret = String(repeating: "k", count: length)
+            let shown = Redaction.redact(secret).prefix { $0 == "k" }.count
+            #expect(shown * 4 <= length, "\(length): \(Redaction.redact(secret))")
+        }
+        #expect(Redaction.redact("thirteen-char") == "(redacted, 13 chars)")
+        let printed = "\(String(reflecting: try! ProjectAuthorization.token("abcdefghijklm")))"
+        #expect(!printed.contains("abcdef"))
+    }
+
+    // MARK: Bounded trust
+
+    @Test func cachedTokenIsAskedForAgainAfterTheMaximumAgeWhateverItsExpSays() async throws {
+        let clock = ManualClock()
+        let centuryToken = makeJWT(["sub": "u1", "exp": clock.now().timeIntervalSince1970 + 100 * 365 * 86_400])
+        let inner = ScriptedProvider(.token(centuryToken))
+        let cache = CachingAuthorizationProvider(wrapping: inner, leeway: 60, maximumAge: 600, clock: clock)
+        let context = AuthorizationContext(endpoint: nil, url: URL(string: "https://api.example.com")!)
+        _ = try await cache.credential(for: context)
+        clock.advance(by: 599)
+        _ = try await cache.credential(for: context)
+        #expect(inner.requestedContexts.count == 1)
+        clock.advance(by: 1)
+        _ = try await cache.credential(for: context)
+        #expect(inner.requestedContexts.count == 2)
+    }
+
+    // MARK: Registry finds every type Swift can name
+
+    @Test func nestedAndGenericProviderClassesAreFoundByName() throws {
+        for name in ["SDKAuthorizationTests.ProviderNamespace.NestedAuthProvider", "SDKAuthorizationTests.GenericAuthProvider<Swift.Int>",
+                     "SDKAuthorizationTests.GenericAuthProvider<SDKAuthorizationTests.StructNamedAsProvider>"] {
+            for lookup in [ProviderLookup.implicitName(name), .registeredClassName(name)] {
+                let client = try AuthorizedHTTPClient(
+                    configuration: AuthorizationConfiguration(projectToken: "p", baseURL: "https://a.example", authorization: "Token k",
+                                                              advancedAuthEnabled: true, providerLookup: lookup),
+                    transport: RecordingTransport(), diagnostics: RecordingDiagnosticsSink()
+                )
+                #expect((client.provider as? CustomerTokenProvider)?.providerTypeName.hasPrefix("SDKAuthorizationTests.") == true, "\(name)")
+            }
+        }
+    }
+
+    @Test func aStructNamedAsTheProviderGetsTheMessageThatFits() {
+        let name = "SDKAuthorizationTests.StructNamedAsProvider"
+        #expect(throws: ConfigurationError.providerIsNotNSObject(name: name)) {
+            try AuthorizedHTTPClient(configuration: AuthorizationConfiguration(projectToken: "p", baseURL: "https://a.example", authorization: "Token k",
+                                                                               advancedAuthEnabled: true, providerLookup: .implicitName(name)),
+                                     diagnostics: RecordingDiagnosticsSink())
+        }
+        #expect(throws: ConfigurationError.registeredClassDoesNotImplement(name: name)) {
+            try AuthorizedHTTPClient(configuration: AuthorizationConfiguration(projectToken: "p", baseURL: "https://a.example", authorization: "Token k",
+                                                                               advancedAuthEnabled: true, providerLookup: .registeredClassName(name)),
+                                     diagnostics: RecordingDiagnosticsSink())
+        }
+    }
+
+    @Test(arguments: ["SDKAuthorizationTests.Nope", "Nope", "SDKAuthorizationTests.ProviderNamespace.Missing", "1Bad.Name", "A.B<", "A.B<C.D,E.F,G.H,I.J>",
+                      "A.B<C.D<E.F<G.H<I.J>>>>", "A.B.C.D.E.F.G"])
+    func namesThatNameNoTypeAreNotFound(name: String) {
+        #expect(SwiftTypeLookup.type(named: name) == nil)
+    }
+}
