@@ -27,9 +27,22 @@ enum HeaderFieldRules {
         !name.utf8.isEmpty && name.utf8.allSatisfy(isTokenByte)
     }
 
+    /// The class of each byte: 0 cannot appear in a header value; 1 visible ASCII; 2 a `b64token`
+    /// character; 3 `=`; 4 space; 5 horizontal tab.
+    private static let byteClasses: [UInt8] = {
+        var classes = [UInt8](repeating: 0, count: 256)
+        for byte in 0x21...0x7E { classes[byte] = 1 }
+        for byte in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+/".utf8 { classes[Int(byte)] = 2 }
+        classes[Int(UInt8(ascii: "="))] = 3
+        classes[0x20] = 4
+        classes[0x09] = 5
+        return classes
+    }()
+
     /// Whether `value` may be sent as a header field value.
     static func isValidValue(_ value: String) -> Bool {
-        value.utf8.allSatisfy { byte in (0x20...0x7E).contains(byte) || byte == 0x09 }
+        var value = value
+        return value.withUTF8 { bytes in bytes.allSatisfy { byteClasses[Int($0)] != 0 } }
     }
 
     /// Whether a caller-supplied header may be sent.
@@ -38,40 +51,49 @@ enum HeaderFieldRules {
     }
 
     /// A credential (API key, project token, ID token): not empty or blank, and only visible ASCII
-    /// and space (no tab: a credential has no use for one).
+    /// and space (no tab: a credential has no use for one). One pass over the UTF-8 bytes.
     static func check(_ credential: String) -> Verdict {
-        var blank = true
-        for byte in credential.utf8 {
-            switch byte {
-            case 0x21...0x7E: blank = false
-            case 0x20: continue
-            default: return .forbiddenCharacters
+        var credential = credential
+        return credential.withUTF8 { bytes in
+            var blank = true
+            for byte in bytes {
+                switch byteClasses[Int(byte)] {
+                case 0, 5: return .forbiddenCharacters
+                case 4: continue
+                default: blank = false
+                }
             }
+            return blank ? .empty : .valid
         }
-        return blank ? .empty : .valid
     }
 
     /// A bearer token (RFC 6750 `b64token`): `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
+    /// One pass over the UTF-8 bytes; ``Verdict/empty`` for a blank token.
     static func checkBearer(_ token: String) -> Verdict {
-        switch check(token) {
-        case .valid: break
-        case let other: return other
-        }
-        var sawPadding = false
-        var count = 0
-        for byte in token.utf8 {
-            switch byte {
-            case UInt8(ascii: "="):
-                guard count > 0 else { return .forbiddenCharacters }
-                sawPadding = true
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/"):
-                guard !sawPadding else { return .forbiddenCharacters }
-                count += 1
-            default:
-                return .forbiddenCharacters
+        var token = token
+        return token.withUTF8 { bytes in
+            var blank = true, sawPadding = false, grammar = true, characters = 0
+            for byte in bytes {
+                switch byteClasses[Int(byte)] {
+                case 0, 5:
+                    return .forbiddenCharacters
+                case 2:
+                    if sawPadding { grammar = false }
+                    characters += 1
+                    blank = false
+                case 3:
+                    if characters == 0 { grammar = false }
+                    sawPadding = true
+                    blank = false
+                case 4:
+                    grammar = false
+                default:
+                    grammar = false
+                    blank = false
+                }
             }
+            if blank { return .empty }
+            return grammar ? .valid : .forbiddenCharacters
         }
-        return .valid
     }
 }
