@@ -28,15 +28,26 @@ extension ReferenceBackend {
         case subjectMismatch = "subject_mismatch"
         /// 404: the project token in the path (or `project_id` query) is not the configured one.
         case unknownProject = "unknown_project"
-        /// 400: a malformed request (bad login body, missing `v=1` on in-app messages).
+        /// 400: a malformed request (bad login body, a `lifetimeSeconds` outside
+        /// ``ReferenceBackend/tokenLifetimeRange``, missing `v=1` on in-app messages).
         case invalidRequest = "invalid_request"
+        /// 401: the `Authorization` header is longer than
+        /// ``ReferenceBackend/maximumAuthorizationHeaderSize`` bytes; refused before any decoding.
+        case tokenTooLarge = "token_too_large"
+        /// 403: a bearer token on an Engagement endpoint, but the body does not name the customer in
+        /// `customer_ids.registered` (missing, not a non-empty string, or the body is not a JSON object),
+        /// so the token's subject cannot be checked.
+        case customerIdMissing = "customer_id_missing"
+        /// 413: the request body is longer than ``ReferenceBackend/maximumRequestBodySize`` bytes.
+        case bodyTooLarge = "body_too_large"
 
         /// The HTTP status code the backend answers with for this error.
         public var httpStatus: Int {
             switch self {
-            case .bearerRequired, .subjectMismatch: 403
+            case .bearerRequired, .subjectMismatch, .customerIdMissing: 403
             case .unknownProject: 404
             case .invalidRequest: 400
+            case .bodyTooLarge: 413
             default: 401
             }
         }

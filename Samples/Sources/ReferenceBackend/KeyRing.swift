@@ -81,6 +81,9 @@ final class KeyRing: Sendable {
     // MARK: Minting
 
     /// Mints a token of the given variant. Standard claims win over `claims` of the same name.
+    ///
+    /// - Throws: ``ReferenceBackend/TokenLifetimeError`` when `lifetime` is outside
+    ///   ``ReferenceBackend/tokenLifetimeRange`` (so `exp` and `iat` stay small whole numbers).
     func mint(
         userId: String,
         variant: TokenVariant,
@@ -90,6 +93,9 @@ final class KeyRing: Sendable {
         claims: [String: String],
         now: Date = Date()
     ) throws -> (token: String, expiresAt: Date?) {
+        guard ReferenceBackend.tokenLifetimeRange.contains(lifetime) else {
+            throw ReferenceBackend.TokenLifetimeError(lifetime: lifetime)
+        }
         let issuedAt = now.timeIntervalSince1970.rounded(.down)
         var payload: [String: JSONValue] = claims.mapValues { .string($0) }
         payload["sub"] = .string(variant == .otherSubject ? userId + "-other" : userId)
@@ -155,20 +161,39 @@ final class KeyRing: Sendable {
 
     // MARK: Verification
 
-    /// Verifies a bearer JWT: shape, `alg` (RS256 only), signature against the trusted keys,
-    /// `exp`, then `aud` and `iss` when expected values are given.
+    /// Whole seconds as digits, or the number as is when it has no `Int64` value: `exp` may be any
+    /// finite JSON number, and `Int(_:)` traps outside `Int`'s range.
+    static func seconds(_ value: Double) -> String {
+        if let whole = Int64(exactly: value.rounded(.down)) { return String(whole) }
+        return String(value)
+    }
+
+    /// Verifies a bearer JWT: size (at most ``ReferenceBackend/maximumAuthorizationHeaderSize``
+    /// bytes, checked before any decoding), shape (JSON header and payload read in one linear pass,
+    /// nesting at most ``ReferenceBackend/maximumTokenJSONDepth`` levels), `alg` (RS256 only),
+    /// signature against the trusted keys, `exp`, then `aud` and `iss` when expected values are given.
     func verify(_ token: String, audience: String?, issuer: String?, now: Date = Date()) async -> Result<VerifiedToken, AuthFailure> {
+        guard token.utf8.count <= ReferenceBackend.maximumAuthorizationHeaderSize else {
+            return .failure(AuthFailure(
+                code: .tokenTooLarge,
+                message: "The bearer token is longer than \(ReferenceBackend.maximumAuthorizationHeaderSize) bytes."
+            ))
+        }
+        let depth = ReferenceBackend.maximumTokenJSONDepth
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
             let headerData = Base64URL.decode(parts[0]),
-            let header = JSONValue.object(from: headerData),
+            let header = JSONValue.object(from: headerData, maximumDepth: depth),
             let payloadData = Base64URL.decode(parts[1]),
-            let claims = JSONValue.object(from: payloadData)
+            let claims = JSONValue.object(from: payloadData, maximumDepth: depth)
         else {
-            return .failure(AuthFailure(code: .malformedToken, message: "The bearer token is not a JWT with a JSON header and payload."))
+            return .failure(AuthFailure(
+                code: .malformedToken,
+                message: "The bearer token is not a JWT with a JSON header and payload (nesting at most \(depth) levels, no repeated keys)."
+            ))
         }
         guard let alg = header["alg"]?.stringValue, alg == "RS256" else {
-            let shown = header["alg"]?.stringValue ?? "none"
+            let shown = header["alg"]?.stringValue.map { $0.count <= 16 ? $0 : $0.prefix(16) + "…" } ?? "none"
             return .failure(AuthFailure(code: .unsupportedAlgorithm, message: "Algorithm \(shown) is not accepted; tokens must be signed with RS256."))
         }
 
@@ -193,7 +218,8 @@ final class KeyRing: Sendable {
             return .failure(AuthFailure(code: .malformedToken, message: "The token exp claim is not a number."))
         }
         guard exp > now.timeIntervalSince1970 else {
-            return .failure(AuthFailure(code: .tokenExpired, message: "The token expired at \(Int(exp)) (now \(Int(now.timeIntervalSince1970)))."))
+            let message = "The token expired at \(Self.seconds(exp)) (now \(Self.seconds(now.timeIntervalSince1970)))."
+            return .failure(AuthFailure(code: .tokenExpired, message: message))
         }
         if let audience {
             let audiences: [String] =

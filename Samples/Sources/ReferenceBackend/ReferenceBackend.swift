@@ -18,6 +18,39 @@ import Synchronization
 /// let seen = await backend.records()   // what the SDK really sent
 /// await backend.stop()
 /// ```
+///
+/// ## Test routes: loopback only
+///
+/// Three routes exist only to drive tests and samples, and none of them asks for credentials:
+/// `POST /app/login` mints valid tokens for any user, `GET /__records` answers every request
+/// recorded so far with its full `Authorization` header, and `/__redirect` redirects anywhere.
+/// They are served only when the server is bound to a loopback address (`127.0.0.0/8`, `::1`,
+/// or `localhost`, which binds one of them), as decided by ``isLoopback(_:)`` on the address the
+/// server really bound. Bound to any other address (for example `0.0.0.0`), they answer `404`
+/// exactly like an unknown route, unless ``Configuration/allowTestRoutesOnAnyInterface`` is set
+/// (`--allow-test-routes` on the `reference-backend` command). ``testRoutesEnabled`` tells which
+/// applies. The Swift API (``issueToken(userId:variant:lifetime:audience:issuer:claims:)``,
+/// ``records()``) is not affected.
+///
+/// ## Limits
+///
+/// Every request is checked before it is parsed, and no input makes the server trap:
+///
+/// - An `Authorization` header longer than ``maximumAuthorizationHeaderSize`` bytes is refused
+///   with `401 token_too_large` before any base64 or JSON decoding.
+/// - A request body longer than ``maximumRequestBodySize`` bytes is refused with
+///   `413 body_too_large`.
+/// - JWT headers, claims and request bodies are read in one linear pass, nesting at most
+///   ``maximumTokenJSONDepth`` (tokens) or ``maximumBodyJSONDepth`` (bodies) levels; deeper or
+///   otherwise invalid JSON (including a repeated key) is refused, as `malformed_token` for tokens.
+/// - Token lifetimes (`lifetimeSeconds` of `POST /app/login`, ``Configuration/tokenLifetime`` and
+///   the `lifetime` of ``issueToken(userId:variant:lifetime:audience:issuer:claims:)``) must be
+///   finite and within ``tokenLifetimeRange``; `POST /app/login` answers anything else, and a
+///   token it would mint longer than ``maximumAuthorizationHeaderSize``, with `400 invalid_request`.
+/// - A bearer token on an Engagement endpoint is accepted only when the body names the customer
+///   in `customer_ids.registered` (a non-empty string) equal to the token's `sub`: a body that
+///   does not is refused with `403 customer_id_missing`, a different customer with
+///   `403 subject_mismatch`.
 public final class ReferenceBackend: Sendable {
     /// What the backend accepts. All properties have defaults except the keys you care about.
     public struct Configuration: Sendable {
@@ -35,8 +68,15 @@ public final class ReferenceBackend: Sendable {
         public var audience: String?
         /// When set, a bearer token's `iss` must equal this value; login tokens carry it.
         public var issuer: String?
-        /// The lifetime of minted tokens, in seconds. Default 3600.
+        /// The lifetime of minted tokens, in seconds, within ``ReferenceBackend/tokenLifetimeRange``.
+        /// Default 3600.
         public var tokenLifetime: TimeInterval
+        /// Serves the test routes (`POST /app/login`, `GET /__records`, `/__redirect`) whatever
+        /// address the server is bound to. Default `false`: they are served only on a loopback
+        /// address (see ``ReferenceBackend`` and ``ReferenceBackend/isLoopback(_:)``). Anyone who
+        /// can reach the server can then mint valid tokens and read every recorded
+        /// `Authorization` header.
+        public var allowTestRoutesOnAnyInterface: Bool
 
         /// Creates a configuration.
         public init(
@@ -47,7 +87,8 @@ public final class ReferenceBackend: Sendable {
             bearerRequiredEndpoints: Set<EngagementEndpoint> = [],
             audience: String? = nil,
             issuer: String? = nil,
-            tokenLifetime: TimeInterval = 3600
+            tokenLifetime: TimeInterval = 3600,
+            allowTestRoutesOnAnyInterface: Bool = false
         ) {
             self.host = host
             self.port = port
@@ -57,11 +98,51 @@ public final class ReferenceBackend: Sendable {
             self.audience = audience
             self.issuer = issuer
             self.tokenLifetime = tokenLifetime
+            self.allowTestRoutesOnAnyInterface = allowTestRoutesOnAnyInterface
         }
+
+        /// Why this configuration cannot start, or `nil` when it can.
+        var problem: String? {
+            if !(0...65535).contains(port) {
+                return "port \(port) is not in 0...65535"
+            }
+            if !ReferenceBackend.tokenLifetimeRange.contains(tokenLifetime) {
+                return "tokenLifetime \(tokenLifetime) is not a number of seconds in \(ReferenceBackend.tokenLifetimeRange)"
+            }
+            return nil
+        }
+    }
+
+    // MARK: Limits
+
+    /// The longest `Authorization` header accepted, in bytes (8 KiB): longer ones are refused with
+    /// `401 token_too_large` before any decoding.
+    public static let maximumAuthorizationHeaderSize = 8192
+    /// The longest request body read, in bytes (1 MiB): longer ones are refused with `413 body_too_large`.
+    public static let maximumRequestBodySize = 1 << 20
+    /// How deep arrays and objects may nest in a JWT header or payload (as JWTKit allows in headers).
+    public static let maximumTokenJSONDepth = JSONParser.defaultMaximumDepth
+    /// How deep arrays and objects may nest in a request body read by the backend.
+    public static let maximumBodyJSONDepth = 64
+    /// The token lifetimes accepted, in seconds: 1 second to 1 day. Fractions of a second are
+    /// dropped from `exp`.
+    public static let tokenLifetimeRange: ClosedRange<TimeInterval> = 1...86_400
+
+    /// Whether `host` is a loopback address: `localhost` (any case, optionally with a final dot),
+    /// an IPv4 address in `127.0.0.0/8`, `::1` (in any spelling, optionally in brackets or with a
+    /// zone), or an IPv4-mapped IPv6 address in `::ffff:127.0.0.0/104`.
+    ///
+    /// Any other name, even one that resolves to a loopback address, is not loopback: the test
+    /// routes fail closed.
+    public static func isLoopback(_ host: String) -> Bool {
+        LoopbackAddress.contains(host)
     }
 
     /// Errors thrown by ``start(_:)``.
     public enum StartError: Error, Sendable {
+        /// The configuration is out of range (a port outside `0...65535`, a
+        /// ``Configuration/tokenLifetime`` outside ``ReferenceBackend/tokenLifetimeRange``).
+        case invalidConfiguration(String)
         /// The server stopped (for example, the port was in use) before it listened.
         case serverStoppedBeforeListening((any Error)?)
         /// The server did not listen within 10 seconds.
@@ -70,15 +151,37 @@ public final class ReferenceBackend: Sendable {
         case invalidAddress(String)
     }
 
+    /// Thrown by ``ReferenceBackend/issueToken(userId:variant:lifetime:audience:issuer:claims:)``
+    /// for a lifetime outside ``ReferenceBackend/tokenLifetimeRange`` (including NaN and infinity).
+    public struct TokenLifetimeError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The lifetime asked for, in seconds.
+        public var lifetime: TimeInterval
+
+        /// Creates the error for `lifetime`.
+        public init(lifetime: TimeInterval) {
+            self.lifetime = lifetime
+        }
+
+        /// Names the lifetime and the accepted range.
+        public var description: String {
+            "Token lifetime \(lifetime) s is not within \(ReferenceBackend.tokenLifetimeRange) s."
+        }
+    }
+
     /// The configuration the backend runs with (``Configuration/port`` is the requested port).
     public let configuration: Configuration
     /// `http://<host>:<bound port>`, with the real port even when ``Configuration/port`` was 0.
     public let baseURL: URL
     /// The port the server is bound to.
     public let port: Int
+    /// Whether the test routes (`POST /app/login`, `GET /__records`, `/__redirect`) are served:
+    /// the server is bound to a loopback address, or ``Configuration/allowTestRoutesOnAnyInterface``
+    /// is set. When `false` they answer `404`.
+    public var testRoutesEnabled: Bool { testRoutes.isOpen }
 
     let keyRing: KeyRing
     let requestLog: RequestLog
+    private let testRoutes: TestRouteGate
     private let serviceGroup: ServiceGroup
     private let runTask: Task<Void, Never>
 
@@ -88,6 +191,7 @@ public final class ReferenceBackend: Sendable {
         port: Int,
         keyRing: KeyRing,
         requestLog: RequestLog,
+        testRoutes: TestRouteGate,
         serviceGroup: ServiceGroup,
         runTask: Task<Void, Never>
     ) {
@@ -96,6 +200,7 @@ public final class ReferenceBackend: Sendable {
         self.port = port
         self.keyRing = keyRing
         self.requestLog = requestLog
+        self.testRoutes = testRoutes
         self.serviceGroup = serviceGroup
         self.runTask = runTask
     }
@@ -104,11 +209,17 @@ public final class ReferenceBackend: Sendable {
     ///
     /// Generates the first RSA-2048 signing key, starts Hummingbird on
     /// ``Configuration/host``:``Configuration/port`` and waits (at most 10 s) for the bound port.
+    /// The test routes are opened once the bound address is known (see ``testRoutesEnabled``).
     /// Call ``stop()`` when done. Any number of backends may run at once.
+    ///
+    /// - Throws: ``StartError``, ``StartError/invalidConfiguration(_:)`` before anything starts
+    ///   when the configuration is out of range.
     public static func start(_ configuration: Configuration = Configuration()) async throws -> ReferenceBackend {
+        if let problem = configuration.problem { throw StartError.invalidConfiguration(problem) }
         let keyRing = try await KeyRing.make()
         let requestLog = RequestLog()
-        let routes = Routes(configuration: configuration, keyRing: keyRing, requestLog: requestLog)
+        let testRoutes = TestRouteGate()
+        let routes = Routes(configuration: configuration, keyRing: keyRing, requestLog: requestLog, testRoutes: testRoutes)
         let router = Router(context: BasicRequestContext.self)
         routes.register(on: router)
 
@@ -121,7 +232,10 @@ public final class ReferenceBackend: Sendable {
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
-                bound.resolve(.success(channel.localAddress?.port ?? configuration.port))
+                let address = channel.localAddress
+                // Decided on the address really bound, not on the name asked for.
+                testRoutes.open(configuration.allowTestRoutesOnAnyInterface || address?.ipAddress.map(ReferenceBackend.isLoopback) == true)
+                bound.resolve(.success(address?.port ?? configuration.port))
             },
             logger: logger
         )
@@ -160,7 +274,7 @@ public final class ReferenceBackend: Sendable {
         }
         return ReferenceBackend(
             configuration: configuration, baseURL: baseURL, port: port,
-            keyRing: keyRing, requestLog: requestLog, serviceGroup: serviceGroup, runTask: runTask
+            keyRing: keyRing, requestLog: requestLog, testRoutes: testRoutes, serviceGroup: serviceGroup, runTask: runTask
         )
     }
 
@@ -190,11 +304,14 @@ public final class ReferenceBackend: Sendable {
     /// - Parameters:
     ///   - userId: The `sub` claim (``TokenVariant/otherSubject`` appends `-other`).
     ///   - variant: Which token to mint; only ``TokenVariant/valid`` verifies.
-    ///   - lifetime: Seconds until `exp`; default ``Configuration/tokenLifetime``.
+    ///   - lifetime: Seconds until `exp`, within ``tokenLifetimeRange``; default
+    ///     ``Configuration/tokenLifetime``.
     ///   - audience: The `aud` claim; default ``Configuration/audience`` (omitted when both are nil).
     ///   - issuer: The `iss` claim; default ``Configuration/issuer`` (omitted when both are nil).
     ///   - claims: Extra string claims, e.g. `["ticketmasterID": "tm-1"]`. Standard claims win.
-    /// - Returns: The compact JWT.
+    /// - Returns: The compact JWT. It may be longer than ``maximumAuthorizationHeaderSize`` (to
+    ///   test that limit); `POST /app/login` refuses to mint such tokens.
+    /// - Throws: ``TokenLifetimeError`` when `lifetime` is outside ``tokenLifetimeRange``.
     public func issueToken(
         userId: String,
         variant: TokenVariant = .valid,

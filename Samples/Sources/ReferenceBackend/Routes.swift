@@ -1,15 +1,13 @@
 import Foundation
 import Hummingbird
 
-/// The HTTP routes: the nine Engagement endpoints, `GET /rover/ticketing`, `POST /app/login` and
-/// `GET /__records`.
+/// The HTTP routes: the nine Engagement endpoints and `GET /rover/ticketing`, and the test routes
+/// `POST /app/login`, `GET /__records` and `/__redirect`, served only while ``testRoutes`` is open.
 struct Routes: Sendable {
     let configuration: ReferenceBackend.Configuration
     let keyRing: KeyRing
     let requestLog: RequestLog
-
-    /// The largest request body read; larger bodies are refused by Hummingbird with 413.
-    static let maximumBodySize = 1 << 20
+    let testRoutes: TestRouteGate
 
     func register(on router: Router<BasicRequestContext>) {
         for endpoint in EngagementEndpoint.allCases {
@@ -21,19 +19,33 @@ struct Routes: Sendable {
             try await self.roverTicketing(request: request)
         }
         router.post("/app/login") { request, _ in
-            try await self.login(request: request)
+            try self.requireTestRoutes()
+            return try await self.login(request: request)
         }
         router.get("/__records") { _, _ in
-            try Self.json(.ok, requestLog.all())
+            try self.requireTestRoutes()
+            return try Self.json(.ok, requestLog.all())
         }
         // A redirect to any URL (`?to=<absolute URL>&status=307`), for testing that clients
         // drop the Authorization header when a redirect leaves the host. Recorded like the others.
-        router.on("/__redirect", method: .post) { request, _ in try await self.redirect(request) }
-        router.on("/__redirect", method: .get) { request, _ in try await self.redirect(request) }
+        router.on("/__redirect", method: .post) { request, _ in
+            try self.requireTestRoutes()
+            return try await self.redirect(request)
+        }
+        router.on("/__redirect", method: .get) { request, _ in
+            try self.requireTestRoutes()
+            return try await self.redirect(request)
+        }
+    }
+
+    /// Answers `404` exactly as for an unknown route (the router's own error) unless the test
+    /// routes are open.
+    private func requireTestRoutes() throws {
+        guard testRoutes.isOpen else { throw HTTPError(.notFound) }
     }
 
     private func redirect(_ request: Request) async throws -> Response {
-        _ = try await record(request)
+        guard case .success = try await record(request) else { return Self.bodyTooLarge() }
         guard let target = request.uri.queryParameters.get("to"), URL(string: target)?.scheme != nil else {
             return Self.failure(.invalidRequest, "__redirect needs an absolute URL in the query item 'to'.")
         }
@@ -47,7 +59,7 @@ struct Routes: Sendable {
     // MARK: Vendor API role
 
     private func engagement(_ endpoint: EngagementEndpoint, request: Request, context: BasicRequestContext) async throws -> Response {
-        let body = try await record(request)
+        guard case .success(let body) = try await record(request) else { return Self.bodyTooLarge() }
 
         let projectToken: String? =
             if let name = endpoint.projectTokenQueryItem {
@@ -79,17 +91,31 @@ struct Routes: Sendable {
             case .failure(let failure): return Self.failure(failure)
             case .success(let value): verified = value
             }
-            if let registered = JSONValue.object(from: Data(body.utf8))?["customer_ids"]?.objectValue?["registered"]?.stringValue,
-                verified.subject != registered
-            {
+            // The token stands for one customer: the body must name them, or nothing is checked.
+            guard let registered = Self.registeredCustomer(in: body) else {
+                return Self.failure(
+                    .customerIdMissing,
+                    "A customer token requires a JSON body naming the customer in customer_ids.registered (a non-empty string)."
+                )
+            }
+            guard verified.subject == registered else {
                 return Self.failure(.subjectMismatch, "The token subject does not match customer_ids.registered.")
             }
             return try Self.json(.ok, EngagementSuccess(endpoint: endpoint.rawValue, scheme: "Bearer", subject: verified.subject))
         }
     }
 
+    /// `customer_ids.registered` of a JSON object body, when it is a non-empty string.
+    static func registeredCustomer(in body: Data) -> String? {
+        guard let object = JSONValue.object(from: body, maximumDepth: ReferenceBackend.maximumBodyJSONDepth),
+            let registered = object["customer_ids"]?.objectValue?["registered"]?.stringValue,
+            !registered.isEmpty
+        else { return nil }
+        return registered
+    }
+
     private func roverTicketing(request: Request) async throws -> Response {
-        _ = try await record(request)
+        guard case .success = try await record(request) else { return Self.bodyTooLarge() }
         switch authorization(request) {
         case .failure(let failure):
             return Self.failure(failure)
@@ -120,7 +146,7 @@ struct Routes: Sendable {
 
     private struct LoginResponse: Encodable {
         var token: String
-        var expiresAt: Int?
+        var expiresAt: Int64?
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -132,23 +158,57 @@ struct Routes: Sendable {
     }
 
     private func login(request: Request) async throws -> Response {
-        let buffer = try await request.body.collect(upTo: Self.maximumBodySize)
+        guard let body = try await Self.collectBody(request) else { return Self.bodyTooLarge() }
+        let range = ReferenceBackend.tokenLifetimeRange
+        let lifetimeRule = "lifetimeSeconds must be a number of seconds in \(KeyRing.seconds(range.lowerBound))...\(KeyRing.seconds(range.upperBound))"
+        // Read once by the bounded parser first, so the decoder below never sees deep nesting.
+        guard (try? JSONValue.parse(body, maximumDepth: ReferenceBackend.maximumBodyJSONDepth)) != nil else {
+            return Self.failure(
+                .invalidRequest,
+                "The body is not JSON (nesting at most \(ReferenceBackend.maximumBodyJSONDepth) levels, no repeated keys)."
+            )
+        }
         let login: LoginRequest
         do {
-            login = try JSONDecoder().decode(LoginRequest.self, from: Data(buffer.readableBytesView))
+            login = try JSONDecoder().decode(LoginRequest.self, from: body)
+        } catch let DecodingError.typeMismatch(_, context) where context.codingPath.first?.stringValue == "lifetimeSeconds" {
+            return Self.failure(.invalidRequest, lifetimeRule + ".")
+        } catch let DecodingError.dataCorrupted(context) where context.codingPath.first?.stringValue == "lifetimeSeconds" {
+            return Self.failure(.invalidRequest, lifetimeRule + ".")
         } catch {
             let variants = TokenVariant.allCases.map(\.rawValue).joined(separator: ", ")
-            return Self.failure(.invalidRequest, "Expected {\"userId\": String, \"variant\": one of \(variants)}.")
+            return Self.failure(
+                .invalidRequest,
+                "Expected {\"userId\": String, \"variant\": one of \(variants), \"lifetimeSeconds\": optional number}."
+            )
+        }
+        guard !login.userId.isEmpty else {
+            return Self.failure(.invalidRequest, "userId must not be empty.")
+        }
+        let lifetime = login.lifetimeSeconds ?? configuration.tokenLifetime
+        // Checked here, before anything is computed from it: 1e300 or -5 must not mint or trap.
+        guard range.contains(lifetime) else {
+            return Self.failure(.invalidRequest, lifetimeRule + "; got \(KeyRing.seconds(lifetime)).")
         }
         let minted = try keyRing.mint(
             userId: login.userId,
             variant: login.variant ?? .valid,
-            lifetime: login.lifetimeSeconds ?? configuration.tokenLifetime,
+            lifetime: lifetime,
             audience: login.audience ?? configuration.audience,
             issuer: login.issuer ?? configuration.issuer,
             claims: login.claims ?? [:]
         )
-        return try Self.json(.ok, LoginResponse(token: minted.token, expiresAt: minted.expiresAt.map { Int($0.timeIntervalSince1970) }))
+        guard minted.token.utf8.count + "Bearer ".utf8.count <= ReferenceBackend.maximumAuthorizationHeaderSize else {
+            return Self.failure(
+                .invalidRequest,
+                "The token would not fit the \(ReferenceBackend.maximumAuthorizationHeaderSize)-byte Authorization header limit; "
+                    + "send a shorter userId or fewer claims."
+            )
+        }
+        // Within the lifetime range `exp` is a small whole number: `Int64(exactly:)` never fails
+        // here, and unlike `Int(_:)` it could not trap if it did.
+        let expiresAt = minted.expiresAt.flatMap { Int64(exactly: $0.timeIntervalSince1970.rounded(.down)) }
+        return try Self.json(.ok, LoginResponse(token: minted.token, expiresAt: expiresAt))
     }
 
     // MARK: Helpers
@@ -159,9 +219,17 @@ struct Routes: Sendable {
     }
 
     /// Reads the `Authorization` header: `Token <key>` or `Bearer <jwt>` (scheme case-insensitive).
+    /// A header longer than ``ReferenceBackend/maximumAuthorizationHeaderSize`` bytes is refused
+    /// before it is looked at.
     private func authorization(_ request: Request) -> Result<Credential, AuthFailure> {
         guard let header = request.headers[.authorization] else {
             return .failure(AuthFailure(code: .missingAuthorization, message: "The request has no Authorization header."))
+        }
+        guard header.utf8.count <= ReferenceBackend.maximumAuthorizationHeaderSize else {
+            return .failure(AuthFailure(
+                code: .tokenTooLarge,
+                message: "The Authorization header is longer than \(ReferenceBackend.maximumAuthorizationHeaderSize) bytes."
+            ))
         }
         let scheme = header.prefix { $0 != " " }
         let credential = header.dropFirst(scheme.count).trimmingCharacters(in: .whitespaces)
@@ -179,10 +247,26 @@ struct Routes: Sendable {
         }
     }
 
-    /// Records the request and returns its body as a string.
-    private func record(_ request: Request) async throws -> String {
-        let buffer = try await request.body.collect(upTo: Self.maximumBodySize)
-        let body = String(decoding: buffer.readableBytesView, as: UTF8.self)
+    /// The body as read, or `nil` when it is longer than ``ReferenceBackend/maximumRequestBodySize``.
+    private static func collectBody(_ request: Request) async throws -> Data? {
+        do {
+            let buffer = try await request.body.collect(upTo: ReferenceBackend.maximumRequestBodySize)
+            return Data(buffer.readableBytesView)
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            return nil
+        }
+    }
+
+    private static func bodyTooLarge() -> Response {
+        failure(.bodyTooLarge, "The request body is longer than \(ReferenceBackend.maximumRequestBodySize) bytes.")
+    }
+
+    private struct BodyTooLarge: Error {}
+
+    /// Records the request and returns its body; a body over the limit is refused and not recorded.
+    private func record(_ request: Request) async throws -> Result<Data, BodyTooLarge> {
+        guard let data = try await Self.collectBody(request) else { return .failure(BodyTooLarge()) }
+        let body = String(decoding: data, as: UTF8.self)
         requestLog.append(
             RecordedRequest(
                 method: request.method.rawValue,
@@ -194,7 +278,7 @@ struct Routes: Sendable {
                 body: body
             )
         )
-        return body
+        return .success(data)
     }
 
     private struct EngagementSuccess: Encodable {

@@ -100,4 +100,12 @@ struct JSONParserTests {
         var parser = JSONParser([UInt8(ascii: "\""), 0xC3, 0x28, UInt8(ascii: "\"")])
         #expect(throws: JSONParser.Failure.self) { try parser.parseDocument() }
     }
+
+    @Test("An expired token's exp is shown without converting it to Int, even at 1e300")
+    func secondsAreFormattedWithoutTrapping() {
+        #expect(KeyRing.seconds(1_700_000_000) == "1700000000")
+        #expect(KeyRing.seconds(1_700_000_000.9) == "1700000000")
+        #expect(KeyRing.seconds(-1e300) == String(-1e300))
+        #expect(KeyRing.seconds(1e300) == String(1e300))
+    }
 }

@@ -53,13 +53,24 @@ func send(
     authorization: String? = nil,
     body: String? = "{}"
 ) async throws -> HTTPAnswer {
-    let url = try #require(URL(string: backend.baseURL.absoluteString + pathAndQuery))
+    try await send(to: backend.baseURL, pathAndQuery, method: method, authorization: authorization, body: body.map { Data($0.utf8) })
+}
+
+/// Sends a real HTTP request with URLSession to `baseURL` + `pathAndQuery`.
+func send(
+    to baseURL: URL,
+    _ pathAndQuery: String,
+    method: String = "POST",
+    authorization: String? = nil,
+    body: Data? = Data("{}".utf8)
+) async throws -> HTTPAnswer {
+    let url = try #require(URL(string: baseURL.absoluteString + pathAndQuery))
     var request = URLRequest(url: url)
     request.httpMethod = method
     if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
     if let body, method != "GET" {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(body.utf8)
+        request.httpBody = body
     }
     let (data, response) = try await URLSession.shared.data(for: request)
     let http = try #require(response as? HTTPURLResponse)
