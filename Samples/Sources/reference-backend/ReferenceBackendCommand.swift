@@ -17,10 +17,21 @@ extension EngagementEndpoint: ExpressibleByArgument {}
 struct ReferenceBackendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reference-backend",
-        abstract: "Runs the SDKAuthorization reference backend (vendor API + app login) until SIGINT/SIGTERM."
+        abstract: "Runs the SDKAuthorization reference backend (vendor API + app login) until SIGINT/SIGTERM.",
+        discussion: """
+            The test routes need no credentials: POST /app/login mints valid tokens for any user, \
+            GET /__records answers every recorded request with its full Authorization header, and \
+            /__redirect redirects anywhere. They are served only when the server is bound to a \
+            loopback address (127.0.0.0/8, ::1, localhost); on any other address (e.g. --host 0.0.0.0) \
+            they answer 404 unless --allow-test-routes is given.
+
+            Limits: Authorization headers over 8192 bytes are refused (401 token_too_large) before \
+            any decoding, request bodies over 1 MiB with 413 body_too_large, and token lifetimes \
+            (--token-lifetime, lifetimeSeconds of /app/login) must be within 1...86400 seconds.
+            """
     )
 
-    @Option(help: "Address to bind.")
+    @Option(help: "Address to bind. The test routes are served only on a loopback address (see --allow-test-routes).")
     var host = "127.0.0.1"
 
     @Option(help: "Port to bind (0 picks a free port).")
@@ -41,8 +52,27 @@ struct ReferenceBackendCommand: AsyncParsableCommand {
     @Option(help: "Required `iss` of bearer tokens.")
     var issuer: String?
 
-    @Option(help: "Lifetime of minted login tokens, in seconds.")
+    @Option(help: "Lifetime of minted login tokens, in seconds (1...86400).")
     var tokenLifetime: Double = 3600
+
+    @Flag(
+        name: .customLong("allow-test-routes"),
+        help: """
+            Serve POST /app/login, GET /__records and /__redirect on a non-loopback address too. Anyone who can reach the \
+            server can then mint tokens and read every recorded Authorization header.
+            """
+    )
+    var allowTestRoutes = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else {
+            throw ValidationError("--port must be in 0...65535.")
+        }
+        let range = ReferenceBackend.tokenLifetimeRange
+        guard range.contains(tokenLifetime) else {
+            throw ValidationError("--token-lifetime must be a number of seconds in \(Int64(range.lowerBound))...\(Int64(range.upperBound)).")
+        }
+    }
 
     func run() async throws {
         let backend = try await ReferenceBackend.start(
@@ -54,12 +84,19 @@ struct ReferenceBackendCommand: AsyncParsableCommand {
                 bearerRequiredEndpoints: Set(bearerRequired),
                 audience: audience,
                 issuer: issuer,
-                tokenLifetime: tokenLifetime
+                tokenLifetime: tokenLifetime,
+                allowTestRoutesOnAnyInterface: allowTestRoutes
             )
         )
         // FileHandle writes are unbuffered, so a script reading the pipe sees the line at once.
         Self.say("ReferenceBackend listening on \(backend.baseURL.absoluteString)")
         Self.say("Project token: \(projectToken)")
+        if backend.testRoutesEnabled {
+            let scope = allowTestRoutes ? "any interface (--allow-test-routes)" : "loopback"
+            Self.say("Test routes (/app/login, /__records, /__redirect): served on \(scope)")
+        } else {
+            Self.say("Test routes (/app/login, /__records, /__redirect): off, \(host) is not a loopback address (see --allow-test-routes)")
+        }
         let received = await Self.waitForTerminationSignal()
         Self.say("Received signal \(received), stopping.")
         await backend.stop()
