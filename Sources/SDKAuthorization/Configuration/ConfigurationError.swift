@@ -121,17 +121,24 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
     /// `value` without user info, query or fragment, escaped and cut: what a message may repeat of
     /// a URL that may hold a password or a secret query.
     static func sanitizedURLText(_ value: String) -> String {
-        var text = Substring(value)
-        if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] + "?..." }
-        if let schemeEnd = text.range(of: "://") {
-            let authorityStart = schemeEnd.upperBound
-            let authorityEnd = text[authorityStart...].firstIndex(of: "/") ?? text.endIndex
-            if let at = text[authorityStart..<authorityEnd].lastIndex(of: "@") {
-                text = text[..<authorityStart] + "...@" + text[text.index(after: at)...]
-            }
-        } else if let at = text.lastIndex(of: "@") {
-            text = "...@" + text[text.index(after: at)...]
+        // Unicode scalars, not Characters: a combining mark after '@' or '?' must not hide it.
+        var scalars = Array(value.unicodeScalars)
+        var suffix = ""
+        if let cut = scalars.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            scalars.removeSubrange(cut...)
+            suffix = "?..."
         }
-        return LogText.plain(String(text), limit: 128)
+        let schemeEnd = scalars.indices.first { index in
+            index + 2 < scalars.count && scalars[index] == ":" && scalars[index + 1] == "/" && scalars[index + 2] == "/"
+        }
+        let authorityStart = schemeEnd.map { $0 + 3 } ?? 0
+        let authorityEnd = scalars[authorityStart...].firstIndex(of: "/") ?? scalars.endIndex
+        if let at = scalars[authorityStart..<authorityEnd].lastIndex(of: "@") {
+            scalars.replaceSubrange(authorityStart...at, with: "...@".unicodeScalars)
+        }
+        var text = String.UnicodeScalarView()
+        text.append(contentsOf: scalars)
+        return LogText.plain(String(text), limit: 128) + suffix
     }
+
 }

@@ -60,13 +60,13 @@ public struct Endpoint: Hashable, Sendable {
     func url(baseURL: URL?, parameters: [String: String], query: [URLQueryItem] = []) throws(EndpointURLError) -> URL {
         let parts = pathTemplate.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let path = try Self.substitute(String(parts[0]), parameters, allowed: Self.pathSegmentAllowed)
-        var components: URLComponents?
+        var text: String
         if isAbsolute {
-            components = URLComponents(string: path)
+            text = path
         } else if let baseURL {
-            components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
-            let basePath = components?.percentEncodedPath ?? ""
-            components?.percentEncodedPath = (basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath) + path
+            // The base URL without query or fragment (the configuration refuses both), then the path.
+            let base = baseURL.absoluteString
+            text = (base.hasSuffix("/") ? String(base.dropLast()) : base) + path
         } else {
             throw .noBaseURL
         }
@@ -82,8 +82,10 @@ public struct Endpoint: Hashable, Sendable {
                 encodedQuery.append(name)
             }
         }
-        if !encodedQuery.isEmpty { components?.percentEncodedQuery = encodedQuery.joined(separator: "&") }
-        guard let url = components?.url else { throw .malformed }
+        if !encodedQuery.isEmpty { text += "?" + encodedQuery.joined(separator: "&") }
+        // Parsed from text, never set through URLComponents' percent-encoded setters, which trap on
+        // characters they do not allow.
+        guard let url = URL(string: text), url.host?.isEmpty == false else { throw .malformed }
         return url
     }
 
@@ -120,14 +122,24 @@ public struct Endpoint: Hashable, Sendable {
             return "'<\(name)>' is not a parameter name"
         }
         let sample = parameterNames.reduce(pathTemplate) { $0.replacingOccurrences(of: "<\($1)>", with: "p") }
+        let sampleParts = sample.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var pathAllowed = CharacterSet.urlPathAllowed
+        pathAllowed.insert(charactersIn: "%:")
+        var queryAllowed = CharacterSet.urlQueryAllowed
+        queryAllowed.insert(charactersIn: "%")
+        guard sampleParts[0].unicodeScalars.allSatisfy(pathAllowed.contains),
+              sampleParts.count == 1 || sampleParts[1].unicodeScalars.allSatisfy(queryAllowed.contains)
+        else {
+            return "\(LogText.escaped(pathTemplate)) holds characters a URL cannot carry as they are (a stray '<' or '>', a space, '#'...)"
+        }
         if isAbsolute {
             guard let components = URLComponents(string: sample), components.host?.isEmpty == false else {
-                return "'\(pathTemplate)' is not an absolute URL with a host"
+                return "\(LogText.escaped(pathTemplate)) is not an absolute URL with a host"
             }
             return nil
         }
-        guard pathTemplate.hasPrefix("/") else { return "'\(pathTemplate)' must start with '/' or be an absolute http(s) URL" }
-        guard URLComponents(string: sample) != nil else { return "'\(pathTemplate)' is not a valid path" }
+        guard pathTemplate.hasPrefix("/") else { return "\(LogText.escaped(pathTemplate)) must start with '/' or be an absolute http(s) URL" }
+        guard URL(string: "https://host.example" + sample) != nil else { return "\(LogText.escaped(pathTemplate)) is not a valid path" }
         return nil
     }
 
@@ -137,7 +149,7 @@ public struct Endpoint: Hashable, Sendable {
         while let open = rest.firstIndex(of: "<") {
             result += rest[..<open]
             let afterOpen = rest.index(after: open)
-            guard let close = rest[afterOpen...].firstIndex(of: ">") else { break }
+            guard let close = rest[afterOpen...].firstIndex(of: ">") else { return result + rest[open...] }
             let name = String(rest[afterOpen..<close])
             guard let value = parameters[name], !value.isEmpty, value != ".", value != ".." else {
                 throw .badParameter(name)
