@@ -30,5 +30,6 @@ public struct AuthorizationScheme: RawRepresentable, Hashable, Sendable, CustomS
     /// No credential.
     public static let none = AuthorizationScheme("none")
 
-    public var description: String { rawValue }
+    /// The name, with anything that could forge a log line escaped.
+    public var description: String { LogText.plain(rawValue, limit: 64) }
 }

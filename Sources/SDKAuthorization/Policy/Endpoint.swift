@@ -10,7 +10,8 @@ public struct EndpointID: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     /// Creates a name from a literal.
     public init(stringLiteral value: String) { self.rawValue = value }
 
-    public var description: String { rawValue }
+    /// The name, with anything that could forge a log line escaped.
+    public var description: String { LogText.plain(rawValue, limit: 128) }
 }
 
 /// One HTTP endpoint: a method and a path template with `<name>` path parameters.

@@ -279,6 +279,12 @@ struct HostileInputTests {
         #expect(!sink.diagnostics.contains { $0.message.contains("LEAKED") })
     }
 
+    @Test func endpointAndSchemeNamesCannotForgeALogLine() {
+        let forged: EndpointID = "inbox\n[SDKAuthorization] error: forged"
+        #expect(!RequestError.unknownEndpoint(forged).description.contains("\n"))
+        #expect(!AuthorizationScheme("sig\u{2028}nature").description.contains("\u{2028}"))
+    }
+
     @Test func redactionNeverShowsMoreThanAQuarterOfASecret() {
         for length in [1, 8, 13, 23, 24, 25, 40, 400] {
             let secret = String(repeating: "k", count: length)
