@@ -80,13 +80,8 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
             providers[.bearer] = resolved.provider
             classBased = resolved.isClassBased
         }
-        self.authorizer = try Self.logged(diagnostics) { () throws(ConfigurationError) in
-            try RequestAuthorizer(
-                policy: policy, providers: providers, baseURL: configuration.baseURL,
-                pathParameters: ["projectToken": configuration.projectToken],
-                options: options, clock: clock, diagnostics: diagnostics
-            )
-        }
+        self.authorizer = try Self.engagementAuthorizer(configuration, policy: policy, providers: providers,
+                                                        options: options, clock: clock, diagnostics: diagnostics)
         self.configuration = configuration
         self.transport = transport
         self.source = configuration.advancedAuthEnabled ? .registry(registry, isClassBased: Locked(classBased)) : .none
@@ -113,13 +108,8 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         try Self.checkEngagement(configuration, policy: policy, diagnostics: diagnostics)
         var providers = Self.projectProviders(configuration)
         providers[.bearer] = provider
-        self.authorizer = try Self.logged(diagnostics) { () throws(ConfigurationError) in
-            try RequestAuthorizer(
-                policy: policy, providers: providers, baseURL: configuration.baseURL,
-                pathParameters: ["projectToken": configuration.projectToken],
-                options: options, clock: clock, diagnostics: diagnostics
-            )
-        }
+        self.authorizer = try Self.engagementAuthorizer(configuration, policy: policy, providers: providers,
+                                                        options: options, clock: clock, diagnostics: diagnostics)
         self.configuration = configuration
         self.transport = transport
         self.source = .fixed
@@ -334,9 +324,18 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         return error
     }
 
-    private static func logged<T>(_ diagnostics: any DiagnosticsSink, _ body: () throws(ConfigurationError) -> T) throws(ConfigurationError) -> T {
+    /// The authorizer of an Engagement configuration: its base URL and project token, the policy,
+    /// the providers. A refusal is logged at error level.
+    private static func engagementAuthorizer(
+        _ configuration: AuthorizationConfiguration, policy: AuthorizationPolicy, providers: [AuthorizationScheme: any AuthorizationProvider],
+        options: AuthorizationOptions, clock: any AuthorizationClock, diagnostics: any DiagnosticsSink
+    ) throws(ConfigurationError) -> RequestAuthorizer {
         do {
-            return try body()
+            return try RequestAuthorizer(
+                policy: policy, providers: providers, baseURL: configuration.baseURL,
+                pathParameters: ["projectToken": configuration.projectToken],
+                options: options, clock: clock, diagnostics: diagnostics
+            )
         } catch {
             throw logged(error, diagnostics)
         }
