@@ -3,11 +3,11 @@
 /// structs and enums. `NSClassFromString` finds only top-level classes on Linux.
 ///
 /// The runtime looks types up by mangled name, and a dotted name does not say whether each part is
-/// a class, a struct or an enum, so every combination is tried, at most ``maximumAttempts`` times.
+/// a class, a struct or an enum, so the combinations are tried, at most ``maximumAttempts`` (81) of them: enough for four nested parts, or a generic type with one argument nested two deep.
 /// Names are checked first: ASCII identifiers, 2 to 6 parts, at most 3 generic arguments nested at
 /// most 2 deep, 256 characters.
 enum SwiftTypeLookup {
-    static let maximumAttempts = 729
+    static let maximumAttempts = 81
 
     static func type(named name: String) -> Any.Type? {
         guard name.utf8.count <= 256, let reference = TypeReference(parsing: Substring(name), depth: 0) else { return nil }

@@ -135,6 +135,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     private let clock: any AuthorizationClock
     private let diagnostics: any DiagnosticsSink
+    private let credentialStore: (any CredentialStore)?
+    private let credentialIdentity: String
     private let state = Locked(State())
 
     /// Creates a store.
@@ -144,13 +146,19 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   - options: Timeout, staleness leeway (each 0 to 86400 seconds) and timeout behaviour.
     ///   - clock: The time source for staleness and the wait limit.
     ///   - diagnostics: Where the timeout line and warnings go.
+    ///   - credentialStore: Opt-in: where the ID token is kept between launches, under
+    ///     `credentialIdentity`, so a cold start has the last token without waiting for the app.
+    ///     It is loaded here, saved by ``setIDToken(_:)`` and removed by ``clearIDToken()``.
+    ///   - credentialIdentity: The store key (default `id-token`).
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad pattern, no pattern, or a
     ///   timeout or leeway that is negative or not finite.
     public init(
         authorizedDomains: [String],
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        credentialStore: (any CredentialStore)? = nil,
+        credentialIdentity: String = "id-token"
     ) throws(ConfigurationError) {
         guard !authorizedDomains.isEmpty else {
             throw .invalidValue(key: "authorizedDomains", reason: "name at least one host that may receive the ID token")
@@ -167,6 +175,16 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         self.options = options
         self.clock = clock
         self.diagnostics = diagnostics
+        self.credentialStore = credentialStore
+        self.credentialIdentity = credentialIdentity
+        do {
+            if let stored = try credentialStore?.load(identity: credentialIdentity), HeaderFieldRules.check(stored.token) == .valid {
+                let expiresAt = try? JWTClaims(decoding: stored.token).expiresAt
+                _ = state.withLock { $0.replaceToken(with: stored.token, expiresAt: expiresAt) }
+            }
+        } catch {
+            diagnostics.log(.warning, "The stored ID token could not be read (\(RequestError.summary(of: error))); waiting for setIDToken")
+        }
     }
 
     /// The domains, options and whether a token is set; never the token.
@@ -208,6 +226,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         if let expiresAt, expiresAt.timeIntervalSince(now) < options.staleLeeway {
             diagnostics.log(.warning, "The ID token set expires within \(Int(options.staleLeeway)) seconds; requests will ask for a refresh again")
         }
+        persist { try $0.save(StoredCredential(token: token, expiresAt: expiresAt), identity: credentialIdentity) }
         for waiter in onTime { waiter.continuation.resume(returning: .token(token)) }
         for waiter in late { waiter.continuation.resume(returning: .timedOut) }
     }
@@ -216,7 +235,18 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// ``RequestError/Code/credentialCleared``.
     public func clearIDToken() {
         let waiters = state.withLock { $0.replaceToken(with: nil, expiresAt: nil) }
+        persist { try $0.remove(identity: credentialIdentity) }
         for waiter in waiters { waiter.continuation.resume(returning: .cleared) }
+    }
+
+    /// Runs `change` on the credential store, if any; a failure is logged, never thrown.
+    private func persist(_ change: (any CredentialStore) throws -> Void) {
+        guard let credentialStore else { return }
+        do {
+            try change(credentialStore)
+        } catch {
+            diagnostics.log(.warning, "The ID token store could not be updated (\(RequestError.summary(of: error)))")
+        }
     }
 
     /// Registers the callback invoked when requests need a new token. It should lead to

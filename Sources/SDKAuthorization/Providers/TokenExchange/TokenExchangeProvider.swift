@@ -1,0 +1,355 @@
+import Foundation
+
+/// The payload-signing and token-exchange mode (Google CCAI Platform style): when a request needs
+/// a token and none is fresh, the framework asks the host app to sign a payload, exchanges the
+/// signed JWT at the platform for an end-user auth token, and sends that token as
+/// `Authorization: Bearer <token>` until it expires.
+///
+/// ```swift
+/// let exchange = try TokenExchangeProvider(
+///     exchangeURL: URL(string: "https://platform.example.com/ccai/exchange")!,
+///     signer: .async { payload in try await myServer.sign(payload.claims) },
+///     defaultClaims: ["push_token": .string(pushToken)],
+///     store: FileCredentialStore()
+/// )
+/// var policy = AuthorizationPolicy()
+/// policy.add(try AuthorizationRule(host: "platform.example.com", path: "/ccai/**", scheme: .bearer))
+/// let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.bearer: exchange]))
+/// ```
+///
+/// - Concurrent requests share one sign-and-exchange: 100 requests, one signing callback.
+/// - The signer answers once; a second answer is ignored and logged; no answer within
+///   ``Options/signingTimeout`` fails the waiting requests with ``RequestError/Code/signingTimedOut``.
+/// - The signed payload is checked before it is sent: a compact JWT with numeric `iat` and `exp`,
+///   `exp` in the future, and `phone` (when present) in E.164 form (`+` and 2 to 15 digits);
+///   otherwise ``RequestError/Code/signingFailed`` says which.
+/// - The auth token is kept until ``Options/expiryLeeway`` before it expires, in memory and, when a
+///   ``CredentialStore`` is given, on disk for the next launch.
+/// - A 401 or 403 to a request that carried the token drops it; the request is signed, exchanged
+///   and sent once more; a second rejection fails it.
+/// - ``clearUserData()`` (logout) forgets the token and its stored copy.
+public final class TokenExchangeProvider: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
+    /// Timeouts and margins.
+    public struct Options: Sendable, Equatable {
+        /// Seconds the signer has to answer (default 30, at most 600).
+        public var signingTimeout: TimeInterval
+        /// An auth token is not used within this many seconds of its expiry (default 30).
+        public var expiryLeeway: TimeInterval
+
+        /// Creates options.
+        public init(signingTimeout: TimeInterval = 30, expiryLeeway: TimeInterval = 30) {
+            self.signingTimeout = signingTimeout
+            self.expiryLeeway = expiryLeeway
+        }
+    }
+
+    private struct State {
+        var token: StoredCredential?
+        var exchange: Task<StoredCredential, any Error>?
+        var generation = 0
+        var loadedFromStore = false
+    }
+
+    /// Where signed payloads are exchanged.
+    public let exchangeURL: URL
+    /// The store key of this provider's token.
+    public let identity: String
+    /// The options in force.
+    public let options: Options
+
+    private let signer: PayloadSigner
+    private let defaultClaims: [String: JWTClaimValue]
+    private let store: (any CredentialStore)?
+    private let transport: any HTTPTransport
+    private let clock: any AuthorizationClock
+    private let diagnostics: any DiagnosticsSink
+    private let state = Locked(State())
+
+    /// Creates the provider.
+    ///
+    /// - Parameters:
+    ///   - exchangeURL: The platform's exchange endpoint (`POST {"token": <signed JWT>}`, answered
+    ///     with `{"auth_token": ..., "expires_in": ...}`); http or https.
+    ///   - signer: How the host app signs payloads.
+    ///   - defaultClaims: Claims the framework fills before asking (a device or push token, a default name).
+    ///   - identity: The store key (1 to 100 bytes), e.g. the user's ID.
+    ///   - store: Where the auth token is kept between launches; `nil` keeps it in memory only.
+    ///   - transport: How the exchange request is sent.
+    ///   - options: Signing timeout and expiry leeway.
+    ///   - clock: Wall-clock time for token expiry, monotonic time for the signing timeout.
+    ///   - diagnostics: Where double answers, timeouts and store failures are reported.
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a non-http(s) URL, an empty or
+    ///   overlong identity, or options out of range.
+    public init(
+        exchangeURL: URL,
+        signer: PayloadSigner,
+        defaultClaims: [String: JWTClaimValue] = [:],
+        identity: String = "default",
+        store: (any CredentialStore)? = nil,
+        transport: any HTTPTransport = URLSessionHTTPTransport(),
+        options: Options = Options(),
+        clock: any AuthorizationClock = SystemClock(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()
+    ) throws(ConfigurationError) {
+        guard let scheme = exchangeURL.scheme?.lowercased(), scheme == "http" || scheme == "https", exchangeURL.host?.isEmpty == false else {
+            throw .invalidValue(key: "exchangeURL", reason: "must be an http or https URL with a host")
+        }
+        guard (1...100).contains(identity.utf8.count) else {
+            throw .invalidValue(key: "identity", reason: "must be 1 to 100 UTF-8 bytes")
+        }
+        guard options.signingTimeout.isFinite, options.signingTimeout > 0, options.signingTimeout <= 600 else {
+            throw .invalidValue(key: "signingTimeout", reason: "must be more than 0 and at most 600 seconds")
+        }
+        guard options.expiryLeeway.isFinite, (0...3_600).contains(options.expiryLeeway) else {
+            throw .invalidValue(key: "expiryLeeway", reason: "must be from 0 to 3600 seconds")
+        }
+        self.exchangeURL = exchangeURL
+        self.signer = signer
+        self.defaultClaims = defaultClaims
+        self.identity = identity
+        self.store = store
+        self.transport = transport
+        self.options = options
+        self.clock = clock
+        self.diagnostics = diagnostics
+    }
+
+    public var description: String {
+        let hasToken = state.withLock { $0.token != nil }
+        return "TokenExchangeProvider(\(exchangeURL.redactedForLog), token: \(hasToken ? "set, redacted" : "none"))"
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .class) }
+
+    // MARK: AuthorizationProvider
+
+    public func credential(for context: AuthorizationContext) async throws -> Credential {
+        loadFromStoreOnce()
+        let now = clock.now()
+        enum Next { case fresh(String), wait(Task<StoredCredential, any Error>) }
+        let next = state.withLock { state -> Next in
+            if let token = state.token, isFresh(token, at: now) { return .fresh(token.token) }
+            state.token = nil
+            if let running = state.exchange { return .wait(running) }
+            let generation = state.generation
+            let task = Task { try await self.signAndExchange(generation: generation) }
+            state.exchange = task
+            return .wait(task)
+        }
+        switch next {
+        case .fresh(let token):
+            return .bearer(token)
+        case .wait(let task):
+            do {
+                return .bearer(try await task.value.token)
+            } catch let error as RequestError {
+                throw error.withEndpoint(context.endpoint)
+            }
+        }
+    }
+
+    /// A 401 or 403 to a request that carried the current token drops it and asks for one retry,
+    /// which signs and exchanges anew.
+    public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
+        let dropped = state.withLock { state -> Bool in
+            guard let current = state.token, current.token == credential.value else { return false }
+            state.token = nil
+            return true
+        }
+        if dropped { removeStored() }
+        return .retry
+    }
+
+    /// The user changed: as ``clearUserData()``.
+    public func identityDidChange() async {
+        clearUserData()
+    }
+
+    /// Forgets the auth token and its stored copy (logout). An exchange in flight is not used.
+    public func clearUserData() {
+        let running = state.withLock { state -> Task<StoredCredential, any Error>? in
+            state.token = nil
+            state.generation += 1
+            state.loadedFromStore = true
+            defer { state.exchange = nil }
+            return state.exchange
+        }
+        running?.cancel()
+        removeStored()
+    }
+
+    /// The current auth token, if any (fresh or not).
+    public var currentToken: String? { state.withLock { $0.token?.token } }
+
+    // MARK: Signing and exchanging
+
+    private func isFresh(_ token: StoredCredential, at now: Date) -> Bool {
+        guard let expiresAt = token.expiresAt else { return false }
+        return expiresAt.timeIntervalSince(now) > options.expiryLeeway
+    }
+
+    private func loadFromStoreOnce() {
+        guard let store, state.withLock({ state -> Bool in
+            defer { state.loadedFromStore = true }
+            return !state.loadedFromStore
+        }) else { return }
+        do {
+            if let stored = try store.load(identity: identity) {
+                state.withLock { state in if state.token == nil { state.token = stored } }
+            }
+        } catch {
+            diagnostics.log(.warning, "The stored auth token could not be read (\(RequestError.summary(of: error))); a new one is exchanged")
+        }
+    }
+
+    private func removeStored() {
+        do {
+            try store?.remove(identity: identity)
+        } catch {
+            diagnostics.log(.warning, "The stored auth token could not be removed (\(RequestError.summary(of: error)))")
+        }
+    }
+
+    private func signAndExchange(generation: Int) async throws -> StoredCredential {
+        defer { state.withLock { state in if state.generation == generation { state.exchange = nil } } }
+        var claims = defaultClaims
+        claims["payload_type"] = .string(SigningPayload.Kind.authToken.rawValue)
+        let signed = try await requestSignature(SigningPayload(kind: .authToken, claims: claims))
+        try checkSignedPayload(signed)
+        let token = try await exchange(signed)
+        let kept = state.withLock { state -> Bool in
+            guard state.generation == generation else { return false }
+            state.token = token
+            return true
+        }
+        guard kept else { throw RequestError.credentialCleared(endpoint: nil) }
+        do {
+            try store?.save(token, identity: identity)
+        } catch {
+            diagnostics.log(.warning, "The auth token could not be stored (\(RequestError.summary(of: error))); it is kept in memory")
+        }
+        return token
+    }
+
+    /// Asks the signer and takes its first answer, or times out on the monotonic clock.
+    private func requestSignature(_ payload: SigningPayload) async throws -> String {
+        let answer = SigningAnswer()
+        let timeout = options.signingTimeout
+        let clock = clock
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+            answer.attach(continuation)
+            let deadline = clock.monotonicNow() + timeout
+            answer.setTimer(Task {
+                guard (try? await clock.sleep(untilMonotonic: deadline)) != nil else { return }
+                if answer.resolve(.failure(RequestError.signingTimedOut(after: timeout))) {
+                    self.diagnostics.log(.warning, "The payload signer did not answer within \(timeout) seconds; the waiting requests fail")
+                }
+            })
+            let deliver: @Sendable (Result<String, any Error>) -> Void = { result in
+                let result = result.mapError { error -> any Error in
+                    error is RequestError ? error : RequestError.signingFailed(reason: "the signer failed (\(RequestError.summary(of: error)))", underlyingError: error)
+                }
+                if !answer.resolve(result) {
+                    self.diagnostics.log(.warning, "The payload signer answered more than once (or after the timeout); the later answer was ignored")
+                }
+            }
+            switch signer.form {
+            case .completion(let sign):
+                sign(payload, deliver)
+            case .async(let sign):
+                Task {
+                    do { deliver(.success(try await sign(payload))) } catch { deliver(.failure(error)) }
+                }
+            }
+        }
+    }
+
+    /// The signed payload must be a JWT with numeric `iat` and `exp` in the future, and a `phone`
+    /// in E.164 form when it has one.
+    private func checkSignedPayload(_ signed: String) throws(RequestError) {
+        let claims: JWTClaims
+        do {
+            claims = try JWTClaims(decoding: signed)
+        } catch {
+            throw .signingFailed(reason: "the signer did not return a JWT (\(error))")
+        }
+        guard claims.issuedAt != nil else { throw .signingFailed(reason: "the signed payload has no numeric 'iat'") }
+        guard let expiresAt = claims.expiresAt else { throw .signingFailed(reason: "the signed payload has no numeric 'exp'") }
+        guard expiresAt > clock.now() else { throw .signingFailed(reason: "the signed payload has already expired") }
+        if let phone = claims[claim: "phone"] {
+            guard case .string(let number) = phone, Self.isE164(number) else {
+                throw .signingFailed(reason: "'phone' is not an E.164 number ('+' then 2 to 15 digits, e.g. +14155550100)")
+            }
+        }
+    }
+
+    static func isE164(_ number: String) -> Bool {
+        let bytes = Array(number.utf8)
+        guard bytes.count >= 3, bytes.count <= 16, bytes[0] == UInt8(ascii: "+"), bytes[1] != UInt8(ascii: "0") else { return false }
+        return bytes.dropFirst().allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    private func exchange(_ signed: String) async throws(RequestError) -> StoredCredential {
+        let body = Data(#"{"token":"\#(signed)"}"#.utf8)
+        let request = OutgoingRequest(method: "POST", url: exchangeURL, headers: ["Content-Type": "application/json"], body: body)
+        guard HeaderFieldRules.checkBearer(signed) == .valid else { throw .signingFailed(reason: "the signed payload is not a compact JWT") }
+        let response: ServerResponse
+        do {
+            response = try await transport.send(request)
+        } catch {
+            if Task.isCancelled || error is CancellationError { throw .cancelled }
+            throw .exchangeFailed(reason: "the exchange request failed (\(RequestError.summary(of: error)))", response: nil, underlyingError: error)
+        }
+        guard response.statusCode == 200 else {
+            throw .exchangeFailed(reason: "the platform refused the signed payload with HTTP \(response.statusCode)", response: response, underlyingError: nil)
+        }
+        guard case .object(let answer)? = try? BoundedJSONReader.parse(response.body),
+              case .string(let token)? = answer["auth_token"], HeaderFieldRules.checkBearer(token) == .valid,
+              case .number(let lifetime)? = answer["expires_in"], lifetime.isFinite, lifetime >= 1, lifetime <= 86_400
+        else {
+            throw .exchangeFailed(reason: "the platform's answer has no usable auth_token and expires_in (1 to 86400 s)", response: response, underlyingError: nil)
+        }
+        return StoredCredential(token: token, expiresAt: clock.now().addingTimeInterval(lifetime))
+    }
+}
+
+/// One signing request's answer: the first resolution wins, the timer is cancelled with it.
+private final class SigningAnswer: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<String, any Error>?
+        var timer: Task<Void, Never>?
+        var resolved = false
+    }
+
+    private let state = Locked(State())
+
+    func attach(_ continuation: CheckedContinuation<String, any Error>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    func setTimer(_ timer: Task<Void, Never>) {
+        let cancel = state.withLock { state -> Bool in
+            if state.resolved { return true }
+            state.timer = timer
+            return false
+        }
+        if cancel { timer.cancel() }
+    }
+
+    /// Resolves once; false when it was resolved already.
+    func resolve(_ result: Result<String, any Error>) -> Bool {
+        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<String, any Error>?, Task<Void, Never>?) in
+            guard !state.resolved else { return (nil, nil) }
+            state.resolved = true
+            defer {
+                state.continuation = nil
+                state.timer = nil
+            }
+            return (state.continuation, state.timer)
+        }
+        guard let continuation else { return false }
+        timer?.cancel()
+        continuation.resume(with: result)
+        return true
+    }
+}
