@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "token-mode", targets: ["token-mode"]),
         .executable(name: "customer-token-mode", targets: ["customer-token-mode"]),
         .executable(name: "refresh-callback-mode", targets: ["refresh-callback-mode"]),
+        .executable(name: "token-exchange-mode", targets: ["token-exchange-mode"]),
         .executable(name: "refresh-waiters-benchmark", targets: ["refresh-waiters-benchmark"]),
     ],
     dependencies: [
@@ -61,6 +62,7 @@ let package = Package(
             name: "ReferenceBackendTests",
             dependencies: [
                 "ReferenceBackend",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
@@ -73,6 +75,7 @@ let package = Package(
             name: "AuthorizationSamples",
             dependencies: [
                 "ReferenceBackend",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SDKAuthorization", package: "SDKAuthorization"),
             ],
@@ -82,6 +85,7 @@ let package = Package(
         .executableTarget(name: "token-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(name: "customer-token-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(name: "refresh-callback-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
+        .executableTarget(name: "token-exchange-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(
             name: "refresh-waiters-benchmark",
             dependencies: [.product(name: "SDKAuthorization", package: "SDKAuthorization")],

@@ -40,13 +40,24 @@ extension ReferenceBackend {
         case customerIdMissing = "customer_id_missing"
         /// 413: the request body is longer than ``ReferenceBackend/maximumRequestBodySize`` bytes.
         case bodyTooLarge = "body_too_large"
+        /// 401: `/ccai/exchange` got a payload with `alg: none` or no signature.
+        case unsignedPayload = "unsigned_payload"
+        /// 401: `/ccai/exchange` got a signed payload without numeric `iat` and `exp`.
+        case missingClaim = "missing_claim"
+        /// 401: `/ccai/exchange` got a signed payload whose `iat` lies more than 60 s in the future,
+        /// or whose `exp` is more than ``ReferenceBackend/maximumSignedPayloadLifetime`` after `iat`.
+        case invalidClaims = "invalid_claims"
+        /// 400: `/ccai/exchange` got a `phone` claim that is not E.164.
+        case invalidPhone = "invalid_phone"
+        /// 401: `/ccai/chats` got a bearer token that `/ccai/exchange` never issued.
+        case invalidAuthToken = "invalid_auth_token"
 
         /// The HTTP status code the backend answers with for this error.
         public var httpStatus: Int {
             switch self {
             case .bearerRequired, .subjectMismatch, .customerIdMissing: 403
             case .unknownProject: 404
-            case .invalidRequest: 400
+            case .invalidRequest, .invalidPhone: 400
             case .bodyTooLarge: 413
             default: 401
             }

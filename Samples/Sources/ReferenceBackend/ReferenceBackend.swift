@@ -77,6 +77,14 @@ public final class ReferenceBackend: Sendable {
         /// can reach the server can then mint valid tokens and read every recorded
         /// `Authorization` header.
         public var allowTestRoutesOnAnyInterface: Bool
+        /// The secret the host app and the platform share for signing payloads that
+        /// `POST /ccai/exchange` accepts (HS256 or HS384). Default `sample-exchange-secret`; not empty.
+        public var exchangeSecret: String
+        /// The lifetime of the auth tokens `/ccai/exchange` issues, in seconds, within
+        /// ``ReferenceBackend/tokenLifetimeRange``. Default 600.
+        public var exchangeTokenLifetime: TimeInterval
+        /// The backend's wall clock, for token expiry. Default `Date()`.
+        public var now: @Sendable () -> Date
 
         /// Creates a configuration.
         public init(
@@ -88,7 +96,10 @@ public final class ReferenceBackend: Sendable {
             audience: String? = nil,
             issuer: String? = nil,
             tokenLifetime: TimeInterval = 3600,
-            allowTestRoutesOnAnyInterface: Bool = false
+            allowTestRoutesOnAnyInterface: Bool = false,
+            exchangeSecret: String = "sample-exchange-secret",
+            exchangeTokenLifetime: TimeInterval = 600,
+            now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.host = host
             self.port = port
@@ -99,6 +110,9 @@ public final class ReferenceBackend: Sendable {
             self.issuer = issuer
             self.tokenLifetime = tokenLifetime
             self.allowTestRoutesOnAnyInterface = allowTestRoutesOnAnyInterface
+            self.exchangeSecret = exchangeSecret
+            self.exchangeTokenLifetime = exchangeTokenLifetime
+            self.now = now
         }
 
         /// Why this configuration cannot start, or `nil` when it can.
@@ -108,6 +122,12 @@ public final class ReferenceBackend: Sendable {
             }
             if !ReferenceBackend.tokenLifetimeRange.contains(tokenLifetime) {
                 return "tokenLifetime \(tokenLifetime) is not a number of seconds in \(ReferenceBackend.tokenLifetimeRange)"
+            }
+            if !ReferenceBackend.tokenLifetimeRange.contains(exchangeTokenLifetime) {
+                return "exchangeTokenLifetime \(exchangeTokenLifetime) is not a number of seconds in \(ReferenceBackend.tokenLifetimeRange)"
+            }
+            if exchangeSecret.isEmpty {
+                return "exchangeSecret is empty"
             }
             return nil
         }
@@ -181,6 +201,7 @@ public final class ReferenceBackend: Sendable {
 
     let keyRing: KeyRing
     let requestLog: RequestLog
+    let exchangeLedger: ExchangeLedger
     private let testRoutes: TestRouteGate
     private let serviceGroup: ServiceGroup
     private let runTask: Task<Void, Never>
@@ -191,6 +212,7 @@ public final class ReferenceBackend: Sendable {
         port: Int,
         keyRing: KeyRing,
         requestLog: RequestLog,
+        exchangeLedger: ExchangeLedger,
         testRoutes: TestRouteGate,
         serviceGroup: ServiceGroup,
         runTask: Task<Void, Never>
@@ -200,6 +222,7 @@ public final class ReferenceBackend: Sendable {
         self.port = port
         self.keyRing = keyRing
         self.requestLog = requestLog
+        self.exchangeLedger = exchangeLedger
         self.testRoutes = testRoutes
         self.serviceGroup = serviceGroup
         self.runTask = runTask
@@ -219,7 +242,8 @@ public final class ReferenceBackend: Sendable {
         let keyRing = try await KeyRing.make()
         let requestLog = RequestLog()
         let testRoutes = TestRouteGate()
-        let routes = Routes(configuration: configuration, keyRing: keyRing, requestLog: requestLog, testRoutes: testRoutes)
+        let exchangeLedger = ExchangeLedger()
+        let routes = Routes(configuration: configuration, keyRing: keyRing, requestLog: requestLog, testRoutes: testRoutes, exchangeLedger: exchangeLedger)
         let router = Router(context: BasicRequestContext.self)
         routes.register(on: router)
 
@@ -274,7 +298,7 @@ public final class ReferenceBackend: Sendable {
         }
         return ReferenceBackend(
             configuration: configuration, baseURL: baseURL, port: port,
-            keyRing: keyRing, requestLog: requestLog, testRoutes: testRoutes, serviceGroup: serviceGroup, runTask: runTask
+            keyRing: keyRing, requestLog: requestLog, exchangeLedger: exchangeLedger, testRoutes: testRoutes, serviceGroup: serviceGroup, runTask: runTask
         )
     }
 
@@ -295,6 +319,14 @@ public final class ReferenceBackend: Sendable {
     /// Forgets all recorded requests.
     public func clearRecords() async {
         requestLog.clear()
+    }
+
+    // MARK: Token exchange
+
+    /// Makes every auth token `/ccai/exchange` has issued expired, so tests and samples see an
+    /// expiry without waiting: `/ccai/chats` then answers `401 token_expired`.
+    public func expireExchangedTokens() {
+        exchangeLedger.expireAll()
     }
 
     // MARK: Key ring

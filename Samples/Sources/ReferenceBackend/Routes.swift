@@ -8,8 +8,10 @@ struct Routes: Sendable {
     let keyRing: KeyRing
     let requestLog: RequestLog
     let testRoutes: TestRouteGate
+    let exchangeLedger: ExchangeLedger
 
     func register(on router: Router<BasicRequestContext>) {
+        registerTokenExchange(on: router)
         for endpoint in EngagementEndpoint.allCases {
             router.post(RouterPath(endpoint.routePath)) { request, context in
                 try await self.engagement(endpoint, request: request, context: context)
@@ -257,14 +259,14 @@ struct Routes: Sendable {
         }
     }
 
-    private static func bodyTooLarge() -> Response {
+    static func bodyTooLarge() -> Response {
         failure(.bodyTooLarge, "The request body is longer than \(ReferenceBackend.maximumRequestBodySize) bytes.")
     }
 
-    private struct BodyTooLarge: Error {}
+    struct BodyTooLarge: Error {}
 
     /// Records the request and returns its body; a body over the limit is refused and not recorded.
-    private func record(_ request: Request) async throws -> Result<Data, BodyTooLarge> {
+    func record(_ request: Request) async throws -> Result<Data, BodyTooLarge> {
         guard let data = try await Self.collectBody(request) else { return .failure(BodyTooLarge()) }
         let body = String(decoding: data, as: UTF8.self)
         requestLog.append(
