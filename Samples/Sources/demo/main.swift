@@ -14,6 +14,7 @@ do {
     rows += try await CustomerTokenModeSample.run(environment)
     rows += try await RefreshCallbackModeSample.run(environment)
     rows += try await HTTPStackSample.run(environment)
+    rows += try await TokenExchangeModeSample.run(environment)
     rows += MisconfigurationSample.run(environment)
 } catch {
     print("demo failed: \(error)")
