@@ -78,15 +78,15 @@ public enum TokenExchangeModeSample {
                                   verdict: verdict(outcome), asExpected: expected))
         }
 
-        // Sign -> exchange -> authorized call; twenty concurrent calls share the one signing.
+        // Sign -> exchange -> authorized call; a hundred concurrent calls share the one signing.
         let signings = SigningCounter()
         let (good, transport, exchange) = try client(PayloadSigningServer(secret: exchangeSecret), signings: signings)
         let statuses = await withTaskGroup(of: Int.self) { group in
-            for _ in 0..<20 { group.addTask { (try? await good.send(OutgoingRequest(method: "GET", url: chatsURL)).statusCode) ?? 0 } }
+            for _ in 0..<100 { group.addTask { (try? await good.send(OutgoingRequest(method: "GET", url: chatsURL)).statusCode) ?? 0 } }
             return await group.reduce(into: [Int]()) { $0.append($1) }
         }
         let first = await Result { () async throws(RequestError) in try await good.send(OutgoingRequest(method: "GET", url: chatsURL)) }
-        row("20 calls, \(signings.count) signing", first, header: transport.lastAuthorizationHeader,
+        row("100 calls, \(signings.count) signing", first, header: transport.lastAuthorizationHeader,
             expected: statuses.allSatisfy { $0 == 200 } && signings.count == 1 && (try? first.get()) != nil)
 
         // The auth token expires at the platform (an embedded backend expires it on request): the call

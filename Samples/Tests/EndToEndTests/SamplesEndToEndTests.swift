@@ -70,14 +70,14 @@ struct SamplesEndToEndTests {
             ]
             let verdicts: [String] = rows.map(\.verdict)
             #expect(verdicts == expected)
-            #expect(rows.first?.mode == "token exchange (20 calls, 1 signing)")
+            #expect(rows.first?.mode == "token exchange (100 calls, 1 signing)")
             for row in rows { #expect(row.asExpected, "\(row.mode): \(row.verdict)") }
             let records = await backend.records()
-            // One exchange for the 20 concurrent calls, one after the platform expired the token,
+            // One exchange for the 100 concurrent calls, one after the platform expired the token,
             // one after logout, then the two refused payloads; the E.164 one never left the app.
             #expect(records.filter { $0.path == "/ccai/exchange" }.count == 5)
             let chats = records.filter { $0.path == "/ccai/chats" }
-            let expectedChats = 20 + 1 + 2 + 1   // 20 + 1 more, the expired one and its retry, then after logout
+            let expectedChats = 100 + 1 + 2 + 1   // 100 + 1 more, the expired one and its retry, then after logout
             #expect(chats.count == expectedChats)
             #expect(chats.allSatisfy { $0.authorization?.hasPrefix("Bearer ") == true })
             #expect(Set(chats.compactMap(\.authorization)).count == 3)
