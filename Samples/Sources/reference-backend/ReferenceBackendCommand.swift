@@ -55,6 +55,12 @@ struct ReferenceBackendCommand: AsyncParsableCommand {
     @Option(help: "Lifetime of minted login tokens, in seconds (1...86400).")
     var tokenLifetime: Double = 3600
 
+    @Option(help: "The secret shared with the host app for signing payloads that POST /ccai/exchange accepts (HS256/HS384).")
+    var exchangeSecret = "sample-exchange-secret"
+
+    @Option(help: "Lifetime of the auth tokens /ccai/exchange issues, in seconds (1...86400).")
+    var exchangeTokenLifetime: Double = 600
+
     @Flag(
         name: .customLong("allow-test-routes"),
         help: """
@@ -72,6 +78,10 @@ struct ReferenceBackendCommand: AsyncParsableCommand {
         guard range.contains(tokenLifetime) else {
             throw ValidationError("--token-lifetime must be a number of seconds in \(Int64(range.lowerBound))...\(Int64(range.upperBound)).")
         }
+        guard range.contains(exchangeTokenLifetime) else {
+            throw ValidationError("--exchange-token-lifetime must be a number of seconds in \(Int64(range.lowerBound))...\(Int64(range.upperBound)).")
+        }
+        guard !exchangeSecret.isEmpty else { throw ValidationError("--exchange-secret must not be empty.") }
     }
 
     func run() async throws {
@@ -85,7 +95,9 @@ struct ReferenceBackendCommand: AsyncParsableCommand {
                 audience: audience,
                 issuer: issuer,
                 tokenLifetime: tokenLifetime,
-                allowTestRoutesOnAnyInterface: allowTestRoutes
+                allowTestRoutesOnAnyInterface: allowTestRoutes,
+                exchangeSecret: exchangeSecret,
+                exchangeTokenLifetime: exchangeTokenLifetime
             )
         )
         // FileHandle writes are unbuffered, so a script reading the pipe sees the line at once.
