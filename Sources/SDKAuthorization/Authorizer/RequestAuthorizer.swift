@@ -222,7 +222,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         let endpointID: EndpointID?
         if let endpoint {
             guard let route = routes[endpoint] else { throw .unknownEndpoint(endpoint) }
-            if let matcher = route.matcher, Origin(request.url) != matcher.origin {
+            // A request built from the route (``request(for:)``) has its URL; only another one is checked.
+            if let matcher = route.matcher, request.url != route.fixedURL, Origin(request.url) != matcher.origin {
                 throw .invalidURL(endpoint: endpoint, reason: "the request goes to another origin than the endpoint's, and would take its credential there")
             }
             scheme = route.scheme
@@ -253,10 +254,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         if Task.isCancelled { throw .cancelled }
         var authorized = request
         if let headerName = credential.headerName, let headerValue = credential.headerValue {
-            switch credential.problem {
-            case nil: break
-            case .empty?: throw .missingCustomerToken(endpoint: endpointID)
-            case .valid?, .forbiddenCharacters?:
+            switch credential.verdict {
+            case .valid: break
+            case .empty: throw .missingCustomerToken(endpoint: endpointID)
+            case .forbiddenCharacters:
                 let failure = RequestError.invalidCredential(endpoint: endpointID)
                 diagnostics.log(.error, failure.description)
                 throw failure
@@ -285,10 +286,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         guard response.statusCode == 401 || response.statusCode == 403 else { return .accept }
         let rejection = RequestError.authorizationRejected(response: response, scheme: authorized.scheme, endpoint: authorized.endpoint)
         guard authorized.carriesCredential, let issued = authorized.issued else {
-            diagnostics.log(.info, "\(requestName(authorized)) was rejected with HTTP \(response.statusCode), but carried no credential; no provider is told")
+            diagnostics.log(.info, "\(AuthorizationContext.name(of: authorized.original, endpoint: authorized.endpoint)) was rejected with HTTP \(response.statusCode), but carried no credential; no provider is told")
             return .fail(rejection)
         }
-        diagnostics.log(.warning, "\(requestName(authorized)) was rejected with HTTP \(response.statusCode) (\(issued.credential))")
+        diagnostics.log(.warning, "\(issued.context.requestName) was rejected with HTTP \(response.statusCode) (\(issued.credential))")
         let decision = await issued.provider.credentialRejected(issued.credential, response: response, context: issued.context)
         let delay: TimeInterval?
         switch decision {
@@ -371,9 +372,5 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         result.request = request
         result.redirectCount += 1
         return result
-    }
-
-    private func requestName(_ authorized: AuthorizedRequest) -> String {
-        authorized.endpoint?.rawValue ?? "\(authorized.original.method) \(authorized.original.url.redactedForLog)"
     }
 }

@@ -34,8 +34,11 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
 
     /// The endpoint's name, or the method and URL (without its query) when there is none: what
     /// diagnostics call the request.
-    public var requestName: String {
-        endpoint?.rawValue ?? "\(request.method) \(request.url.redactedForLog)"
+    public var requestName: String { Self.name(of: request, endpoint: endpoint) }
+
+    /// The endpoint's name (escaped), or the method and URL without its query.
+    static func name(of request: OutgoingRequest, endpoint: EndpointID?) -> String {
+        endpoint?.description ?? "\(request.method) \(request.url.redactedForLog)"
     }
 
     public var description: String {

@@ -63,12 +63,11 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         }
     }
 
-    /// Why this credential must not be sent, or `nil` when it may.
-    var problem: HeaderFieldRules.Verdict? {
-        guard let headerName, let value else { return nil }
+    /// Whether this credential may be sent: ``omitted`` always may.
+    var verdict: HeaderFieldRules.Verdict {
+        guard let headerName, let value else { return .valid }
         guard HeaderFieldRules.isValidName(headerName) else { return .forbiddenCharacters }
-        let verdict = kind == .bearer ? HeaderFieldRules.checkBearer(value) : HeaderFieldRules.check(value)
-        return verdict == .valid ? nil : verdict
+        return kind == .bearer ? HeaderFieldRules.checkBearer(value) : HeaderFieldRules.check(value)
     }
 
     public var description: String {

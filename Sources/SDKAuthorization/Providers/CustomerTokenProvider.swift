@@ -69,7 +69,6 @@ private final class ProviderCall: Sendable {
     private struct State {
         var continuation: CheckedContinuation<String?, any Error>?
         var phase = Phase.waiting
-        var cancelledBeforeAttach = false
     }
 
     private let state = Locked(State())
@@ -77,7 +76,7 @@ private final class ProviderCall: Sendable {
     /// Keeps the continuation; false (and resumed) when the request was cancelled already.
     func attach(_ continuation: CheckedContinuation<String?, any Error>) -> Bool {
         let cancelled = state.withLock { state -> Bool in
-            if state.cancelledBeforeAttach { return true }
+            if state.phase == .cancelled { return true }
             state.continuation = continuation
             return false
         }
@@ -115,7 +114,6 @@ private final class ProviderCall: Sendable {
             case .waiting, .running:
                 let wasRunning = state.phase == .running
                 state.phase = .cancelled
-                if state.continuation == nil { state.cancelledBeforeAttach = true }
                 defer { state.continuation = nil }
                 return (state.continuation, wasRunning)
             }

@@ -290,9 +290,10 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     }
 
     private func exchange(_ signed: String) async throws(RequestError) -> StoredCredential {
+        // Only b64token characters (letters, digits, `-._~+/=`): safe to place in a JSON string as it is.
+        guard HeaderFieldRules.checkBearer(signed) == .valid else { throw .signingFailed(reason: "the signed payload is not a compact JWT") }
         let body = Data(#"{"token":"\#(signed)"}"#.utf8)
         let request = OutgoingRequest(method: "POST", url: exchangeURL, headers: ["Content-Type": "application/json"], body: body)
-        guard HeaderFieldRules.checkBearer(signed) == .valid else { throw .signingFailed(reason: "the signed payload is not a compact JWT") }
         let response: ServerResponse
         do {
             response = try await transport.send(request)
