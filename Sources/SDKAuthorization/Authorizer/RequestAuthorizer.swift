@@ -57,6 +57,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     let clock: any AuthorizationClock
     let diagnostics: any DiagnosticsSink
+    /// Told of every request authorized, rejection, retry, refresh-window trip and dropped credential.
+    let observer: (any AuthorizationEventObserver)?
     private let pathParameters: [String: String]
     private let routes: [EndpointID: Route]
     private let routeOrder: [Route]
@@ -72,6 +74,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     ///   - options: Refresh window, redirect and deadline limits.
     ///   - clock: The time source for the refresh window.
     ///   - diagnostics: Where rejections and provider failures are reported.
+    ///   - observer: Told of each ``AuthorizationEvent`` (requests authorized, rejections, retries,
+    ///     refresh-window trips, credentials dropped on a redirect); `nil`, the default, costs nothing.
     /// - Throws: ``ConfigurationError/missingProvider(scheme:endpoints:)`` when the policy names a
     ///   scheme without a provider; ``ConfigurationError/invalidValue(key:reason:)`` for an option
     ///   out of range.
@@ -82,7 +86,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         pathParameters: [String: String] = [:],
         options: AuthorizationOptions = AuthorizationOptions(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        observer: (any AuthorizationEventObserver)? = nil
     ) throws(ConfigurationError) {
         self.options = try options.validated()
         for scheme in policy.schemesInUse.sorted(by: { $0.rawValue < $1.rawValue }) where providers[scheme] == nil {
@@ -94,6 +99,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         self.pathParameters = pathParameters
         self.clock = clock
         self.diagnostics = diagnostics
+        self.observer = observer
         var routes: [EndpointID: Route] = [:]
         var order: [Route] = []
         for endpoint in policy.endpoints {
@@ -232,6 +238,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             (scheme, endpointID) = self.scheme(for: request)
         }
         guard scheme != .none else {
+            observer?.observe(AuthorizationEvent(.requestAuthorized, scheme: scheme, endpoint: endpointID, attempt: attempt))
             return AuthorizedRequest(request: request, original: request, endpoint: endpointID, scheme: scheme, attempt: attempt, carriesCredential: false, issued: nil)
         }
         guard let provider = provider(for: scheme) else {
@@ -242,13 +249,13 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         do {
             credential = try await provider.credential(for: context)
         } catch let error as RequestError {
-            diagnostics.log(.error, error.description)
+            diagnostics.log(.error, error.description, endpoint: endpointID, scheme: scheme, event: error.code.rawValue)
             throw error.withEndpoint(endpointID)
         } catch is CancellationError {
             throw .cancelled
         } catch {
             let failure = RequestError.providerFailed(error, endpoint: endpointID)
-            diagnostics.log(.error, failure.description)
+            diagnostics.log(.error, failure.description, endpoint: endpointID, scheme: scheme, event: failure.code.rawValue)
             throw failure
         }
         if Task.isCancelled { throw .cancelled }
@@ -259,13 +266,14 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             case .empty: throw .missingCustomerToken(endpoint: endpointID)
             case .forbiddenCharacters:
                 let failure = RequestError.invalidCredential(endpoint: endpointID)
-                diagnostics.log(.error, failure.description)
+                diagnostics.log(.error, failure.description, endpoint: endpointID, scheme: scheme, event: failure.code.rawValue)
                 throw failure
             }
             authorized.setHeader(headerName, headerValue)
         } else {
-            diagnostics.log(.debug, "\(context.requestName) sent without a credential, as the provider asked")
+            diagnostics.log(.debug, "\(context.requestName) sent without a credential, as the provider asked", endpoint: endpointID, scheme: scheme)
         }
+        observer?.observe(AuthorizationEvent(.requestAuthorized, scheme: scheme, endpoint: endpointID, attempt: attempt))
         return AuthorizedRequest(
             request: authorized, original: request, endpoint: endpointID, scheme: scheme, attempt: attempt,
             carriesCredential: !credential.isOmitted,
@@ -286,10 +294,13 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         guard response.statusCode == 401 || response.statusCode == 403 else { return .accept }
         let rejection = RequestError.authorizationRejected(response: response, scheme: authorized.scheme, endpoint: authorized.endpoint)
         guard authorized.carriesCredential, let issued = authorized.issued else {
-            diagnostics.log(.info, "\(AuthorizationContext.name(of: authorized.original, endpoint: authorized.endpoint)) was rejected with HTTP \(response.statusCode), but carried no credential; no provider is told")
+            diagnostics.log(.info, "\(AuthorizationContext.name(of: authorized.original, endpoint: authorized.endpoint)) was rejected with HTTP \(response.statusCode), but carried no credential; no provider is told",
+                            endpoint: authorized.endpoint, scheme: authorized.scheme)
             return .fail(rejection)
         }
-        diagnostics.log(.warning, "\(issued.context.requestName) was rejected with HTTP \(response.statusCode) (\(issued.credential))")
+        diagnostics.log(.warning, "\(issued.context.requestName) was rejected with HTTP \(response.statusCode) (\(issued.credential))",
+                        endpoint: authorized.endpoint, scheme: authorized.scheme, event: AuthorizationEvent.Kind.credentialRejected.rawValue)
+        observer?.observe(AuthorizationEvent(.credentialRejected, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode))
         let decision = await issued.provider.credentialRejected(issued.credential, response: response, context: issued.context)
         let delay: TimeInterval?
         switch decision {
@@ -313,9 +324,12 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         guard granted else {
             let failure = RequestError.refreshWindowExceeded(endpoint: authorized.endpoint, scheme: authorized.scheme, window: window, response: response)
-            diagnostics.log(.warning, failure.description)
+            diagnostics.log(.warning, failure.description, endpoint: authorized.endpoint, scheme: authorized.scheme,
+                            event: AuthorizationEvent.Kind.refreshWindowExceeded.rawValue)
+            observer?.observe(AuthorizationEvent(.refreshWindowExceeded, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode))
             return .fail(failure)
         }
+        observer?.observe(AuthorizationEvent(.retryScheduled, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode, duration: delay ?? 0))
         return delay.map { .retryAfter($0) } ?? .retry
     }
 
@@ -363,9 +377,15 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                 request.headers[name] = nil
                 removed.append(name)
             }
+            let droppedCredential = result.carriesCredential
             result.carriesCredential = false
             if !removed.isEmpty {
-                diagnostics.log(.info, "Redirect to another origin (\(next.host ?? "?")): \(removed.sorted().joined(separator: ", ")) removed")
+                diagnostics.log(.info, "Redirect to another origin (\(next.host ?? "?")): \(removed.sorted().joined(separator: ", ")) removed",
+                                endpoint: authorized.endpoint, scheme: authorized.scheme,
+                                event: droppedCredential ? AuthorizationEvent.Kind.redirectCredentialDropped.rawValue : nil)
+            }
+            if droppedCredential {
+                observer?.observe(AuthorizationEvent(.redirectCredentialDropped, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode))
             }
         }
         request.url = next

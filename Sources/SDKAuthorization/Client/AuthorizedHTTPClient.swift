@@ -59,6 +59,8 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     ///   - diagnostics: Where messages go; default standard error.
     ///   - clock: The time source for token expiry, waits and deadlines.
     ///   - options: Refresh window, redirect and deadline limits.
+    ///   - observer: Told of each ``AuthorizationEvent`` of the client's authorizer and of a
+    ///     built-in provider it loads by name; `nil`, the default, costs nothing.
     /// - Throws: ``ConfigurationError`` when the provider cannot be loaded (with the vendors'
     ///   documented messages), when the policy sends customer tokens with advanced auth disabled,
     ///   or sends the API key without one configured.
@@ -69,25 +71,28 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         transport: any HTTPTransport = URLSessionHTTPTransport(),
         diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
         clock: any AuthorizationClock = SystemClock(),
-        options: AuthorizationOptions = AuthorizationOptions()
+        options: AuthorizationOptions = AuthorizationOptions(),
+        observer: (any AuthorizationEventObserver)? = nil
     ) throws(ConfigurationError) {
         let policy = policy ?? .engagement(advancedAuthEnabled: configuration.advancedAuthEnabled)
         try Self.checkEngagement(configuration, policy: policy, diagnostics: diagnostics)
         var providers = Self.projectProviders(configuration)
         var classBased = false
         if configuration.advancedAuthEnabled {
-            let resolved = try Self.loadProvider(configuration, registry: registry, clock: clock, diagnostics: diagnostics)
+            let resolved = try Self.loadProvider(configuration, registry: registry, clock: clock, diagnostics: diagnostics, observer: observer)
             providers[.bearer] = resolved.provider
             classBased = resolved.isClassBased
         }
         self.authorizer = try Self.engagementAuthorizer(configuration, policy: policy, providers: providers,
-                                                        options: options, clock: clock, diagnostics: diagnostics)
+                                                        options: options, clock: clock, diagnostics: diagnostics, observer: observer)
         self.configuration = configuration
         self.transport = transport
         self.source = configuration.advancedAuthEnabled ? .registry(registry, isClassBased: Locked(classBased)) : .none
     }
 
     /// Creates a client whose customer-token provider is `provider`: no registry, no name.
+    ///
+    /// The parameters are those of ``init(configuration:policy:registry:transport:diagnostics:clock:options:observer:)``.
     ///
     /// - Throws: ``ConfigurationError`` when advanced auth is disabled in `configuration` (the
     ///   provider would never be asked), or the policy sends the API key without one configured.
@@ -98,7 +103,8 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         transport: any HTTPTransport = URLSessionHTTPTransport(),
         diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
         clock: any AuthorizationClock = SystemClock(),
-        options: AuthorizationOptions = AuthorizationOptions()
+        options: AuthorizationOptions = AuthorizationOptions(),
+        observer: (any AuthorizationEventObserver)? = nil
     ) throws(ConfigurationError) {
         guard configuration.advancedAuthEnabled else {
             diagnostics.log(.error, ConfigurationError.providerWithoutAdvancedAuth.message)
@@ -109,7 +115,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         var providers = Self.projectProviders(configuration)
         providers[.bearer] = provider
         self.authorizer = try Self.engagementAuthorizer(configuration, policy: policy, providers: providers,
-                                                        options: options, clock: clock, diagnostics: diagnostics)
+                                                        options: options, clock: clock, diagnostics: diagnostics, observer: observer)
         self.configuration = configuration
         self.transport = transport
         self.source = .fixed
@@ -159,7 +165,8 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
             await authorizer.identityDidChange()
             guard isClassBased.withLock({ $0 }), let configuration else { return }
             do {
-                let reloaded = try Self.loadProvider(configuration, registry: registry, clock: authorizer.clock, diagnostics: authorizer.diagnostics)
+                let reloaded = try Self.loadProvider(configuration, registry: registry, clock: authorizer.clock,
+                                                     diagnostics: authorizer.diagnostics, observer: authorizer.observer)
                 authorizer.setProvider(reloaded.provider, for: .bearer)
                 isClassBased.withLock { $0 = reloaded.isClassBased }
             } catch {
@@ -282,7 +289,8 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         } catch let error as RequestError {
             throw error
         } catch is DeadlinePassed {
-            authorizer.diagnostics.log(.warning, RequestError.deadlineExceeded(endpoint: endpoint, after: seconds).description)
+            authorizer.diagnostics.log(.warning, RequestError.deadlineExceeded(endpoint: endpoint, after: seconds).description,
+                                       endpoint: endpoint, event: RequestError.Code.deadlineExceeded.rawValue)
             throw .deadlineExceeded(endpoint: endpoint, after: seconds)
         } catch {
             throw .cancelled
@@ -309,9 +317,9 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
 
     private static func loadProvider(
         _ configuration: AuthorizationConfiguration, registry: ProviderRegistry,
-        clock: any AuthorizationClock, diagnostics: any DiagnosticsSink
+        clock: any AuthorizationClock, diagnostics: any DiagnosticsSink, observer: (any AuthorizationEventObserver)?
     ) throws(ConfigurationError) -> ResolvedProvider {
-        let context = ProviderFactoryContext(configuration: configuration, clock: clock, diagnostics: diagnostics)
+        let context = ProviderFactoryContext(configuration: configuration, clock: clock, diagnostics: diagnostics, observer: observer)
         do {
             return try registry.resolveProvider(for: context)
         } catch {
@@ -328,13 +336,14 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// the providers. A refusal is logged at error level.
     private static func engagementAuthorizer(
         _ configuration: AuthorizationConfiguration, policy: AuthorizationPolicy, providers: [AuthorizationScheme: any AuthorizationProvider],
-        options: AuthorizationOptions, clock: any AuthorizationClock, diagnostics: any DiagnosticsSink
+        options: AuthorizationOptions, clock: any AuthorizationClock, diagnostics: any DiagnosticsSink,
+        observer: (any AuthorizationEventObserver)?
     ) throws(ConfigurationError) -> RequestAuthorizer {
         do {
             return try RequestAuthorizer(
                 policy: policy, providers: providers, baseURL: configuration.baseURL,
                 pathParameters: ["projectToken": configuration.projectToken],
-                options: options, clock: clock, diagnostics: diagnostics
+                options: options, clock: clock, diagnostics: diagnostics, observer: observer
             )
         } catch {
             throw logged(error, diagnostics)

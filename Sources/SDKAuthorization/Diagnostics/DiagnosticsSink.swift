@@ -21,17 +21,30 @@ public enum DiagnosticLevel: Int, Sendable, Comparable, CaseIterable, CustomStri
     }
 }
 
-/// One message the framework reports: a level and a text that never holds a whole credential.
+/// One message the framework reports: a level and a text that never holds a whole credential,
+/// and, where the message is about a request or an event, the endpoint, scheme and event name as
+/// separate fields a structured logger can keep as metadata.
 public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     /// How serious it is.
     public var level: DiagnosticLevel
     /// The text. Credentials in it are redacted (see ``Redaction``).
     public var message: String
+    /// The catalogue endpoint of the request the message is about, when it has one.
+    public var endpoint: EndpointID?
+    /// The scheme of the request the message is about, when one is concerned.
+    public var scheme: AuthorizationScheme?
+    /// A stable name for what happened, when the message reports one: an
+    /// ``AuthorizationEvent/Kind`` (`credentialRejected`, `refreshWindowExceeded`, `waitEnded`, ...)
+    /// or a ``RequestError/Code`` (`providerFailed`, `invalidCredential`, `deadlineExceeded`, ...).
+    public var event: String?
 
     /// Creates a diagnostic.
-    public init(level: DiagnosticLevel, message: String) {
+    public init(level: DiagnosticLevel, message: String, endpoint: EndpointID? = nil, scheme: AuthorizationScheme? = nil, event: String? = nil) {
         self.level = level
         self.message = message
+        self.endpoint = endpoint
+        self.scheme = scheme
+        self.event = event
     }
 
     public var description: String { "[SDKAuthorization] \(level): \(message)" }
@@ -70,7 +83,8 @@ public protocol DiagnosticsSink: Sendable {
 }
 
 extension DiagnosticsSink {
-    func log(_ level: DiagnosticLevel, _ message: @autoclosure () -> String) {
-        record(Diagnostic(level: level, message: message()))
+    func log(_ level: DiagnosticLevel, _ message: @autoclosure () -> String,
+             endpoint: EndpointID? = nil, scheme: AuthorizationScheme? = nil, event: String? = nil) {
+        record(Diagnostic(level: level, message: message(), endpoint: endpoint, scheme: scheme, event: event))
     }
 }

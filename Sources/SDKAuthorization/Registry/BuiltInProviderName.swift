@@ -19,7 +19,8 @@ public enum BuiltInProviderName {
             try IDTokenStore(
                 authorizedDomains: [context.configuration.baseURL.host ?? ""],
                 clock: context.clock,
-                diagnostics: context.diagnostics
+                diagnostics: context.diagnostics,
+                observer: context.observer
             )
         }
     }

@@ -8,6 +8,8 @@ public struct ProviderFactoryContext: Sendable {
     public let clock: any AuthorizationClock
     /// The client's diagnostics sink.
     public let diagnostics: any DiagnosticsSink
+    /// The client's event observer, if any: give it to a provider that reports ``AuthorizationEvent``s.
+    public let observer: (any AuthorizationEventObserver)?
 }
 
 /// Finds authorization providers by name, as the vendor SDKs find their provider class by name.

@@ -71,6 +71,16 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         case cleared
         case cancelled
         case refreshFailed(any Error)
+
+        var eventOutcome: AuthorizationEvent.Outcome {
+            switch self {
+            case .token: .succeeded
+            case .timedOut: .timedOut
+            case .cleared: .cleared
+            case .cancelled: .cancelled
+            case .refreshFailed: .failed
+            }
+        }
     }
 
     private struct Waiter {
@@ -118,6 +128,13 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             return ended
         }
 
+        /// Ends the refresh in progress when it has run out of time, and returns how long it ran.
+        mutating func endRefreshIfTimedOut(at uptime: TimeInterval, timeout: TimeInterval) -> TimeInterval? {
+            guard let started = refreshStartedAt, uptime - started >= timeout else { return nil }
+            refreshStartedAt = nil
+            return uptime - started
+        }
+
         /// Forgets the deadline queue and stops the driver once nothing waits.
         mutating func stopTimeoutsIfIdle() {
             guard waiters.isEmpty else { return }
@@ -135,6 +152,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     private let clock: any AuthorizationClock
     private let diagnostics: any DiagnosticsSink
+    /// Told when refreshes and waits start and end.
+    private let observer: (any AuthorizationEventObserver)?
     private let credentialStore: (any CredentialStore)?
     private let credentialIdentity: String
     private let state = Locked(State())
@@ -146,6 +165,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   - options: Timeout, staleness leeway (each 0 to 86400 seconds) and timeout behaviour.
     ///   - clock: The time source for staleness and the wait limit.
     ///   - diagnostics: Where the timeout line and warnings go.
+    ///   - observer: Told when a refresh starts and finishes and when a request's wait starts and
+    ///     ends (``AuthorizationEvent``); `nil`, the default, costs nothing.
     ///   - credentialStore: Opt-in: where the ID token is kept between launches, under
     ///     `credentialIdentity`, so a cold start has the last token without waiting for the app.
     ///     It is loaded here, saved by ``setIDToken(_:)`` and removed by ``clearIDToken()``.
@@ -157,6 +178,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
         diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        observer: (any AuthorizationEventObserver)? = nil,
         credentialStore: (any CredentialStore)? = nil,
         credentialIdentity: String = "id-token"
     ) throws(ConfigurationError) {
@@ -175,6 +197,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         self.options = options
         self.clock = clock
         self.diagnostics = diagnostics
+        self.observer = observer
         self.credentialStore = credentialStore
         self.credentialIdentity = credentialIdentity
         do {
@@ -218,11 +241,13 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
         let expiresAt = try? JWTClaims(decoding: token).expiresAt
         let now = clock.now()
-        let (onTime, late) = state.withLock { state -> ([Waiter], [Waiter]) in
+        let (onTime, late, refreshTook) = state.withLock { state -> ([Waiter], [Waiter], TimeInterval?) in
             let uptime = clock.monotonicNow()
+            let refreshTook = state.refreshStartedAt.map { uptime - $0 }
             let waiters = state.replaceToken(with: token, expiresAt: expiresAt)
-            return (waiters.filter { uptime < $0.deadline }, waiters.filter { uptime >= $0.deadline })
+            return (waiters.filter { uptime < $0.deadline }, waiters.filter { uptime >= $0.deadline }, refreshTook)
         }
+        if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .succeeded)) }
         if let expiresAt, expiresAt.timeIntervalSince(now) < options.staleLeeway {
             diagnostics.log(.warning, "The ID token set expires within \(Int(options.staleLeeway)) seconds; requests will ask for a refresh again")
         }
@@ -234,7 +259,11 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// Forgets the token (logout). Requests waiting for a token fail with
     /// ``RequestError/Code/credentialCleared``.
     public func clearIDToken() {
-        let waiters = state.withLock { $0.replaceToken(with: nil, expiresAt: nil) }
+        let (waiters, refreshTook) = state.withLock { state -> ([Waiter], TimeInterval?) in
+            let refreshTook = state.refreshStartedAt.map { clock.monotonicNow() - $0 }
+            return (state.replaceToken(with: nil, expiresAt: nil), refreshTook)
+        }
+        if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .cleared)) }
         persist { try $0.remove(identity: credentialIdentity) }
         for waiter in waiters { waiter.continuation.resume(returning: .cleared) }
     }
@@ -291,16 +320,26 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         let now = clock.now()
         if let token = state.withLock({ $0.freshToken(at: now, leeway: options.staleLeeway) }) { return .bearer(token) }
 
-        switch await waitForToken() {
+        let waitStartedAt = observer.map { observer in
+            observer.observe(AuthorizationEvent(.waitStarted, endpoint: context.endpoint))
+            return clock.monotonicNow()
+        }
+        let outcome = await waitForToken()
+        if let observer, let waitStartedAt {
+            observer.observe(AuthorizationEvent(.waitEnded, endpoint: context.endpoint, duration: clock.monotonicNow() - waitStartedAt, outcome: outcome.eventOutcome))
+        }
+        switch outcome {
         case .token(let token):
             return .bearer(token)
         case .timedOut:
             switch options.timeoutBehavior {
             case .sendWithoutToken:
-                diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); sending \(context.requestName) without the ID token")
+                diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); sending \(context.requestName) without the ID token",
+                                endpoint: context.endpoint, scheme: context.scheme, event: AuthorizationEvent.Kind.waitEnded.rawValue)
                 return .omitted
             case .fail:
-                diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); failing \(context.requestName)")
+                diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); failing \(context.requestName)",
+                                endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
                 throw RequestError.credentialTimedOut(endpoint: context.endpoint, after: options.refreshTimeout)
             }
         case .cleared:
@@ -375,8 +414,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             } catch {
                 return // cancelled: nothing waits any more
             }
-            let expired = state.withLock { state -> [Waiter] in
-                guard state.timeoutDriverGeneration == generation else { return [] }
+            let (expired, refreshTook) = state.withLock { state -> ([Waiter], TimeInterval?) in
+                guard state.timeoutDriverGeneration == generation else { return ([], nil) }
                 let now = clock.monotonicNow()
                 var expired: [Waiter] = []
                 while state.deadlineHead < state.deadlines.count, state.deadlines[state.deadlineHead].deadline <= now {
@@ -385,8 +424,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                     }
                     state.deadlineHead += 1
                 }
-                return expired
+                return (expired, state.endRefreshIfTimedOut(at: now, timeout: options.refreshTimeout))
             }
+            if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .timedOut)) }
             for waiter in expired { waiter.continuation.resume(returning: .timedOut) }
         }
     }
@@ -398,7 +438,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             /// A refresh is already running; this wait shares it.
             case joinRefresh
             /// This wait starts a refresh: invoke the callback, or report that none is registered.
-            case startRefresh(Callback?)
+            /// The refresh before it, when it ran out of time, took this long.
+            case startRefresh(Callback?, timedOutRefreshTook: TimeInterval?)
         }
         let next = state.withLock { state -> Next in
             // Read the clock under the lock, so a deadline the clock has already passed is seen here.
@@ -418,19 +459,24 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             if let started = state.refreshStartedAt, uptime - started < options.refreshTimeout {
                 return .joinRefresh
             }
+            let timedOutRefreshTook = state.endRefreshIfTimedOut(at: uptime, timeout: options.refreshTimeout)
             state.refreshStartedAt = uptime
-            return .startRefresh(state.callback)
+            return .startRefresh(state.callback, timedOutRefreshTook: timedOutRefreshTook)
+        }
+        if case .startRefresh(_, let timedOutRefreshTook) = next, let observer {
+            if let timedOutRefreshTook { observer.observe(AuthorizationEvent(.refreshFinished, duration: timedOutRefreshTook, outcome: .timedOut)) }
+            observer.observe(AuthorizationEvent(.refreshStarted))
         }
         switch next {
         case .resume(let outcome):
             continuation.resume(returning: outcome)
         case .joinRefresh:
             break
-        case .startRefresh(.async(let callback)?):
+        case .startRefresh(.async(let callback)?, _):
             Task { await callback() }
-        case .startRefresh(.sync(let callback)?):
+        case .startRefresh(.sync(let callback)?, _):
             DispatchQueue.global().async { callback() }
-        case .startRefresh(.returningToken(let callback)?):
+        case .startRefresh(.returningToken(let callback)?, _):
             Task {
                 do {
                     let token = try await callback()
@@ -439,21 +485,24 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                     self.failRefresh(error)
                 }
             }
-        case .startRefresh(nil):
+        case .startRefresh(nil, _):
             diagnostics.log(.warning, "A request needs an ID token but no refresh callback is registered; waiting for setIDToken")
         }
     }
 
     /// Ends every wait with the refresh callback's error, at once.
     private func failRefresh(_ error: any Error) {
-        let waiters = state.withLock { state -> [Waiter] in
+        let (waiters, refreshTook) = state.withLock { state -> ([Waiter], TimeInterval?) in
+            let refreshTook = state.refreshStartedAt.map { clock.monotonicNow() - $0 }
             state.refreshStartedAt = nil
             let ended = Array(state.waiters.values)
             state.waiters.removeAll()
             state.stopTimeoutsIfIdle()
-            return ended
+            return (ended, refreshTook)
         }
-        diagnostics.log(.warning, "The ID token refresh callback failed (\(RequestError.summary(of: error))); \(waiters.count) waiting requests fail now")
+        if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .failed)) }
+        diagnostics.log(.warning, "The ID token refresh callback failed (\(RequestError.summary(of: error))); \(waiters.count) waiting requests fail now",
+                        event: AuthorizationEvent.Kind.refreshFinished.rawValue)
         for waiter in waiters { waiter.continuation.resume(returning: .refreshFailed(error)) }
     }
 
