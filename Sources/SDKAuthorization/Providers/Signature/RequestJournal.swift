@@ -1,0 +1,246 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One queued request as the journal keeps it.
+struct QueuedEntry: Sendable, Equatable {
+    let id: UUID
+    let enqueuedAt: Date
+    let userId: String?
+    let request: OutgoingRequest
+}
+
+/// The journal's records: an entry was queued, its sending began, it is finished (sent or given up).
+enum JournalRecord: Sendable, Equatable {
+    case entry(QueuedEntry)
+    case sending(UUID)
+    case done(UUID)
+}
+
+/// The on-disk form of the request queue: an append-only log of checksummed records.
+///
+/// File: a 16-byte header (`SDKAUTHQ`, version 1, seven zero bytes), then records, each
+/// `length (UInt32, big-endian) | CRC-32 of the body (UInt32) | body`, the body being a type byte
+/// and its payload. Reading stops at the first record that is cut short, fails its checksum or does
+/// not decode: everything before it is recovered, and the caller reports the rest.
+enum JournalCodec {
+    static let header: [UInt8] = Array("SDKAUTHQ".utf8) + [1, 0, 0, 0, 0, 0, 0, 0]
+    /// The longest record body: an entry with a 1 MiB body and its URL and header fields.
+    static let maximumRecordLength = (1 << 20) + 65_536
+    static let maximumBodyLength = 1 << 20
+    static let maximumURLLength = 8_192
+    static let maximumHeaderCount = 64
+
+    enum RecordType: UInt8 { case entry = 1, sending = 2, done = 3 }
+
+    // MARK: Encoding
+
+    static func encode(_ record: JournalRecord) -> [UInt8] {
+        var body: [UInt8] = []
+        switch record {
+        case .entry(let entry):
+            body.append(RecordType.entry.rawValue)
+            append(entry.id, to: &body)
+            append64(entry.enqueuedAt.timeIntervalSince1970.bitPattern, to: &body)
+            if let user = entry.userId {
+                body.append(1)
+                appendString(user, lengthBytes: 2, to: &body)
+            } else {
+                body.append(0)
+            }
+            appendString(entry.request.method, lengthBytes: 1, to: &body)
+            appendString(entry.request.url.absoluteString, lengthBytes: 2, to: &body)
+            let headers = entry.request.headers.sorted { $0.key < $1.key }
+            body.append(UInt8(headers.count))
+            for (name, value) in headers {
+                appendString(name, lengthBytes: 1, to: &body)
+                appendString(value, lengthBytes: 2, to: &body)
+            }
+            if let data = entry.request.body {
+                body.append(1)
+                append32(UInt32(data.count), to: &body)
+                body.append(contentsOf: data)
+            } else {
+                body.append(0)
+            }
+        case .sending(let id):
+            body.append(RecordType.sending.rawValue)
+            append(id, to: &body)
+        case .done(let id):
+            body.append(RecordType.done.rawValue)
+            append(id, to: &body)
+        }
+        var framed: [UInt8] = []
+        framed.reserveCapacity(body.count + 8)
+        append32(UInt32(body.count), to: &framed)
+        append32(CRC32.checksum(body), to: &framed)
+        framed.append(contentsOf: body)
+        return framed
+    }
+
+    /// Why an entry cannot be kept, or `nil` when it can (sizes the encoding can carry).
+    static func problem(with entry: QueuedEntry) -> String? {
+        if let user = entry.userId, user.utf8.count > Int(UInt16.max) { return "the user ID is too long" }
+        if entry.request.method.utf8.count > 32 || entry.request.method.isEmpty { return "the method must be 1 to 32 bytes" }
+        if entry.request.url.absoluteString.utf8.count > maximumURLLength { return "the URL is longer than \(maximumURLLength) bytes" }
+        if entry.request.headers.count > maximumHeaderCount { return "more than \(maximumHeaderCount) header fields" }
+        for (name, value) in entry.request.headers where name.utf8.count > 255 || value.utf8.count > 8_192 {
+            return "a header field name over 255 bytes or value over 8192 bytes"
+        }
+        if let body = entry.request.body, body.count > maximumBodyLength { return "the body is larger than \(maximumBodyLength) bytes" }
+        return nil
+    }
+
+    private static func append(_ id: UUID, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: id.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    private static func append32(_ value: UInt32, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: [UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)])
+    }
+
+    private static func append64(_ value: UInt64, to bytes: inout [UInt8]) {
+        append32(UInt32(truncatingIfNeeded: value >> 32), to: &bytes)
+        append32(UInt32(truncatingIfNeeded: value), to: &bytes)
+    }
+
+    private static func appendString(_ string: String, lengthBytes: Int, to bytes: inout [UInt8]) {
+        let utf8 = Array(string.utf8)
+        if lengthBytes == 1 {
+            bytes.append(UInt8(truncatingIfNeeded: utf8.count))
+        } else {
+            bytes.append(UInt8(truncatingIfNeeded: utf8.count >> 8))
+            bytes.append(UInt8(truncatingIfNeeded: utf8.count))
+        }
+        bytes.append(contentsOf: utf8)
+    }
+
+    // MARK: Decoding
+
+    /// The records of a journal file, and how many of its bytes they (and the header) cover.
+    /// `headerValid` is false when the file does not start with the header (nothing is read then).
+    static func decode(_ bytes: [UInt8]) -> (records: [JournalRecord], validLength: Int, headerValid: Bool) {
+        guard bytes.count >= header.count, Array(bytes[0..<header.count]) == header else {
+            return ([], 0, bytes.isEmpty)
+        }
+        var records: [JournalRecord] = []
+        var offset = header.count
+        while offset + 8 <= bytes.count {
+            var reader = Reader(bytes: bytes, offset: offset)
+            guard let length = reader.uint32(), let checksum = reader.uint32(),
+                  Int(length) >= 1, Int(length) <= maximumRecordLength, Int(length) <= bytes.count - reader.offset
+            else { break }
+            let start = reader.offset
+            let end = start + Int(length)
+            guard CRC32.checksum(bytes[start..<end]) == checksum, let record = decodeBody(bytes, start..<end) else { break }
+            records.append(record)
+            offset = end
+        }
+        return (records, offset, true)
+    }
+
+    private static func decodeBody(_ bytes: [UInt8], _ range: Range<Int>) -> JournalRecord? {
+        var reader = Reader(bytes: bytes, offset: range.lowerBound, end: range.upperBound)
+        guard let type = reader.uint8().flatMap(RecordType.init(rawValue:)), let id = reader.uuid() else { return nil }
+        switch type {
+        case .sending: return reader.atEnd ? .sending(id) : nil
+        case .done: return reader.atEnd ? .done(id) : nil
+        case .entry:
+            guard let bits = reader.uint64(), let hasUser = reader.uint8(), hasUser <= 1 else { return nil }
+            let date = Date(timeIntervalSince1970: Double(bitPattern: bits))
+            var user: String?
+            if hasUser == 1 {
+                guard let value = reader.string(lengthBytes: 2) else { return nil }
+                user = value
+            }
+            guard let method = reader.string(lengthBytes: 1), !method.isEmpty,
+                  let urlText = reader.string(lengthBytes: 2), let url = URL(string: urlText),
+                  let headerCount = reader.uint8(), Int(headerCount) <= maximumHeaderCount
+            else { return nil }
+            var headers: [String: String] = [:]
+            for _ in 0..<headerCount {
+                guard let name = reader.string(lengthBytes: 1), let value = reader.string(lengthBytes: 2), headers[name] == nil else { return nil }
+                headers[name] = value
+            }
+            guard let hasBody = reader.uint8(), hasBody <= 1 else { return nil }
+            var body: Data?
+            if hasBody == 1 {
+                guard let count = reader.uint32(), Int(count) <= maximumBodyLength, let data = reader.bytes(Int(count)) else { return nil }
+                body = Data(data)
+            }
+            guard reader.atEnd, date.timeIntervalSince1970.isFinite else { return nil }
+            return .entry(QueuedEntry(id: id, enqueuedAt: date, userId: user, request: OutgoingRequest(method: method, url: url, headers: headers, body: body)))
+        }
+    }
+
+    /// Reads big-endian numbers and length-prefixed strings, never past `end`.
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset: Int
+        var end: Int
+
+        init(bytes: [UInt8], offset: Int, end: Int? = nil) {
+            self.bytes = bytes
+            self.offset = offset
+            self.end = end ?? bytes.count
+        }
+
+        var atEnd: Bool { offset == end }
+
+        mutating func bytes(_ count: Int) -> ArraySlice<UInt8>? {
+            guard count >= 0, count <= end - offset else { return nil }
+            defer { offset += count }
+            return bytes[offset..<offset + count]
+        }
+
+        mutating func uint8() -> UInt8? { bytes(1)?.first }
+
+        mutating func uint32() -> UInt32? {
+            guard let slice = bytes(4) else { return nil }
+            return slice.reduce(0) { $0 << 8 | UInt32($1) }
+        }
+
+        mutating func uint64() -> UInt64? {
+            guard let slice = bytes(8) else { return nil }
+            return slice.reduce(0) { $0 << 8 | UInt64($1) }
+        }
+
+        mutating func uuid() -> UUID? {
+            guard let s = bytes(16).map(Array.init) else { return nil }
+            return UUID(uuid: (s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]))
+        }
+
+        mutating func string(lengthBytes: Int) -> String? {
+            let length: Int
+            if lengthBytes == 1 {
+                guard let value = uint8() else { return nil }
+                length = Int(value)
+            } else {
+                guard let high = uint8(), let low = uint8() else { return nil }
+                length = Int(high) << 8 | Int(low)
+            }
+            guard let slice = bytes(length) else { return nil }
+            return String(validating: slice, as: UTF8.self)
+        }
+    }
+}
+
+/// CRC-32 (IEEE 802.3, the polynomial of zlib and PNG).
+enum CRC32 {
+    private static let table: [UInt32] = (0..<256).map { index in
+        var value = UInt32(index)
+        for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
+        return value
+    }
+
+    static func checksum(_ bytes: some Collection<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        return crc ^ 0xFFFF_FFFF
+    }
+}

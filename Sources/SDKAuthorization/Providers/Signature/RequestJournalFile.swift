@@ -1,0 +1,398 @@
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The request queue's file: the journal on disk, its live entries in memory, durable appends
+/// shared by concurrent callers (one write and one flush for all callers waiting at that moment),
+/// and compaction.
+///
+/// Every file operation runs on one serial dispatch queue, off the cooperative thread pool; an
+/// append returns only after its bytes were flushed to the disk.
+final class RequestJournalFile: Sendable {
+    struct Limits: Sendable {
+        var maximumEntries: Int
+        var maximumBytes: Int
+    }
+
+    struct Recovery: Sendable {
+        var entries: Int
+        var inDoubt: [UUID]
+        var unreadableBytes: Int
+        var unreadableOffset: Int
+        var unrecognizedFile: Bool
+    }
+
+    struct Pending {
+        let bytes: [UInt8]
+        let apply: @Sendable (inout State) -> Void
+        let undo: @Sendable (inout State) -> Void
+        let continuation: CheckedContinuation<Result<Void, SignatureQueueError>, Never>
+    }
+
+    struct State {
+        var descriptor: Int32
+        var lockDescriptor: Int32 = -1
+        var entries: [UUID: QueuedEntry] = [:]
+        var sizes: [UUID: Int] = [:]
+        var order: [UUID] = []
+        var head = 0
+        var liveBytes = 0
+        var reservedEntries = 0
+        var reservedBytes = 0
+        var fileBytes = 0
+        var pending: [Pending] = []
+        var drainScheduled = false
+        var closed = false
+
+        var count: Int { entries.count }
+
+        mutating func insert(_ entry: QueuedEntry, size: Int) {
+            guard entries[entry.id] == nil else { return }
+            entries[entry.id] = entry
+            sizes[entry.id] = size
+            order.append(entry.id)
+            liveBytes += size
+        }
+
+        mutating func remove(_ id: UUID) {
+            guard entries.removeValue(forKey: id) != nil else { return }
+            liveBytes -= sizes.removeValue(forKey: id) ?? 0
+            while head < order.count, entries[order[head]] == nil { head += 1 }
+            if head > 1_024, head * 2 > order.count {
+                order.removeFirst(head)
+                head = 0
+            }
+        }
+
+        var first: QueuedEntry? {
+            var index = head
+            while index < order.count {
+                if let entry = entries[order[index]] { return entry }
+                index += 1
+            }
+            return nil
+        }
+    }
+
+    let fileURL: URL
+    let limits: Limits
+    let recovery: Recovery
+    private let ioQueue = DispatchQueue(label: "SDKAuthorization.RequestJournalFile")
+    private let state: Locked<State>
+
+    /// Opens (creating when missing) the journal `name` in `directory`, recovering what it holds.
+    init(directory: URL, name: String, limits: Limits, diagnostics: any DiagnosticsSink) throws(SignatureQueueError) {
+        self.limits = limits
+        fileURL = directory.appendingPathComponent("\(name).queue")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .storageFailed("could not create the queue directory (\(type(of: error)))")
+        }
+        // One process at a time: a second one gets queueInUse instead of interleaving records.
+        let lockPath = directory.appendingPathComponent("\(name).lock").path
+        let lock = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw .storageFailed("could not open the queue's lock file (errno \(errno))") }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            posixClose(lock)
+            throw .queueInUse(name: name)
+        }
+
+        let bytes: [UInt8]
+        do {
+            bytes = try Self.readAll(fileURL.path, limit: limits.maximumBytes * 2 + JournalCodec.maximumRecordLength * 2)
+        } catch {
+            posixClose(lock)
+            throw error
+        }
+        let decoded = JournalCodec.decode(bytes)
+        var recovered = State(descriptor: -1)
+        var sending: Set<UUID> = []
+        for record in decoded.records {
+            switch record {
+            case .entry(let entry):
+                recovered.insert(entry, size: JournalCodec.encode(record).count)
+            case .sending(let id):
+                if recovered.entries[id] != nil { sending.insert(id) }
+            case .done(let id):
+                recovered.remove(id)
+                sending.remove(id)
+            }
+        }
+        let inDoubt = recovered.order[recovered.head...].filter { sending.contains($0) && recovered.entries[$0] != nil }
+        recovery = Recovery(
+            entries: recovered.count,
+            inDoubt: inDoubt,
+            unreadableBytes: bytes.count - decoded.validLength,
+            unreadableOffset: decoded.validLength,
+            unrecognizedFile: !decoded.headerValid
+        )
+        if !decoded.headerValid {
+            // Not our format (or a damaged header): kept aside for inspection, never overwritten.
+            let aside = directory.appendingPathComponent("\(name).queue.unrecognized-\(Int(Date().timeIntervalSince1970))")
+            _ = rename(fileURL.path, aside.path)
+            diagnostics.log(.error, "Request queue \(LogText.escaped(name)): the file does not start with the queue header; moved aside to \(LogText.escaped(aside.lastPathComponent)) and started empty")
+        } else if recovery.unreadableBytes > 0 {
+            diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(recovery.unreadableBytes) bytes from offset \(recovery.unreadableOffset) are cut short or damaged and could not be read; \(recovery.entries) entries before them were recovered")
+        }
+        if !inDoubt.isEmpty {
+            diagnostics.log(.warning, "Request queue \(LogText.escaped(name)): \(inDoubt.count) entries were being sent when the queue last stopped; they are sent again with the same Idempotency-Key: \(inDoubt.map(\.uuidString).joined(separator: ", "))")
+        }
+        if recovery.entries > 0 {
+            diagnostics.log(.info, "Request queue \(LogText.escaped(name)): \(recovery.entries) entries recovered")
+        }
+        // A clean file with the live entries only: no dead records, no damaged tail.
+        do {
+            recovered.descriptor = try Self.rewrite(fileURL, entries: recovered.order[recovered.head...].compactMap { recovered.entries[$0] })
+        } catch {
+            posixClose(lock)
+            throw error
+        }
+        recovered.fileBytes = JournalCodec.header.count + recovered.liveBytes
+        recovered.lockDescriptor = lock
+        state = Locked(recovered)
+    }
+
+    deinit {
+        let (descriptor, lock) = state.withLock { state -> (Int32, Int32) in
+            defer { state.descriptor = -1; state.lockDescriptor = -1 }
+            return (state.descriptor, state.lockDescriptor)
+        }
+        if descriptor >= 0 { posixClose(descriptor) }
+        if lock >= 0 { posixClose(lock) }
+    }
+
+    // MARK: Reading the live entries
+
+    var count: Int { state.withLock(\.count) }
+    var first: QueuedEntry? { state.withLock(\.first) }
+    func contains(_ id: UUID) -> Bool { state.withLock { $0.entries[id] != nil } }
+
+    // MARK: Writing
+
+    /// Appends `entry`; returns once it is on disk.
+    func append(_ entry: QueuedEntry) async throws(SignatureQueueError) {
+        if let problem = JournalCodec.problem(with: entry) { throw .entryTooLarge(problem) }
+        let bytes = JournalCodec.encode(.entry(entry))
+        let limits = self.limits
+        let reserved = state.withLock { state -> SignatureQueueError? in
+            if state.closed { return .closed }
+            guard state.count + state.reservedEntries < limits.maximumEntries else { return .full(maximumEntries: limits.maximumEntries, maximumBytes: limits.maximumBytes) }
+            guard state.liveBytes + state.reservedBytes + bytes.count <= limits.maximumBytes else { return .full(maximumEntries: limits.maximumEntries, maximumBytes: limits.maximumBytes) }
+            state.reservedEntries += 1
+            state.reservedBytes += bytes.count
+            return nil
+        }
+        if let reserved { throw reserved }
+        let size = bytes.count
+        let result = await write(bytes) { state in
+            state.reservedEntries -= 1
+            state.reservedBytes -= size
+            state.insert(entry, size: size)
+        } undo: { state in
+            state.reservedEntries -= 1
+            state.reservedBytes -= size
+        }
+        try result.get()
+    }
+
+    /// Records that sending `id` begins; returns once it is on disk.
+    func markSending(_ id: UUID) async throws(SignatureQueueError) {
+        try await write(JournalCodec.encode(.sending(id))) { _ in }.get()
+    }
+
+    /// Records that `id` is finished (sent, or given up) and forgets it.
+    func markDone(_ id: UUID) async throws(SignatureQueueError) {
+        try await write(JournalCodec.encode(.done(id))) { state in state.remove(id) }.get()
+    }
+
+    /// Stops accepting writes (writes already queued are finished first), closes the file and
+    /// releases the lock, so another queue may open it.
+    func close() async {
+        let (descriptor, lock) = await withCheckedContinuation { (continuation: CheckedContinuation<(Int32, Int32), Never>) in
+            ioQueue.async {
+                let descriptors = self.state.withLock { state -> (Int32, Int32) in
+                    state.closed = true
+                    defer { state.descriptor = -1; state.lockDescriptor = -1 }
+                    return (state.descriptor, state.lockDescriptor)
+                }
+                continuation.resume(returning: descriptors)
+            }
+        }
+        if descriptor >= 0 { posixClose(descriptor) }
+        if lock >= 0 { posixClose(lock) }
+    }
+
+    /// Queues `bytes` for the next drain; `apply` runs once they are on disk, `undo` when they
+    /// could not be written.
+    private func write(
+        _ bytes: [UInt8],
+        apply: @escaping @Sendable (inout State) -> Void,
+        undo: @escaping @Sendable (inout State) -> Void = { _ in }
+    ) async -> Result<Void, SignatureQueueError> {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, SignatureQueueError>, Never>) in
+            let schedule = state.withLock { state -> Bool? in
+                if state.closed {
+                    undo(&state)
+                    return nil
+                }
+                state.pending.append(Pending(bytes: bytes, apply: apply, undo: undo, continuation: continuation))
+                defer { state.drainScheduled = true }
+                return !state.drainScheduled
+            }
+            switch schedule {
+            case nil: continuation.resume(returning: .failure(.closed))
+            case true?: ioQueue.async { self.drain() }
+            case false?: break
+            }
+        }
+    }
+
+    /// Writes every pending record in one write and one flush, then applies and answers them all.
+    private func drain() {
+        let (batch, descriptor) = state.withLock { state -> ([Pending], Int32) in
+            defer {
+                state.pending = []
+                state.drainScheduled = false
+            }
+            return (state.pending, state.descriptor)
+        }
+        guard !batch.isEmpty else { return }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(batch.reduce(0) { $0 + $1.bytes.count })
+        for item in batch { bytes.append(contentsOf: item.bytes) }
+        let failure: SignatureQueueError? = descriptor < 0 ? .closed : Self.writeAll(descriptor, bytes)
+        state.withLock { state in
+            if failure == nil {
+                state.fileBytes += bytes.count
+                for item in batch { item.apply(&state) }
+            } else {
+                for item in batch { item.undo(&state) }
+            }
+        }
+        if let failure {
+            for item in batch { item.continuation.resume(returning: .failure(failure)) }
+        } else {
+            compactIfWorthIt()
+            for item in batch { item.continuation.resume(returning: .success(())) }
+        }
+    }
+
+    /// Rewrites the file with the live entries only, when dead records outweigh them, or empties it
+    /// when the queue is empty. Runs on the I/O queue.
+    private func compactIfWorthIt() {
+        let plan = state.withLock { state -> (entries: [QueuedEntry], descriptor: Int32)? in
+            let dead = state.fileBytes - JournalCodec.header.count - state.liveBytes
+            guard !state.closed, !state.drainScheduled else { return nil }
+            if state.count == 0, state.fileBytes > JournalCodec.header.count { return ([], state.descriptor) }
+            guard dead > 1 << 20, dead > state.liveBytes else { return nil }
+            return (state.order[state.head...].compactMap { state.entries[$0] }, state.descriptor)
+        }
+        guard let plan else { return }
+        do {
+            let descriptor = try Self.rewrite(fileURL, entries: plan.entries)
+            state.withLock { state in
+                state.descriptor = descriptor
+                state.fileBytes = JournalCodec.header.count + plan.entries.reduce(0) { $0 + (state.sizes[$1.id] ?? 0) }
+            }
+            if plan.descriptor >= 0 { posixClose(plan.descriptor) }
+        } catch {
+            // The old file is still whole and in use: compaction is only an optimisation.
+        }
+    }
+
+    // MARK: File operations
+
+    private static func readAll(_ path: String, limit: Int) throws(SignatureQueueError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        if descriptor < 0 {
+            if errno == ENOENT { return [] }
+            throw .storageFailed("could not open the queue file (errno \(errno))")
+        }
+        defer { posixClose(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while bytes.count < limit {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, min($0.count, limit - bytes.count)) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .storageFailed("could not read the queue file (errno \(errno))")
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return bytes
+    }
+
+    /// Writes a new file holding `entries`, flushes it, renames it over `url` and returns its open
+    /// descriptor (positioned at the end, in append mode).
+    private static func rewrite(_ url: URL, entries: [QueuedEntry]) throws(SignatureQueueError) -> Int32 {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        let descriptor = open(temporary.path, O_CREAT | O_EXCL | O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .storageFailed("could not create a queue file (errno \(errno))") }
+        var bytes = JournalCodec.header
+        for entry in entries { bytes.append(contentsOf: JournalCodec.encode(.entry(entry))) }
+        if let failure = writeAll(descriptor, bytes) {
+            posixClose(descriptor)
+            unlink(temporary.path)
+            throw failure
+        }
+        guard rename(temporary.path, url.path) == 0 else {
+            let code = errno
+            posixClose(descriptor)
+            unlink(temporary.path)
+            throw .storageFailed("could not replace the queue file (errno \(code))")
+        }
+        syncDirectory(url.deletingLastPathComponent())
+        return descriptor
+    }
+
+    /// Writes `bytes` whole and flushes them to the disk; `nil` when that worked.
+    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> SignatureQueueError? {
+        let written = bytes.withUnsafeBytes { buffer -> Int in
+            guard let base = buffer.baseAddress else { return 0 }
+            var offset = 0
+            while offset < buffer.count {
+                let count = posixWrite(descriptor, base + offset, buffer.count - offset)
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 { return offset }
+                offset += count
+            }
+            return offset
+        }
+        guard written == bytes.count else { return .storageFailed("could not write the queue file (errno \(errno))") }
+        guard flushToDisk(descriptor) else { return .storageFailed("could not flush the queue file to disk (errno \(errno))") }
+        return nil
+    }
+
+    private static func flushToDisk(_ descriptor: Int32) -> Bool {
+        #if canImport(Darwin)
+        // fsync on Apple platforms leaves the data in the drive's cache; F_FULLFSYNC does not.
+        if fcntl(descriptor, F_FULLFSYNC) == 0 { return true }
+        #endif
+        return fsync(descriptor) == 0
+    }
+
+    private static func syncDirectory(_ directory: URL) {
+        let descriptor = open(directory.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        posixClose(descriptor)
+    }
+}
+
+/// `close(2)`, named apart from the journal's own `close()`.
+private func posixClose(_ descriptor: Int32) {
+    _ = close(descriptor)
+}
+
+/// `write(2)`.
+private func posixWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
+}

@@ -1,0 +1,288 @@
+import Foundation
+
+extension AuthorizationScheme {
+    /// A per-user signature in a header of its own (Braze-style SDK authentication), supplied by a
+    /// ``SignatureAuthentication``.
+    public static let signature = AuthorizationScheme("signature")
+}
+
+/// The signature mode (Braze-style SDK authentication): the app's server signs a JWT per user, the
+/// app hands it over with ``changeUser(_:signature:)`` or ``setSignature(_:for:)``, and every request
+/// the policy assigns to ``AuthorizationScheme/signature`` carries it in a header of its own
+/// (default `X-Braze-Auth-Signature`).
+///
+/// ```swift
+/// let authentication = try SignatureAuthentication()
+/// try authentication.changeUser("user-42", signature: jwtFromMyServer)
+/// let subscription = authentication.subscribeToFailures { failure in
+///     guard let user = failure.userId, !failure.optional else { return }
+///     Task { try authentication.setSignature(await myServer.newSignature(for: user), for: user) }
+/// }
+///
+/// var policy = AuthorizationPolicy()
+/// policy.add(try AuthorizationRule(host: "sdk.example.com", path: "/api/**", scheme: .signature))
+/// let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.signature: authentication]))
+/// let queue = try SignatureRequestQueue(authentication: authentication, client: client)
+/// try await queue.enqueue(OutgoingRequest(method: "POST", url: dataURL, body: events))
+/// ```
+///
+/// - Each user keeps its own signature: requests queued for a user before ``changeUser(_:signature:)``
+///   are still sent with that user's current signature, never the next user's and never an older one.
+///   The signatures of the ``maximumRememberedUsers`` most recent users are kept.
+/// - A rejection reaches the failure subscribers once per rejected signature, however many requests
+///   carried it; the request fails (``RejectionDecision/fail``) and a ``SignatureRequestQueue``
+///   retries it with backoff once the app has supplied a new signature.
+/// - Subscribers added late do not receive earlier failures.
+///
+/// Its `description` and mirror never show a signature.
+public final class SignatureAuthentication: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
+    /// `X-Braze-Auth-Signature`.
+    public static let defaultHeaderName = "X-Braze-Auth-Signature"
+    /// How many users' signatures are kept (64): the current user's and those of the users before.
+    public static let maximumRememberedUsers = 64
+    /// The longest user ID accepted, in UTF-8 bytes (997, as Braze).
+    public static let maximumUserIDLength = 997
+    /// The longest signature accepted, in bytes (8 KB).
+    public static let maximumSignatureLength = 8_192
+
+    /// The user a request is sent for, and the signature chosen for it, pinned by the request queue
+    /// for the duration of one send.
+    struct Pinned: Sendable {
+        let userId: String?
+        let signature: String?
+    }
+
+    @TaskLocal static var pinned: Pinned?
+
+    private struct State {
+        var currentUser: String?
+        /// Signatures by user, the most recently changed user last.
+        var signatures: [String: String] = [:]
+        var userOrder: [String] = []
+        var subscribers: [UInt64: @Sendable (SignatureFailure) -> Void] = [:]
+        var nextSubscriberID: UInt64 = 0
+        var signatureObservers: [UInt64: @Sendable (String) -> Void] = [:]
+        /// The (user, signature) pairs already reported, oldest first.
+        var reported: [String] = []
+    }
+
+    /// The header field that carries the signature.
+    public let headerName: String
+
+    private let diagnostics: any DiagnosticsSink
+    private let state = Locked(State())
+
+    /// Creates the signature mode with no user yet.
+    ///
+    /// - Parameters:
+    ///   - headerName: The header field of the signature; default ``defaultHeaderName``.
+    ///   - diagnostics: Where user changes and failures are reported (never a signature).
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` when `headerName` is not an HTTP
+    ///   field name or is `Authorization` (which the other schemes own).
+    public init(headerName: String = SignatureAuthentication.defaultHeaderName, diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()) throws(ConfigurationError) {
+        guard HeaderFieldRules.isValidName(headerName), headerName.utf8.count <= 128 else {
+            throw .invalidValue(key: "headerName", reason: "must be an HTTP field name of at most 128 characters")
+        }
+        guard headerName.lowercased() != "authorization" else {
+            throw .invalidValue(key: "headerName", reason: "must not be Authorization: the signature travels in a header of its own")
+        }
+        self.headerName = headerName
+        self.diagnostics = diagnostics
+    }
+
+    public var description: String {
+        let (user, count) = state.withLock { ($0.currentUser, $0.signatures.count) }
+        return "SignatureAuthentication(\(headerName), user: \(user.map { LogText.escaped($0, limit: 64) } ?? "none"), signatures: \(count), redacted)"
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .class) }
+
+    // MARK: Users and signatures
+
+    /// The current user, or `nil` before the first ``changeUser(_:signature:)`` and after ``identityDidChange()``.
+    public var currentUserId: String? { state.withLock { $0.currentUser } }
+
+    /// Makes `userId` the current user, with `signature` when given (otherwise the signature the
+    /// user had, if any). Requests already queued for the previous user keep that user's signature.
+    ///
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for an empty or overlong user ID,
+    ///   one with control characters, or a signature that is not a compact JWT that a header can carry.
+    public func changeUser(_ userId: String, signature: String? = nil) throws(ConfigurationError) {
+        try Self.check(userId: userId)
+        if let signature { try Self.check(signature: signature) }
+        state.withLock { state in
+            state.currentUser = userId
+            if let signature { state.signatures[userId] = signature }
+            Self.touch(userId, in: &state)
+        }
+        diagnostics.log(.info, "Signature mode: user changed to \(LogText.escaped(userId, limit: 64))\(signature == nil ? " without a new signature" : "")")
+        if let signature { signatureChanged(for: userId, signature) }
+    }
+
+    /// Replaces the signature of `userId` (default: the current user) mid-session, e.g. after a
+    /// failure subscriber fetched a new one. Queued requests of that user are retried with it.
+    ///
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad signature or user ID, or
+    ///   when no user is given and there is no current user.
+    public func setSignature(_ signature: String, for userId: String? = nil) throws(ConfigurationError) {
+        try Self.check(signature: signature)
+        if let userId { try Self.check(userId: userId) }
+        let user = state.withLock { state -> String? in
+            guard let user = userId ?? state.currentUser else { return nil }
+            state.signatures[user] = signature
+            Self.touch(user, in: &state)
+            return user
+        }
+        guard let user else {
+            throw .invalidValue(key: "signature", reason: "there is no current user; call changeUser(_:signature:) first")
+        }
+        diagnostics.log(.info, "Signature mode: new signature for \(LogText.escaped(user, limit: 64))")
+        signatureChanged(for: user, signature)
+    }
+
+    /// The signature kept for `userId`, if any.
+    func signature(for userId: String) -> String? {
+        state.withLock { $0.signatures[userId] }
+    }
+
+    private static func touch(_ user: String, in state: inout State) {
+        state.userOrder.removeAll { $0 == user }
+        state.userOrder.append(user)
+        while state.userOrder.count > maximumRememberedUsers {
+            let oldest = state.userOrder.removeFirst()
+            state.signatures[oldest] = nil
+        }
+    }
+
+    static func check(userId: String) throws(ConfigurationError) {
+        guard (1...maximumUserIDLength).contains(userId.utf8.count) else {
+            throw .invalidValue(key: "userId", reason: "must be 1 to \(maximumUserIDLength) UTF-8 bytes")
+        }
+        guard !userId.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }) else {
+            throw .invalidValue(key: "userId", reason: "must not contain control characters")
+        }
+    }
+
+    static func check(signature: String) throws(ConfigurationError) {
+        guard !signature.isEmpty, signature.utf8.count <= maximumSignatureLength else {
+            throw .invalidValue(key: "signature", reason: "must be 1 to \(maximumSignatureLength) bytes")
+        }
+        guard HeaderFieldRules.checkBearer(signature) == .valid, signature.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 else {
+            throw .invalidValue(key: "signature", reason: "must be a compact JWT (three base64url parts)")
+        }
+    }
+
+    // MARK: Failure subscriptions
+
+    /// Calls `handler` with every authentication failure reported from now on, once per rejected
+    /// signature, on the task that received the response (keep it short; start a `Task` to fetch a
+    /// new signature). Keep the returned subscription and ``SignatureFailureSubscription/cancel()``
+    /// it when done; it also ends when released.
+    public func subscribeToFailures(_ handler: @escaping @Sendable (SignatureFailure) -> Void) -> SignatureFailureSubscription {
+        let id = state.withLock { state -> UInt64 in
+            state.nextSubscriberID += 1
+            state.subscribers[state.nextSubscriberID] = handler
+            return state.nextSubscriberID
+        }
+        return SignatureFailureSubscription { [weak self] in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+    }
+
+    /// Reports `failure` to the subscribers unless this signature of this user was reported already.
+    func publish(_ failure: SignatureFailure) {
+        let key = "\(failure.userId ?? "")\u{0}\(failure.signature ?? "")\u{0}\(failure.optional)"
+        let subscribers = state.withLock { state -> [@Sendable (SignatureFailure) -> Void]? in
+            guard !state.reported.contains(key) else { return nil }
+            state.reported.append(key)
+            if state.reported.count > 256 { state.reported.removeFirst(state.reported.count - 256) }
+            return state.subscribers.sorted { $0.key < $1.key }.map(\.value)
+        }
+        guard let subscribers else { return }
+        diagnostics.log(failure.optional ? .info : .warning, failure.description)
+        for subscriber in subscribers { subscriber(failure) }
+    }
+
+    /// Calls `observer` with the user whose signature changed; for the request queue.
+    func observeSignatureChanges(_ observer: @escaping @Sendable (String) -> Void) -> SignatureFailureSubscription {
+        let id = state.withLock { state -> UInt64 in
+            state.nextSubscriberID += 1
+            state.signatureObservers[state.nextSubscriberID] = observer
+            return state.nextSubscriberID
+        }
+        return SignatureFailureSubscription { [weak self] in
+            _ = self?.state.withLock { $0.signatureObservers.removeValue(forKey: id) }
+        }
+    }
+
+    private func signatureChanged(for user: String, _ signature: String) {
+        let observers = state.withLock { Array($0.signatureObservers.values) }
+        for observer in observers { observer(user) }
+    }
+
+    // MARK: AuthorizationProvider
+
+    /// The signature of the request's user in ``headerName``, or ``Credential/omitted`` when that
+    /// user has none (the server then answers `MISSING_TOKEN` where it enforces signatures). The
+    /// user is the one a ``SignatureRequestQueue`` entry belongs to, otherwise the current user.
+    public func credential(for context: AuthorizationContext) async throws -> Credential {
+        let signature: String?
+        if let pinned = Self.pinned {
+            signature = pinned.signature
+        } else {
+            signature = state.withLock { state in state.currentUser.flatMap { state.signatures[$0] } }
+        }
+        guard let signature else {
+            diagnostics.log(.debug, "\(context.requestName) sent without a signature: its user has none")
+            return .omitted
+        }
+        return .header(headerName, value: signature)
+    }
+
+    /// Reports the failure in the response body (`auth_error`) to the subscribers, once per
+    /// signature, and fails the request: a new signature has to come from the app's server.
+    public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
+        let user = Self.pinned?.userId ?? owner(of: credential.value)
+        if let failure = SignatureFailure.reported(in: response.body, signature: credential.value, requestUser: user) {
+            publish(failure)
+        } else {
+            diagnostics.log(.warning, "\(context.requestName): HTTP \(response.statusCode) without an auth_error body; no failure reported")
+        }
+        return .fail
+    }
+
+    /// The app's identity changed (logout, `anonymize`): there is no current user until the next
+    /// ``changeUser(_:signature:)``. Signatures of earlier users stay for their queued requests.
+    public func identityDidChange() async {
+        state.withLock { $0.currentUser = nil }
+    }
+
+    private func owner(of signature: String?) -> String? {
+        guard let signature else { return nil }
+        return state.withLock { state in
+            if let current = state.currentUser, state.signatures[current] == signature { return current }
+            return state.signatures.first { $0.value == signature }?.key
+        }
+    }
+}
+
+/// A subscription to signature failures (or signature changes); ``cancel()`` ends it, and so does
+/// releasing it.
+public final class SignatureFailureSubscription: Sendable {
+    private let onCancel: Locked<(@Sendable () -> Void)?>
+
+    init(_ onCancel: @escaping @Sendable () -> Void) {
+        self.onCancel = Locked(onCancel)
+    }
+
+    /// Stops the deliveries. Calling it again does nothing.
+    public func cancel() {
+        let action = onCancel.withLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+
+    deinit { cancel() }
+}

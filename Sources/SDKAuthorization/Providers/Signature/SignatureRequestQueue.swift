@@ -1,0 +1,535 @@
+import Foundation
+
+/// Why the request queue refused or could not keep a request.
+public enum SignatureQueueError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The queue holds its maximum; nothing was dropped to make room.
+    case full(maximumEntries: Int, maximumBytes: Int)
+    /// The request cannot be kept: a body over 1 MiB, a URL over 8 KB, too many or too long header
+    /// fields, or a bad user ID.
+    case entryTooLarge(String)
+    /// Another queue (in this or another process) has the same file open.
+    case queueInUse(name: String)
+    /// The file system refused a read or write; the request was not queued.
+    case storageFailed(String)
+    /// The queue was closed.
+    case closed
+    /// The queue's name or options are out of range.
+    case invalidConfiguration(String)
+
+    public var description: String {
+        switch self {
+        case .full(let entries, let bytes):
+            "The request queue is full (at most \(entries) requests and \(bytes) bytes); the request was not queued"
+        case .entryTooLarge(let reason): "The request cannot be queued: \(reason)"
+        case .queueInUse(let name): "The request queue \(LogText.escaped(name)) is open in another queue or process"
+        case .storageFailed(let reason): "The request queue could not use its file: \(reason)"
+        case .closed: "The request queue is closed"
+        case .invalidConfiguration(let reason): "The request queue cannot be opened: \(reason)"
+        }
+    }
+}
+
+/// A durable queue for the signature mode's requests: nothing queued is lost, and a rejected request
+/// is retried, with backoff, carrying the current signature of the user who made it.
+///
+/// ```swift
+/// let queue = try SignatureRequestQueue(authentication: authentication, client: client)
+/// let id = try await queue.enqueue(OutgoingRequest(method: "POST", url: dataURL, body: events))
+/// ```
+///
+/// - ``enqueue(_:)`` returns once the request is written to disk (flushed, not only buffered);
+///   concurrent enqueues share one write. After a crash or a restart, ``init(name:directory:authentication:client:options:clock:diagnostics:random:)``
+///   reloads every request that was not finished, and sends them first.
+/// - Requests are sent one at a time, oldest first, each with an `Idempotency-Key` header that stays
+///   the same on every attempt, so a server can recognise a request sent again.
+/// - A request that was being sent when the process stopped may have reached the server: it is
+///   sent again and listed in ``recovery`` (``Recovery/inDoubt``) and in the diagnostics. Every
+///   other request is sent exactly once after it is accepted.
+/// - On a failure (a rejected signature, a network failure, HTTP 408, 429 or 5xx) the queue waits
+///   ``Options/backoff`` and tries again; a new signature for the waiting request's user retries at
+///   once. After ``Options/pauseAfterAuthenticationFailures`` consecutive authentication failures
+///   retries pause until ``startSession()`` or a ``flush()``.
+/// - A request the server refuses for good (another 4xx) or that can never be sent (an invalid
+///   header or URL) is removed, logged at error level and handed to `onUndeliverable`.
+/// - A full queue refuses new requests with ``SignatureQueueError/full(maximumEntries:maximumBytes:)``
+///   rather than dropping old ones.
+///
+/// The file is `<name>.queue` in ``directory``: created owner-only (0600) in an owner-only (0700)
+/// directory. The default directory is `Library/Application Support/SDKAuthorization/Queues` in
+/// the user's domain on Apple platforms and `$XDG_DATA_HOME/SDKAuthorization/queues` (or
+/// `~/.local/share/SDKAuthorization/queues`) elsewhere.
+public final class SignatureRequestQueue: Sendable, CustomStringConvertible, CustomReflectable {
+    /// Capacity, backoff and pause.
+    public struct Options: Sendable, Equatable {
+        /// The most requests kept at once (default 10,000; 1 to 1,000,000).
+        public var maximumEntries: Int
+        /// The most bytes of requests kept at once (default 32 MiB; 1 KiB to 1 GiB).
+        public var maximumBytes: Int
+        /// The waits between attempts.
+        public var backoff: RetryBackoff
+        /// After this many consecutive authentication failures retries pause until the next
+        /// session (default 50; 1 to 10,000).
+        public var pauseAfterAuthenticationFailures: Int
+        /// The header that carries each request's idempotency key (default `Idempotency-Key`).
+        public var idempotencyHeaderName: String
+
+        /// Creates options.
+        public init(
+            maximumEntries: Int = 10_000,
+            maximumBytes: Int = 32 << 20,
+            backoff: RetryBackoff = RetryBackoff(),
+            pauseAfterAuthenticationFailures: Int = 50,
+            idempotencyHeaderName: String = "Idempotency-Key"
+        ) {
+            self.maximumEntries = maximumEntries
+            self.maximumBytes = maximumBytes
+            self.backoff = backoff
+            self.pauseAfterAuthenticationFailures = pauseAfterAuthenticationFailures
+            self.idempotencyHeaderName = idempotencyHeaderName
+        }
+    }
+
+    /// What the queue found in its file when it opened.
+    public struct Recovery: Sendable, Equatable {
+        /// How many unfinished requests were reloaded.
+        public let recoveredCount: Int
+        /// Requests whose sending had begun when the queue last stopped: the server may have
+        /// received them. They are sent again with the same idempotency key.
+        public let inDoubt: [UUID]
+        /// Bytes at the end of the file that were cut short or damaged and could not be read (a
+        /// request whose write was interrupted before ``enqueue(_:)`` returned, or damage).
+        public let unreadableBytes: Int
+        /// The file did not start with the queue's header; it was moved aside and the queue started empty.
+        public let unrecognizedFile: Bool
+    }
+
+    /// A request the queue gave up on, with the reason.
+    public struct Undeliverable: Sendable {
+        /// The request's queue ID, as ``enqueue(_:)`` returned it.
+        public let id: UUID
+        /// The user it belonged to.
+        public let userId: String?
+        /// Why it cannot be delivered.
+        public let error: RequestError
+    }
+
+    private struct State {
+        var consecutiveFailures = 0
+        var consecutiveAuthenticationFailures = 0
+        var nextAttempt: TimeInterval?
+        var waitingForUser: String?
+        var paused = false
+        var flushRequested = false
+        /// Callers of ``flush()`` and ``waitUntilIdle()``, answered when the sender next parks.
+        var flushWaiters: [CheckedContinuation<Int, Never>] = []
+        /// The sender waits for a wake-up (an enqueue, a signature, a flush, its backoff timer).
+        var parked = false
+        var wakeSignal = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var timer: Task<Void, Never>?
+        var closed = false
+        var sent = 0
+    }
+
+    /// The queue's name: its file is `<name>.queue`.
+    public let name: String
+    /// The directory of its file.
+    public let directory: URL
+    /// The options in force.
+    public let options: Options
+    /// What was found in the file at opening.
+    public let recovery: Recovery
+
+    private let authentication: SignatureAuthentication
+    private let client: AuthorizedHTTPClient
+    private let journal: RequestJournalFile
+    private let clock: any AuthorizationClock
+    private let diagnostics: any DiagnosticsSink
+    private let random: @Sendable () -> Double
+    private let onUndeliverable: (@Sendable (Undeliverable) -> Void)?
+    private let state = Locked(State())
+    private let subscription: Locked<SignatureFailureSubscription?> = Locked(nil)
+    private let sender: Locked<Task<Void, Never>?> = Locked(nil)
+
+    /// The platform's default directory for queue files.
+    public static var defaultDirectory: URL {
+        #if canImport(Darwin)
+        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        return base.appendingPathComponent("SDKAuthorization/Queues", isDirectory: true)
+        #else
+        if let data = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return URL(fileURLWithPath: data).appendingPathComponent("SDKAuthorization/queues", isDirectory: true)
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share/SDKAuthorization/queues", isDirectory: true)
+        #endif
+    }
+
+    /// Opens the queue `name` in `directory` (creating it when missing), reloads what it holds and
+    /// starts sending.
+    ///
+    /// - Parameters:
+    ///   - name: 1 to 64 letters, digits, `-` and `_`; one queue per name and directory at a time.
+    ///   - directory: Where the file lives; default ``defaultDirectory``.
+    ///   - authentication: The signature mode whose users and signatures the requests carry.
+    ///   - client: How requests are sent; its policy must give them the ``AuthorizationScheme/signature`` scheme.
+    ///   - options: Capacity, backoff and pause.
+    ///   - clock: Monotonic time for the backoff.
+    ///   - diagnostics: Where recovery, failures and undeliverable requests are reported.
+    ///   - random: A draw in `0...1` for the backoff's jitter (default the system's generator).
+    ///   - onUndeliverable: Called for each request the queue gives up on.
+    /// - Throws: ``SignatureQueueError``: a bad name or options, the queue open elsewhere, a
+    ///   directory or file that cannot be used.
+    public init(
+        name: String = "signature-requests",
+        directory: URL = SignatureRequestQueue.defaultDirectory,
+        authentication: SignatureAuthentication,
+        client: AuthorizedHTTPClient,
+        options: Options = Options(),
+        clock: any AuthorizationClock = SystemClock(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
+        onUndeliverable: (@Sendable (Undeliverable) -> Void)? = nil
+    ) throws(SignatureQueueError) {
+        guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
+            throw .invalidConfiguration("a queue name has 1 to 64 letters, digits, '-' and '_'")
+        }
+        guard (1...1_000_000).contains(options.maximumEntries) else { throw .invalidConfiguration("maximumEntries must be from 1 to 1000000") }
+        guard (1_024...(1 << 30)).contains(options.maximumBytes) else { throw .invalidConfiguration("maximumBytes must be from 1 KiB to 1 GiB") }
+        guard (1...10_000).contains(options.pauseAfterAuthenticationFailures) else { throw .invalidConfiguration("pauseAfterAuthenticationFailures must be from 1 to 10000") }
+        guard HeaderFieldRules.isValidName(options.idempotencyHeaderName) else { throw .invalidConfiguration("idempotencyHeaderName must be an HTTP field name") }
+        do {
+            _ = try options.backoff.validated()
+        } catch {
+            throw .invalidConfiguration(error.message)
+        }
+        self.name = name
+        self.directory = directory
+        self.options = options
+        self.authentication = authentication
+        self.client = client
+        self.clock = clock
+        self.diagnostics = diagnostics
+        self.random = random
+        self.onUndeliverable = onUndeliverable
+        journal = try RequestJournalFile(
+            directory: directory, name: name,
+            limits: .init(maximumEntries: options.maximumEntries, maximumBytes: options.maximumBytes),
+            diagnostics: diagnostics
+        )
+        let found = journal.recovery
+        recovery = Recovery(recoveredCount: found.entries, inDoubt: found.inDoubt, unreadableBytes: found.unreadableBytes, unrecognizedFile: found.unrecognizedFile)
+        let observation = authentication.observeSignatureChanges { [weak self] user in self?.signatureChanged(for: user) }
+        subscription.withLock { $0 = observation }
+        let task = Task { [weak self] () async -> Void in
+            guard let self else { return }
+            await self.run()
+        }
+        sender.withLock { $0 = task }
+    }
+
+    public var description: String {
+        "SignatureRequestQueue(\(LogText.escaped(name)), \(count) queued\(isPaused ? ", paused" : ""))"
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .class) }
+
+    // MARK: Queueing
+
+    /// Queues `request` for the current user (none when there is no current user); returns once it
+    /// is on disk.
+    ///
+    /// - Returns: The request's queue ID, also its idempotency key.
+    /// - Throws: ``SignatureQueueError``; the request is then not queued.
+    @discardableResult
+    public func enqueue(_ request: OutgoingRequest) async throws(SignatureQueueError) -> UUID {
+        try await enqueue(request, forUser: authentication.currentUserId)
+    }
+
+    /// Queues `request` for `userId` (`nil`: an anonymous request, sent without a signature).
+    ///
+    /// - Returns: The request's queue ID, also its idempotency key.
+    /// - Throws: ``SignatureQueueError``; the request is then not queued.
+    @discardableResult
+    public func enqueue(_ request: OutgoingRequest, forUser userId: String?) async throws(SignatureQueueError) -> UUID {
+        if let userId {
+            do {
+                try SignatureAuthentication.check(userId: userId)
+            } catch {
+                throw .entryTooLarge(error.message)
+            }
+        }
+        var request = request
+        request.removeHeader(options.idempotencyHeaderName)
+        let entry = QueuedEntry(id: UUID(), enqueuedAt: clock.now(), userId: userId, request: request)
+        try await journal.append(entry)
+        wake()
+        return entry.id
+    }
+
+    /// How many requests wait to be sent.
+    public var count: Int { journal.count }
+
+    /// Whether retries are paused after too many consecutive authentication failures.
+    public var isPaused: Bool { state.withLock(\.paused) }
+
+    /// Sends now, ignoring the backoff and a pause, until the queue is empty or a request fails.
+    ///
+    /// - Returns: How many requests are still queued when the pass ends.
+    @discardableResult
+    public func flush() async -> Int {
+        await withCheckedContinuation { continuation in
+            let closed = state.withLock { state -> Bool in
+                if state.closed { return true }
+                state.flushRequested = true
+                state.flushWaiters.append(continuation)
+                return false
+            }
+            if closed { continuation.resume(returning: journal.count) } else { wake() }
+        }
+    }
+
+    /// Returns once the sender has nothing to do before its next wake-up: the queue is empty,
+    /// paused, or waiting for a backoff that has not passed. For tests on a manual clock.
+    ///
+    /// - Returns: How many requests are queued.
+    func waitUntilIdle() async -> Int {
+        await withCheckedContinuation { continuation in
+            let now = clock.monotonicNow()
+            let idle = state.withLock { state -> Bool in
+                let timerDue = !state.paused && (state.nextAttempt.map { $0 <= now } ?? false) && journal.count > 0
+                if state.closed || (state.parked && !state.wakeSignal && !state.flushRequested && !timerDue) { return true }
+                state.flushWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume(returning: journal.count) }
+        }
+    }
+
+    /// A new session began: lifts a pause after too many authentication failures and sends now.
+    public func startSession() {
+        state.withLock { state in
+            state.paused = false
+            state.consecutiveAuthenticationFailures = 0
+            state.nextAttempt = nil
+        }
+        wake()
+    }
+
+    /// Stops sending and closes the file: the requests stay in it for the next queue with this name.
+    /// A request being sent finishes first.
+    public func close() async {
+        let (task, waiters) = state.withLock { state -> (Task<Void, Never>?, [CheckedContinuation<Int, Never>]) in
+            state.closed = true
+            defer { state.flushWaiters = [] }
+            return (sender.withLock { $0 }, state.flushWaiters)
+        }
+        wake()
+        await task?.value
+        subscription.withLock { $0?.cancel() }
+        await journal.close()
+        for waiter in waiters { waiter.resume(returning: journal.count) }
+    }
+
+    // MARK: Sending
+
+    private enum Outcome {
+        case sent
+        case authenticationFailure
+        case transientFailure(RequestError)
+        case undeliverable(RequestError)
+    }
+
+    private func run() async {
+        while true {
+            guard let entry = await nextEntry() else { return }
+            let outcome = await send(entry)
+            await record(outcome, for: entry)
+        }
+    }
+
+    /// Waits until the head entry may be sent; `nil` once the queue is closed.
+    private func nextEntry() async -> QueuedEntry? {
+        while true {
+            enum Decision { case send(QueuedEntry), wait(TimeInterval?), stop }
+            let now = clock.monotonicNow()
+            let (decision, finishedFlushes) = state.withLock { state -> (Decision, [CheckedContinuation<Int, Never>]) in
+                if state.closed { return (.stop, []) }
+                let decision: Decision
+                if let head = journal.first {
+                    if state.flushRequested {
+                        state.flushRequested = false
+                        return (.send(head), [])
+                    }
+                    if state.paused {
+                        decision = .wait(nil)
+                    } else if let next = state.nextAttempt, next > now {
+                        decision = .wait(next)
+                    } else {
+                        return (.send(head), [])
+                    }
+                } else {
+                    state.flushRequested = false
+                    decision = .wait(nil)
+                }
+                state.parked = true
+                // A wake-up already pending sends the loop round again: answer the waiters next time.
+                guard !state.wakeSignal else { return (decision, []) }
+                defer { state.flushWaiters = [] }
+                return (decision, state.flushWaiters)
+            }
+            let remaining = journal.count
+            for waiter in finishedFlushes { waiter.resume(returning: remaining) }
+            switch decision {
+            case .send(let entry): return entry
+            case .stop: return nil
+            case .wait(let deadline): await waitForWake(until: deadline)
+            }
+        }
+    }
+
+    private func send(_ entry: QueuedEntry) async -> Outcome {
+        do {
+            try await journal.markSending(entry.id)
+        } catch {
+            diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(error.description); the request stays queued")
+            return .transientFailure(.transportFailed(error))
+        }
+        let signature = entry.userId.flatMap(authentication.signature(for:))
+        var request = entry.request
+        request.setHeader(options.idempotencyHeaderName, entry.id.uuidString)
+        let pinned = SignatureAuthentication.Pinned(userId: entry.userId, signature: signature)
+        do {
+            let response = try await SignatureAuthentication.$pinned.withValue(pinned) { () async throws(RequestError) -> ServerResponse in
+                try await client.send(request)
+            }
+            if let report = SignatureFailure.reported(in: response.body, signature: signature, requestUser: entry.userId) {
+                authentication.publish(report)
+            }
+            return .sent
+        } catch let error as RequestError {
+            return classify(error, entry: entry, signature: signature)
+        } catch {
+            return .transientFailure(.transportFailed(error))
+        }
+    }
+
+    private func classify(_ error: RequestError, entry: QueuedEntry, signature: String?) -> Outcome {
+        switch error.code {
+        case .authorizationRejected, .refreshWindowExceeded:
+            if let failure = SignatureFailure.reported(in: error.body, signature: signature, requestUser: entry.userId) {
+                // A request without a signature is not reported by the provider (it issued none).
+                authentication.publish(failure)
+            }
+            return .authenticationFailure
+        case .httpError:
+            let status = error.status ?? 0
+            return status == 408 || status == 429 || status >= 500 ? .transientFailure(error) : .undeliverable(error)
+        case .invalidHeader, .invalidURL, .unknownEndpoint, .redirectRefused, .tooManyRedirects, .invalidCredential:
+            return .undeliverable(error)
+        default:
+            return .transientFailure(error)
+        }
+    }
+
+    private func record(_ outcome: Outcome, for entry: QueuedEntry) async {
+        switch outcome {
+        case .sent, .undeliverable:
+            if case .undeliverable(let error) = outcome {
+                diagnostics.log(.error, "Request queue \(LogText.escaped(name)): request \(entry.id.uuidString) cannot be delivered and is removed: \(error.description)")
+                onUndeliverable?(Undeliverable(id: entry.id, userId: entry.userId, error: error))
+            }
+            do {
+                try await journal.markDone(entry.id)
+            } catch {
+                diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(error.description); request \(entry.id.uuidString) may be sent again after a restart")
+            }
+            state.withLock { state in
+                if case .sent = outcome {
+                    state.consecutiveFailures = 0
+                    state.consecutiveAuthenticationFailures = 0
+                    state.sent += 1
+                }
+                state.nextAttempt = nil
+                state.waitingForUser = nil
+            }
+        case .authenticationFailure, .transientFailure:
+            let draw = random()
+            let now = clock.monotonicNow()
+            let (delay, paused) = state.withLock { state -> (TimeInterval, Bool) in
+                state.consecutiveFailures += 1
+                if case .authenticationFailure = outcome {
+                    state.consecutiveAuthenticationFailures += 1
+                    state.waitingForUser = entry.userId
+                    if state.consecutiveAuthenticationFailures >= options.pauseAfterAuthenticationFailures { state.paused = true }
+                } else {
+                    state.waitingForUser = nil
+                }
+                let delay = options.backoff.delay(afterFailures: state.consecutiveFailures, random: draw)
+                state.nextAttempt = now + delay
+                return (delay, state.paused)
+            }
+            if paused {
+                diagnostics.log(.warning, "Request queue \(LogText.escaped(name)): \(options.pauseAfterAuthenticationFailures) consecutive authentication failures; retries pause until the next session or a flush")
+            } else if case .transientFailure(let error) = outcome {
+                diagnostics.log(.info, "Request queue \(LogText.escaped(name)): \(error.description); next attempt in \(Int(delay.rounded())) s")
+            } else {
+                diagnostics.log(.info, "Request queue \(LogText.escaped(name)): authentication failed; next attempt in \(Int(delay.rounded())) s or when the user's signature changes")
+            }
+        }
+    }
+
+    /// A new signature for the user whose request is waiting after an authentication failure:
+    /// retry now.
+    private func signatureChanged(for user: String) {
+        let retry = state.withLock { state -> Bool in
+            guard !state.paused, state.waitingForUser == user else { return false }
+            state.nextAttempt = nil
+            state.waitingForUser = nil
+            return true
+        }
+        if retry { wake() }
+    }
+
+    // MARK: Waking
+
+    private func waitForWake(until deadline: TimeInterval?) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.wakeSignal || state.closed {
+                    state.wakeSignal = false
+                    state.parked = false
+                    return true
+                }
+                state.waiter = continuation
+                if let deadline {
+                    let clock = self.clock
+                    state.timer = Task { [weak self] in
+                        do {
+                            try await clock.sleep(untilMonotonic: deadline)
+                        } catch {
+                            return
+                        }
+                        self?.wake()
+                    }
+                }
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    private func wake() {
+        let (waiter, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+            defer {
+                state.waiter = nil
+                state.timer = nil
+            }
+            state.parked = false
+            if state.waiter == nil { state.wakeSignal = true }
+            return (state.waiter, state.timer)
+        }
+        timer?.cancel()
+        waiter?.resume()
+    }
+}
