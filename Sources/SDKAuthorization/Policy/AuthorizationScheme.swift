@@ -1,13 +1,14 @@
 /// Which credential a request carries: the name of a provider slot in a ``RequestAuthorizer``.
 ///
-/// The built-in schemes are ``apiKey`` (the project's API key), ``bearer`` (the app's provider) and
-/// ``none``. An SDK author can name more, each with a provider of its own:
+/// The built-in schemes are ``apiKey`` (the project's API key), ``bearer`` (the app's provider),
+/// ``signature`` (a ``SignatureAuthentication``) and ``none``. An SDK author can name more, each
+/// with a provider of its own:
 ///
 /// ```swift
 /// extension AuthorizationScheme {
-///     static let signature = AuthorizationScheme("signature")
+///     static let partnerKey = AuthorizationScheme("partnerKey")
 /// }
-/// let authorizer = try RequestAuthorizer(policy: policy, providers: [.signature: signatureProvider])
+/// let authorizer = try RequestAuthorizer(policy: policy, providers: [.partnerKey: partnerKeyProvider])
 /// ```
 ///
 /// It is a struct rather than an enum so that new modes add schemes without breaking any caller's

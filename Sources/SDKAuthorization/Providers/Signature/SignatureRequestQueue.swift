@@ -38,7 +38,7 @@ public enum SignatureQueueError: Error, Sendable, Equatable, CustomStringConvert
 /// ```
 ///
 /// - ``enqueue(_:)`` returns once the request is written to disk (flushed, not only buffered);
-///   concurrent enqueues share one write. After a crash or a restart, ``init(name:directory:authentication:client:options:clock:diagnostics:random:)``
+///   concurrent enqueues share one write. After a crash or a restart, ``init(name:directory:authentication:client:options:clock:diagnostics:random:onUndeliverable:)``
 ///   reloads every request that was not finished, and sends them first.
 /// - Requests are sent one at a time, oldest first, each with an `Idempotency-Key` header that stays
 ///   the same on every attempt, so a server can recognise a request sent again.
@@ -53,6 +53,9 @@ public enum SignatureQueueError: Error, Sendable, Equatable, CustomStringConvert
 ///   header or URL) is removed, logged at error level and handed to `onUndeliverable`.
 /// - A full queue refuses new requests with ``SignatureQueueError/full(maximumEntries:maximumBytes:)``
 ///   rather than dropping old ones.
+///
+/// The queue sends until ``close()``: keep one per name for the life of the SDK, and close it
+/// before opening another on the same file.
 ///
 /// The file is `<name>.queue` in ``directory``: created owner-only (0600) in an owner-only (0700)
 /// directory. The default directory is `Library/Application Support/SDKAuthorization/Queues` in
