@@ -1,6 +1,12 @@
 extension ReferenceBackend {
     /// The `"error"` codes the backend answers with, in
     /// `{"success":false,"error":"<code>","message":"<human text>"}`.
+    ///
+    /// Signature failures on `POST /braze/apps/<appId>/data` are not answered in this shape but,
+    /// as Braze does, in `"auth_error"` with a numeric ``ReferenceBackend/SignatureErrorCode``,
+    /// checked in the order 26, 20, 24, 25, 27, 10, 22, 23, 21, 28 (see "SDK signatures (Braze
+    /// style)" in ``ReferenceBackend``). That route answers in this shape only for a request it
+    /// cannot read: ``unknownApp``, ``invalidRequest``, ``bodyTooLarge``.
     public enum ErrorCode: String, CaseIterable, Sendable, Codable {
         /// 401: no `Authorization` header.
         case missingAuthorization = "missing_authorization"
@@ -28,8 +34,10 @@ extension ReferenceBackend {
         case subjectMismatch = "subject_mismatch"
         /// 404: the project token in the path (or `project_id` query) is not the configured one.
         case unknownProject = "unknown_project"
-        /// 400: a malformed request (bad login body, a `lifetimeSeconds` outside
-        /// ``ReferenceBackend/tokenLifetimeRange``, missing `v=1` on in-app messages).
+        /// 400: a malformed request (bad login or signature-minting body, a `lifetimeSeconds` outside
+        /// ``ReferenceBackend/tokenLifetimeRange``, missing `v=1` on in-app messages, a
+        /// `/braze/apps/<appId>/data` body that is not an object with a `request_id`, or has a
+        /// `user_id` or `events` of the wrong type, a bad `enforcement`).
         case invalidRequest = "invalid_request"
         /// 401: the `Authorization` header is longer than
         /// ``ReferenceBackend/maximumAuthorizationHeaderSize`` bytes; refused before any decoding.
@@ -51,12 +59,15 @@ extension ReferenceBackend {
         case invalidPhone = "invalid_phone"
         /// 401: `/ccai/chats` got a bearer token that `/ccai/exchange` never issued.
         case invalidAuthToken = "invalid_auth_token"
+        /// 404: `/braze/apps/<appId>/...` or `/__braze/apps/<appId>/...` names an app that is not in
+        /// ``Configuration/signatureApps``.
+        case unknownApp = "unknown_app"
 
         /// The HTTP status code the backend answers with for this error.
         public var httpStatus: Int {
             switch self {
             case .bearerRequired, .subjectMismatch, .customerIdMissing: 403
-            case .unknownProject: 404
+            case .unknownProject, .unknownApp: 404
             case .invalidRequest, .invalidPhone: 400
             case .bodyTooLarge: 413
             default: 401

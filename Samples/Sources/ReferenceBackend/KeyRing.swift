@@ -141,25 +141,67 @@ final class KeyRing: Sendable {
         }
     }
 
-    private static func signingInput(alg: String, kid: String, payload: [String: JSONValue]) throws -> String {
+    static func signingInput(alg: String, kid: String?, payload: [String: JSONValue]) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let header: [String: String] = ["alg": alg, "typ": "JWT", "kid": kid]
-        let headerJSON = try encoder.encode(header)
-        let payloadJSON = try encoder.encode(payload.mapValues(Self.integral))
-        return Base64URL.encode(headerJSON) + "." + Base64URL.encode(payloadJSON)
+        return try signingInput(alg: alg, kid: kid, payloadJSON: encoder.encode(payload.mapValues(Self.integral)))
+    }
+
+    /// `base64url(header) + "." + base64url(payloadJSON)`; the header has `alg`, `typ` and `kid` when given.
+    static func signingInput(alg: String, kid: String?, payloadJSON: Data) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var header: [String: String] = ["alg": alg, "typ": "JWT"]
+        header["kid"] = kid
+        return Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(payloadJSON)
     }
 
     /// Encodes whole numbers as integers so `exp`/`iat` read as `1700000000`, not `1700000000.0`.
     private static func integral(_ value: JSONValue) -> IntegralJSON { IntegralJSON(value: value) }
 
-    private static func signRS256(payload: [String: JSONValue], kid: String, key: _RSA.Signing.PrivateKey) throws -> String {
-        let signingInput = try signingInput(alg: "RS256", kid: kid, payload: payload)
+    static func signRS256(payload: [String: JSONValue], kid: String?, key: _RSA.Signing.PrivateKey) throws -> String {
+        try signRS256(signingInput: signingInput(alg: "RS256", kid: kid, payload: payload), key: key)
+    }
+
+    /// `signingInput + "." + base64url(RS256 signature of signingInput)`.
+    static func signRS256(signingInput: String, key: _RSA.Signing.PrivateKey) throws -> String {
         let signature = try key.signature(for: SHA256.hash(data: Data(signingInput.utf8)), padding: .insecurePKCS1v1_5)
         return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
     // MARK: Verification
+
+    /// A public key that verifies RS256 signatures, with its `kid` when it has one.
+    struct VerificationKey: Sendable {
+        var kid: String?
+        var verifier: JWTKeyCollection
+    }
+
+    /// The trusted public keys now, oldest first.
+    var verificationKeys: [VerificationKey] {
+        state.withLock { $0.keys.map { VerificationKey(kid: $0.kid, verifier: $0.verifier) } }
+    }
+
+    /// A verifier for one RSA public key given in PEM, without a `kid`.
+    ///
+    /// - Throws: When `pem` is not an RSA public key of at least 2048 bits.
+    static func verificationKey(pem: String) async throws -> VerificationKey {
+        let publicKey = try Insecure.RSA.PublicKey(pem: pem)
+        let verifier = JWTKeyCollection()
+        await verifier.add(rsa: publicKey, digestAlgorithm: .sha256)
+        return VerificationKey(kid: nil, verifier: verifier)
+    }
+
+    /// Whether one of `keys` verifies the RS256 signature of `token` (JWTKit checks it; no claim
+    /// is read). The key whose `kid` matches comes first, then every other key: at most
+    /// ``maximumTrustedKeys`` RSA verifications.
+    static func signatureVerifies(_ token: String, kid: String?, keys: [VerificationKey]) async -> Bool {
+        let candidates = keys.filter { $0.kid == kid } + keys.filter { $0.kid != kid }
+        for key in candidates where (try? await key.verifier.verify(token, as: SignatureOnlyPayload.self)) != nil {
+            return true
+        }
+        return false
+    }
 
     /// Whole seconds as digits, or the number as is when it has no `Int64` value: `exp` may be any
     /// finite JSON number, and `Int(_:)` traps outside `Int`'s range.
@@ -197,17 +239,7 @@ final class KeyRing: Sendable {
             return .failure(AuthFailure(code: .unsupportedAlgorithm, message: "Algorithm \(shown) is not accepted; tokens must be signed with RS256."))
         }
 
-        let kid = header["kid"]?.stringValue
-        let keys = state.withLock { $0.keys }
-        let candidates = keys.filter { $0.kid == kid } + keys.filter { $0.kid != kid }
-        var verified = false
-        for key in candidates {
-            if (try? await key.verifier.verify(token, as: SignatureOnlyPayload.self)) != nil {
-                verified = true
-                break
-            }
-        }
-        guard verified else {
+        guard await Self.signatureVerifies(token, kid: header["kid"]?.stringValue, keys: verificationKeys) else {
             return .failure(AuthFailure(code: .invalidSignature, message: "The token signature does not match any trusted public key."))
         }
 

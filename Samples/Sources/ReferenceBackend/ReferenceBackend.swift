@@ -5,8 +5,9 @@ import ServiceLifecycle
 import Synchronization
 
 /// A reference backend for SDKAuthorization: a real HTTP server on loopback that plays the
-/// vendor API (Bloomreach Engagement endpoints, a Rover-style ticketing endpoint) and the app's own
-/// login server, and verifies real RS256 JWTs.
+/// vendor API (Bloomreach Engagement endpoints, a Rover-style ticketing endpoint, a CCAI-style
+/// token exchange, Braze-style SDK signature checks) and the app's own login server, and verifies
+/// real RS256 JWTs.
 ///
 /// Start one per test; each binds its own port:
 ///
@@ -19,17 +20,58 @@ import Synchronization
 /// await backend.stop()
 /// ```
 ///
+/// ## SDK signatures (Braze style)
+///
+/// `POST /braze/apps/<appId>/data`, for each app of ``Configuration/signatureApps``, takes the
+/// signature in `X-Braze-Auth-Signature: <compact JWT>` (absent or empty: none) and a JSON object
+/// body `{"user_id": "<id>", "request_id": "<unique string>", "events": [{"name": "...",
+/// "user_id": "<optional>"}]}`. `request_id` is required (a string of 1...200 bytes); `user_id`
+/// absent (or null) means an anonymous user, whose requests are never checked; `events` is
+/// optional. A body that is not such an object is `400 invalid_request`, an unknown app
+/// `404 unknown_app`, a body over the size limit `413 body_too_large`. Every request is recorded
+/// (``RecordedRequest/signature`` holds the header).
+///
+/// What an identified user's request gets depends on the app's ``SignatureEnforcement``:
+///
+/// - Accepted (always under ``SignatureEnforcement/disabled``): `201 {"request_id":"<id>","success":true}`.
+/// - ``SignatureEnforcement/optional``, signature failed: still `201`, with
+///   `{"auth_error":{"error_code":N,"optional":true,"reason":"..."},"request_id":"<id>","success":true,"user_id":"<user_id>"}`.
+/// - ``SignatureEnforcement/required``, signature failed: `401` with exactly
+///   `{"auth_error":{"error_code":N,"reason":"..."},"user_id":"<user_id>"}`.
+///
+/// `reason` is a short sentence that never quotes the signature. The checks run in this order
+/// and the first failure is reported (``SignatureErrorCode``): 26 MISSING_TOKEN, 20
+/// DECODING_ERROR (not three base64url parts with JSON object header and payload, or longer than
+/// ``maximumAuthorizationHeaderSize`` bytes), 24 INCORRECT_ALGORITHM (`alg` not `RS256`), 25
+/// PUBLIC_KEY_ERROR (the app has no key), 27 NO_MATCHING_PUBLIC_KEYS (no key of the app verifies
+/// it; the key whose `kid` matches is tried first, then every other), 10 EXPIRATION_REQUIRED (no
+/// numeric `exp`), 22 EXPIRED (`exp` not after ``Configuration/now``), 23 INVALID_PAYLOAD (`sub`
+/// not a string, `aud` present and not `braze`, `iss` present and not the app's
+/// ``SignatureApp/apiKey`` when set), 21 SUBJECT_MISMATCH (`sub` is not the body's `user_id`),
+/// 28 PAYLOAD_USER_ID_MISMATCH (an event names another `user_id`).
+///
+/// The app server's role mints signatures with the backend's signing key:
+/// ``issueSignature(userId:variant:lifetime:audience:issuer:)`` or `POST /app/braze-signature`
+/// with `{"userId": "...", "variant": "valid", "lifetimeSeconds": 60}`, answering
+/// `200 {"signature": "<jwt>"}`. Enforcement changes at runtime with
+/// ``setSignatureEnforcement(_:appId:)`` or `PUT /__braze/apps/<appId>/enforcement` with
+/// `{"enforcement": "optional"}`. ``signatureDeliveries()`` counts how often each `request_id`
+/// was accepted and ``signatureErrorReport(appId:)`` the failures per code.
+///
 /// ## Test routes: loopback only
 ///
-/// Three routes exist only to drive tests and samples, and none of them asks for credentials:
-/// `POST /app/login` mints valid tokens for any user, `GET /__records` answers every request
-/// recorded so far with its full `Authorization` header, and `/__redirect` redirects anywhere.
+/// Five routes exist only to drive tests and samples, and none of them asks for credentials:
+/// `POST /app/login` mints valid tokens for any user, `POST /app/braze-signature` valid SDK
+/// signatures, `PUT /__braze/apps/<appId>/enforcement` switches an app's signature enforcement,
+/// `GET /__records` answers every request recorded so far with its full `Authorization` header,
+/// and `/__redirect` redirects anywhere.
 /// They are served only when the server is bound to a loopback address (`127.0.0.0/8`, `::1`,
 /// or `localhost`, which binds one of them), as decided by ``isLoopback(_:)`` on the address the
 /// server really bound. Bound to any other address (for example `0.0.0.0`), they answer `404`
 /// exactly like an unknown route, unless ``Configuration/allowTestRoutesOnAnyInterface`` is set
 /// (`--allow-test-routes` on the `reference-backend` command). ``testRoutesEnabled`` tells which
 /// applies. The Swift API (``issueToken(userId:variant:lifetime:audience:issuer:claims:)``,
+/// ``issueSignature(userId:variant:lifetime:audience:issuer:)``, ``setSignatureEnforcement(_:appId:)``,
 /// ``records()``) is not affected.
 ///
 /// ## Limits
@@ -71,7 +113,8 @@ public final class ReferenceBackend: Sendable {
         /// The lifetime of minted tokens, in seconds, within ``ReferenceBackend/tokenLifetimeRange``.
         /// Default 3600.
         public var tokenLifetime: TimeInterval
-        /// Serves the test routes (`POST /app/login`, `GET /__records`, `/__redirect`) whatever
+        /// Serves the test routes (`POST /app/login`, `POST /app/braze-signature`,
+        /// `PUT /__braze/apps/<appId>/enforcement`, `GET /__records`, `/__redirect`) whatever
         /// address the server is bound to. Default `false`: they are served only on a loopback
         /// address (see ``ReferenceBackend`` and ``ReferenceBackend/isLoopback(_:)``). Anyone who
         /// can reach the server can then mint valid tokens and read every recorded
@@ -83,7 +126,11 @@ public final class ReferenceBackend: Sendable {
         /// The lifetime of the auth tokens `/ccai/exchange` issues, in seconds, within
         /// ``ReferenceBackend/tokenLifetimeRange``. Default 600.
         public var exchangeTokenLifetime: TimeInterval
-        /// The backend's wall clock, for token expiry. Default `Date()`.
+        /// The apps of the signature role (`POST /braze/apps/<appId>/data`), with unique ids.
+        /// Default: one app, `reference-app`, Required, verified with the app server's keys.
+        public var signatureApps: [SignatureApp]
+        /// The backend's wall clock, for token and signature expiry (and the `iat` of minted
+        /// signatures). Default `Date()`.
         public var now: @Sendable () -> Date
 
         /// Creates a configuration.
@@ -99,6 +146,7 @@ public final class ReferenceBackend: Sendable {
             allowTestRoutesOnAnyInterface: Bool = false,
             exchangeSecret: String = "sample-exchange-secret",
             exchangeTokenLifetime: TimeInterval = 600,
+            signatureApps: [SignatureApp] = [SignatureApp(id: "reference-app")],
             now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.host = host
@@ -112,6 +160,7 @@ public final class ReferenceBackend: Sendable {
             self.allowTestRoutesOnAnyInterface = allowTestRoutesOnAnyInterface
             self.exchangeSecret = exchangeSecret
             self.exchangeTokenLifetime = exchangeTokenLifetime
+            self.signatureApps = signatureApps
             self.now = now
         }
 
@@ -129,7 +178,7 @@ public final class ReferenceBackend: Sendable {
             if exchangeSecret.isEmpty {
                 return "exchangeSecret is empty"
             }
-            return nil
+            return signatureProblem
         }
     }
 
@@ -161,7 +210,9 @@ public final class ReferenceBackend: Sendable {
     /// Errors thrown by ``start(_:)``.
     public enum StartError: Error, Sendable {
         /// The configuration is out of range (a port outside `0...65535`, a
-        /// ``Configuration/tokenLifetime`` outside ``ReferenceBackend/tokenLifetimeRange``).
+        /// ``Configuration/tokenLifetime`` outside ``ReferenceBackend/tokenLifetimeRange``, a
+        /// signature app with a bad or repeated id, more than
+        /// ``ReferenceBackend/maximumSignaturePublicKeys`` public keys or a PEM that does not parse).
         case invalidConfiguration(String)
         /// The server stopped (for example, the port was in use) before it listened.
         case serverStoppedBeforeListening((any Error)?)
@@ -194,7 +245,8 @@ public final class ReferenceBackend: Sendable {
     public let baseURL: URL
     /// The port the server is bound to.
     public let port: Int
-    /// Whether the test routes (`POST /app/login`, `GET /__records`, `/__redirect`) are served:
+    /// Whether the test routes (`POST /app/login`, `POST /app/braze-signature`,
+    /// `PUT /__braze/apps/<appId>/enforcement`, `GET /__records`, `/__redirect`) are served:
     /// the server is bound to a loopback address, or ``Configuration/allowTestRoutesOnAnyInterface``
     /// is set. When `false` they answer `404`.
     public var testRoutesEnabled: Bool { testRoutes.isOpen }
@@ -202,6 +254,7 @@ public final class ReferenceBackend: Sendable {
     let keyRing: KeyRing
     let requestLog: RequestLog
     let exchangeLedger: ExchangeLedger
+    let signatures: SignatureRegistry
     private let testRoutes: TestRouteGate
     private let serviceGroup: ServiceGroup
     private let runTask: Task<Void, Never>
@@ -213,6 +266,7 @@ public final class ReferenceBackend: Sendable {
         keyRing: KeyRing,
         requestLog: RequestLog,
         exchangeLedger: ExchangeLedger,
+        signatures: SignatureRegistry,
         testRoutes: TestRouteGate,
         serviceGroup: ServiceGroup,
         runTask: Task<Void, Never>
@@ -223,6 +277,7 @@ public final class ReferenceBackend: Sendable {
         self.keyRing = keyRing
         self.requestLog = requestLog
         self.exchangeLedger = exchangeLedger
+        self.signatures = signatures
         self.testRoutes = testRoutes
         self.serviceGroup = serviceGroup
         self.runTask = runTask
@@ -243,7 +298,11 @@ public final class ReferenceBackend: Sendable {
         let requestLog = RequestLog()
         let testRoutes = TestRouteGate()
         let exchangeLedger = ExchangeLedger()
-        let routes = Routes(configuration: configuration, keyRing: keyRing, requestLog: requestLog, testRoutes: testRoutes, exchangeLedger: exchangeLedger)
+        let signatures = try await SignatureRegistry.make(configuration.signatureApps)
+        let routes = Routes(
+            configuration: configuration, keyRing: keyRing, requestLog: requestLog, testRoutes: testRoutes,
+            exchangeLedger: exchangeLedger, signatures: signatures
+        )
         let router = Router(context: BasicRequestContext.self)
         routes.register(on: router)
 
@@ -298,7 +357,8 @@ public final class ReferenceBackend: Sendable {
         }
         return ReferenceBackend(
             configuration: configuration, baseURL: baseURL, port: port,
-            keyRing: keyRing, requestLog: requestLog, exchangeLedger: exchangeLedger, testRoutes: testRoutes, serviceGroup: serviceGroup, runTask: runTask
+            keyRing: keyRing, requestLog: requestLog, exchangeLedger: exchangeLedger, signatures: signatures,
+            testRoutes: testRoutes, serviceGroup: serviceGroup, runTask: runTask
         )
     }
 

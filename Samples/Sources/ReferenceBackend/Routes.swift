@@ -1,17 +1,21 @@
 import Foundation
 import Hummingbird
 
-/// The HTTP routes: the nine Engagement endpoints and `GET /rover/ticketing`, and the test routes
-/// `POST /app/login`, `GET /__records` and `/__redirect`, served only while ``testRoutes`` is open.
+/// The HTTP routes: the nine Engagement endpoints, `GET /rover/ticketing`, the token exchange
+/// and the signature role (`TokenExchange.swift`, `SignatureEnforcement.swift`), and the test
+/// routes `POST /app/login`, `POST /app/braze-signature`, `PUT /__braze/apps/<appId>/enforcement`,
+/// `GET /__records` and `/__redirect`, served only while ``testRoutes`` is open.
 struct Routes: Sendable {
     let configuration: ReferenceBackend.Configuration
     let keyRing: KeyRing
     let requestLog: RequestLog
     let testRoutes: TestRouteGate
     let exchangeLedger: ExchangeLedger
+    let signatures: SignatureRegistry
 
     func register(on router: Router<BasicRequestContext>) {
         registerTokenExchange(on: router)
+        registerSignatures(on: router)
         for endpoint in EngagementEndpoint.allCases {
             router.post(RouterPath(endpoint.routePath)) { request, context in
                 try await self.engagement(endpoint, request: request, context: context)
@@ -42,7 +46,7 @@ struct Routes: Sendable {
 
     /// Answers `404` exactly as for an unknown route (the router's own error) unless the test
     /// routes are open.
-    private func requireTestRoutes() throws {
+    func requireTestRoutes() throws {
         guard testRoutes.isOpen else { throw HTTPError(.notFound) }
     }
 
@@ -137,7 +141,8 @@ struct Routes: Sendable {
 
     // MARK: App login role
 
-    private struct LoginRequest: Decodable {
+    /// The body of `POST /app/login` and `POST /app/braze-signature`.
+    private struct MintRequest: Decodable {
         var userId: String
         var variant: TokenVariant?
         var lifetimeSeconds: Double?
@@ -160,57 +165,93 @@ struct Routes: Sendable {
     }
 
     private func login(request: Request) async throws -> Response {
-        guard let body = try await Self.collectBody(request) else { return Self.bodyTooLarge() }
+        let minted = try await mintRequested(
+            request,
+            defaultAudience: configuration.audience,
+            defaultIssuer: configuration.issuer,
+            now: Date(),
+            header: (name: "Authorization", prefix: "Bearer ")
+        )
+        switch minted {
+        case .refused(let response):
+            return response
+        case .minted(let token, let expiresAt):
+            // Within the lifetime range `exp` is a small whole number: `Int64(exactly:)` never fails
+            // here, and unlike `Int(_:)` it could not trap if it did.
+            let expiresAt = expiresAt.flatMap { Int64(exactly: $0.timeIntervalSince1970.rounded(.down)) }
+            return try Self.json(.ok, LoginResponse(token: token, expiresAt: expiresAt))
+        }
+    }
+
+    /// What ``mintRequested(_:defaultAudience:defaultIssuer:now:header:)`` made of a request.
+    enum Minted {
+        /// The compact JWT and its `exp`.
+        case minted(String, expiresAt: Date?)
+        /// The `400` or `413` answer.
+        case refused(Response)
+    }
+
+    /// Reads a mint request (`{"userId": String, "variant": optional TokenVariant, "lifetimeSeconds":
+    /// optional number, "audience", "issuer": optional strings, "claims": optional string map}`)
+    /// with the body limit and the bounded parser, checks it, and mints with the key ring. The
+    /// token must fit `header.name` after `header.prefix` within
+    /// ``ReferenceBackend/maximumAuthorizationHeaderSize`` bytes, or the answer is `400`.
+    func mintRequested(
+        _ request: Request,
+        defaultAudience: String?,
+        defaultIssuer: String?,
+        now: Date,
+        header: (name: String, prefix: String)
+    ) async throws -> Minted {
+        guard let body = try await Self.collectBody(request) else { return .refused(Self.bodyTooLarge()) }
         let range = ReferenceBackend.tokenLifetimeRange
         let lifetimeRule = "lifetimeSeconds must be a number of seconds in \(KeyRing.seconds(range.lowerBound))...\(KeyRing.seconds(range.upperBound))"
         // Read once by the bounded parser first, so the decoder below never sees deep nesting.
         guard (try? JSONValue.parse(body, maximumDepth: ReferenceBackend.maximumBodyJSONDepth)) != nil else {
-            return Self.failure(
+            return .refused(Self.failure(
                 .invalidRequest,
                 "The body is not JSON (nesting at most \(ReferenceBackend.maximumBodyJSONDepth) levels, no repeated keys)."
-            )
+            ))
         }
-        let login: LoginRequest
+        let mint: MintRequest
         do {
-            login = try JSONDecoder().decode(LoginRequest.self, from: body)
+            mint = try JSONDecoder().decode(MintRequest.self, from: body)
         } catch let DecodingError.typeMismatch(_, context) where context.codingPath.first?.stringValue == "lifetimeSeconds" {
-            return Self.failure(.invalidRequest, lifetimeRule + ".")
+            return .refused(Self.failure(.invalidRequest, lifetimeRule + "."))
         } catch let DecodingError.dataCorrupted(context) where context.codingPath.first?.stringValue == "lifetimeSeconds" {
-            return Self.failure(.invalidRequest, lifetimeRule + ".")
+            return .refused(Self.failure(.invalidRequest, lifetimeRule + "."))
         } catch {
             let variants = TokenVariant.allCases.map(\.rawValue).joined(separator: ", ")
-            return Self.failure(
+            return .refused(Self.failure(
                 .invalidRequest,
                 "Expected {\"userId\": String, \"variant\": one of \(variants), \"lifetimeSeconds\": optional number}."
-            )
+            ))
         }
-        guard !login.userId.isEmpty else {
-            return Self.failure(.invalidRequest, "userId must not be empty.")
+        guard !mint.userId.isEmpty else {
+            return .refused(Self.failure(.invalidRequest, "userId must not be empty."))
         }
-        let lifetime = login.lifetimeSeconds ?? configuration.tokenLifetime
+        let lifetime = mint.lifetimeSeconds ?? configuration.tokenLifetime
         // Checked here, before anything is computed from it: 1e300 or -5 must not mint or trap.
         guard range.contains(lifetime) else {
-            return Self.failure(.invalidRequest, lifetimeRule + "; got \(KeyRing.seconds(lifetime)).")
+            return .refused(Self.failure(.invalidRequest, lifetimeRule + "; got \(KeyRing.seconds(lifetime))."))
         }
         let minted = try keyRing.mint(
-            userId: login.userId,
-            variant: login.variant ?? .valid,
+            userId: mint.userId,
+            variant: mint.variant ?? .valid,
             lifetime: lifetime,
-            audience: login.audience ?? configuration.audience,
-            issuer: login.issuer ?? configuration.issuer,
-            claims: login.claims ?? [:]
+            audience: mint.audience ?? defaultAudience,
+            issuer: mint.issuer ?? defaultIssuer,
+            claims: mint.claims ?? [:],
+            now: now
         )
-        guard minted.token.utf8.count + "Bearer ".utf8.count <= ReferenceBackend.maximumAuthorizationHeaderSize else {
-            return Self.failure(
+        let limit = ReferenceBackend.maximumAuthorizationHeaderSize
+        guard minted.token.utf8.count + header.prefix.utf8.count <= limit else {
+            return .refused(Self.failure(
                 .invalidRequest,
-                "The token would not fit the \(ReferenceBackend.maximumAuthorizationHeaderSize)-byte Authorization header limit; "
-                    + "send a shorter userId or fewer claims."
-            )
+                "The token would not fit the \(limit)-byte \(header.name) header limit; send a shorter userId or fewer claims."
+            ))
         }
-        // Within the lifetime range `exp` is a small whole number: `Int64(exactly:)` never fails
-        // here, and unlike `Int(_:)` it could not trap if it did.
-        let expiresAt = minted.expiresAt.flatMap { Int64(exactly: $0.timeIntervalSince1970.rounded(.down)) }
-        return try Self.json(.ok, LoginResponse(token: minted.token, expiresAt: expiresAt))
+        return .minted(minted.token, expiresAt: minted.expiresAt)
     }
 
     // MARK: Helpers
@@ -250,7 +291,7 @@ struct Routes: Sendable {
     }
 
     /// The body as read, or `nil` when it is longer than ``ReferenceBackend/maximumRequestBodySize``.
-    private static func collectBody(_ request: Request) async throws -> Data? {
+    static func collectBody(_ request: Request) async throws -> Data? {
         do {
             let buffer = try await request.body.collect(upTo: ReferenceBackend.maximumRequestBodySize)
             return Data(buffer.readableBytesView)
@@ -275,6 +316,7 @@ struct Routes: Sendable {
                 path: request.uri.path,
                 query: request.uri.query,
                 authorization: request.headers[.authorization],
+                signature: request.headers.brazeAuthSignature,
                 // HTTPTypes keeps `Host` as the request's authority, not as a header field.
                 headerNames: (request.head.authority == nil ? [] : ["host"]) + request.headers.map(\.name.canonicalName),
                 body: body

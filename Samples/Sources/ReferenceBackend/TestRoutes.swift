@@ -9,7 +9,8 @@ import Musl
 import Darwin
 #endif
 
-/// Whether the test routes (`POST /app/login`, `GET /__records`, `/__redirect`) are served.
+/// Whether the test routes (`POST /app/login`, `POST /app/braze-signature`,
+/// `PUT /__braze/apps/<appId>/enforcement`, `GET /__records`, `/__redirect`) are served.
 ///
 /// Closed until the server has bound and the bound address is known, so no request is ever
 /// answered by a test route on an address that was not checked.
