@@ -11,6 +11,7 @@ import Darwin
 #endif
 
 extension EngagementEndpoint: ExpressibleByArgument {}
+extension ReferenceBackend.SignatureEnforcement: ExpressibleByArgument {}
 
 /// `swift run --package-path Samples reference-backend --port 8080 --api-key KEY --project-token TOKEN`
 @main
@@ -20,14 +21,20 @@ struct ReferenceBackendCommand: AsyncParsableCommand {
         abstract: "Runs the SDKAuthorization reference backend (vendor API + app login) until SIGINT/SIGTERM.",
         discussion: """
             The test routes need no credentials: POST /app/login mints valid tokens for any user, \
-            GET /__records answers every recorded request with its full Authorization header, and \
-            /__redirect redirects anywhere. They are served only when the server is bound to a \
+            POST /app/braze-signature valid SDK signatures, PUT /__braze/apps/<appId>/enforcement \
+            switches an app's signature enforcement, GET /__records answers every recorded request \
+            with its full Authorization header, and /__redirect redirects anywhere. They are served only when the server is bound to a \
             loopback address (127.0.0.0/8, ::1, localhost); on any other address (e.g. --host 0.0.0.0) \
             they answer 404 unless --allow-test-routes is given.
 
             Limits: Authorization headers over 8192 bytes are refused (401 token_too_large) before \
             any decoding, request bodies over 1 MiB with 413 body_too_large, and token lifetimes \
             (--token-lifetime, lifetimeSeconds of /app/login) must be within 1...86400 seconds.
+
+            SDK signatures (Braze style): POST /braze/apps/reference-app/data with \
+            X-Braze-Auth-Signature: <RS256 JWT> and {"user_id", "request_id", "events"} answers 201, \
+            201 with an auth_error (optional), or 401 {"auth_error": {"error_code", "reason"}, "user_id"} \
+            (required); see --signature-enforcement.
             """
     )
 
@@ -61,11 +68,20 @@ struct ReferenceBackendCommand: AsyncParsableCommand {
     @Option(help: "Lifetime of the auth tokens /ccai/exchange issues, in seconds (1...86400).")
     var exchangeTokenLifetime: Double = 600
 
+    @Option(
+        help: """
+            How the app reference-app checks SDK signatures: disabled (no check), optional (verify, report, accept) \
+            or required (verify, refuse with 401).
+            """
+    )
+    var signatureEnforcement: ReferenceBackend.SignatureEnforcement = .required
+
     @Flag(
         name: .customLong("allow-test-routes"),
         help: """
-            Serve POST /app/login, GET /__records and /__redirect on a non-loopback address too. Anyone who can reach the \
-            server can then mint tokens and read every recorded Authorization header.
+            Serve the test routes (POST /app/login, POST /app/braze-signature, PUT /__braze/apps/<appId>/enforcement, \
+            GET /__records, /__redirect) on a non-loopback address too. Anyone who can reach the server can then mint \
+            tokens and signatures, switch enforcement off and read every recorded Authorization header.
             """
     )
     var allowTestRoutes = false
@@ -97,17 +113,21 @@ struct ReferenceBackendCommand: AsyncParsableCommand {
                 tokenLifetime: tokenLifetime,
                 allowTestRoutesOnAnyInterface: allowTestRoutes,
                 exchangeSecret: exchangeSecret,
-                exchangeTokenLifetime: exchangeTokenLifetime
+                exchangeTokenLifetime: exchangeTokenLifetime,
+                signatureApps: [ReferenceBackend.SignatureApp(id: "reference-app", enforcement: signatureEnforcement)]
             )
         )
         // FileHandle writes are unbuffered, so a script reading the pipe sees the line at once.
         Self.say("ReferenceBackend listening on \(backend.baseURL.absoluteString)")
         Self.say("Project token: \(projectToken)")
+        Self.say("Signature app: reference-app, enforcement \(signatureEnforcement.rawValue) (POST /braze/apps/reference-app/data)")
         if backend.testRoutesEnabled {
             let scope = allowTestRoutes ? "any interface (--allow-test-routes)" : "loopback"
-            Self.say("Test routes (/app/login, /__records, /__redirect): served on \(scope)")
+            Self.say("Test routes (/app/login, /app/braze-signature, /__braze, /__records, /__redirect): served on \(scope)")
         } else {
-            Self.say("Test routes (/app/login, /__records, /__redirect): off, \(host) is not a loopback address (see --allow-test-routes)")
+            Self.say(
+                "Test routes (/app/login, /app/braze-signature, /__braze, /__records, /__redirect): off, \(host) is not a loopback address (see --allow-test-routes)"
+            )
         }
         let received = await Self.waitForTerminationSignal()
         Self.say("Received signal \(received), stopping.")
