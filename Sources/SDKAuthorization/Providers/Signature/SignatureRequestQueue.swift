@@ -282,13 +282,20 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     @discardableResult
     public func flush() async -> Int {
         await withCheckedContinuation { continuation in
-            let closed = state.withLock { state -> Bool in
-                if state.closed { return true }
-                state.flushRequested = true
+            enum Next { case closed, joinRunningPass, wake }
+            let next = state.withLock { state -> Next in
+                if state.closed { return .closed }
                 state.flushWaiters.append(continuation)
-                return false
+                // A pass that is sending now is the flush: it ends when the queue is empty or a request fails.
+                guard state.parked else { return .joinRunningPass }
+                state.flushRequested = true
+                return .wake
             }
-            if closed { continuation.resume(returning: journal.count) } else { wake() }
+            switch next {
+            case .closed: continuation.resume(returning: journal.count)
+            case .joinRunningPass: break
+            case .wake: wake()
+            }
         }
     }
 
@@ -308,6 +315,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             if idle { continuation.resume(returning: journal.count) }
         }
     }
+
+    /// How many callers of ``flush()`` and ``waitUntilIdle()`` wait; for tests.
+    var pendingFlushCount: Int { state.withLock { $0.flushWaiters.count } }
 
     /// A new session began: lifts a pause after too many authentication failures and sends now.
     public func startSession() {
@@ -346,8 +356,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     private func run() async {
         while true {
             guard let entry = await nextEntry() else { return }
-            let outcome = await send(entry)
-            await record(outcome, for: entry)
+            let signature = entry.userId.flatMap(authentication.signature(for:))
+            let outcome = await send(entry, signature: signature)
+            await record(outcome, for: entry, sentWith: signature)
         }
     }
 
@@ -391,14 +402,13 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         }
     }
 
-    private func send(_ entry: QueuedEntry) async -> Outcome {
+    private func send(_ entry: QueuedEntry, signature: String?) async -> Outcome {
         do {
             try await journal.markSending(entry.id)
         } catch {
             diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(error.description); the request stays queued")
             return .transientFailure(.transportFailed(error))
         }
-        let signature = entry.userId.flatMap(authentication.signature(for:))
         var request = entry.request
         request.setHeader(options.idempotencyHeaderName, entry.id.uuidString)
         let pinned = SignatureAuthentication.Pinned(userId: entry.userId, signature: signature)
@@ -435,7 +445,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         }
     }
 
-    private func record(_ outcome: Outcome, for entry: QueuedEntry) async {
+    private func record(_ outcome: Outcome, for entry: QueuedEntry, sentWith signature: String?) async {
         switch outcome {
         case .sent, .undeliverable:
             if case .undeliverable(let error) = outcome {
@@ -459,6 +469,12 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         case .authenticationFailure, .transientFailure:
             let draw = random()
             let now = clock.monotonicNow()
+            // A signature that arrived while the request was being sent is tried at once.
+            let newSignature: Bool = if case .authenticationFailure = outcome {
+                entry.userId.flatMap(authentication.signature(for:)) != signature
+            } else {
+                false
+            }
             let (delay, paused) = state.withLock { state -> (TimeInterval, Bool) in
                 state.consecutiveFailures += 1
                 if case .authenticationFailure = outcome {
@@ -468,14 +484,16 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
                 } else {
                     state.waitingForUser = nil
                 }
-                let delay = options.backoff.delay(afterFailures: state.consecutiveFailures, random: draw)
-                state.nextAttempt = now + delay
+                let delay = newSignature ? 0 : options.backoff.delay(afterFailures: state.consecutiveFailures, random: draw)
+                state.nextAttempt = newSignature ? nil : now + delay
                 return (delay, state.paused)
             }
             if paused {
                 diagnostics.log(.warning, "Request queue \(LogText.escaped(name)): \(options.pauseAfterAuthenticationFailures) consecutive authentication failures; retries pause until the next session or a flush")
             } else if case .transientFailure(let error) = outcome {
                 diagnostics.log(.info, "Request queue \(LogText.escaped(name)): \(error.description); next attempt in \(Int(delay.rounded())) s")
+            } else if newSignature {
+                diagnostics.log(.info, "Request queue \(LogText.escaped(name)): authentication failed; a new signature arrived meanwhile, trying it now")
             } else {
                 diagnostics.log(.info, "Request queue \(LogText.escaped(name)): authentication failed; next attempt in \(Int(delay.rounded())) s or when the user's signature changes")
             }

@@ -240,6 +240,42 @@ struct SignatureRequestQueueTests {
         await queue.close()
     }
 
+    @Test func aSignatureThatArrivesWhileTheRejectedRequestWasInFlightIsTriedAtOnce() async throws {
+        let authentication = Locked<SignatureAuthentication?>(nil)
+        let fixture = try QueueFixture { request in
+            if request.value(forHeader: "X-Braze-Auth-Signature") == signature("user-1", 2) { return ServerResponse(statusCode: 201) }
+            // The app's subscriber answers before the rejection reaches the queue.
+            try authentication.withLock { $0 }?.setSignature(signature("user-1", 2), for: "user-1")
+            return authErrorResponse(22, user: "user-1")
+        }
+        authentication.withLock { $0 = fixture.authentication }
+        try fixture.authentication.changeUser("user-1", signature: signature("user-1"))
+        let queue = try fixture.queue()
+        try await queue.enqueue(fixture.request(1))
+        #expect(await queue.waitUntilIdle() == 0, "sent again without waiting for the backoff")
+        #expect(fixture.transport.requests.map { $0.value(forHeader: "X-Braze-Auth-Signature") } == [signature("user-1"), signature("user-1", 2)])
+        await queue.close()
+    }
+
+    @Test func aFlushDuringASendJoinsThatPassInsteadOfRepeatingAFailedRequest() async throws {
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let fixture = try QueueFixture { _ in
+            for await _ in gate { break }
+            return authErrorResponse(22, user: "user-1")
+        }
+        try fixture.authentication.changeUser("user-1", signature: signature("user-1"))
+        let queue = try fixture.queue()
+        try await queue.enqueue(fixture.request(1))
+        while fixture.transport.requests.isEmpty { await Task.yield() }
+        let flush = Task { await queue.flush() }
+        while queue.pendingFlushCount == 0 { await Task.yield() }
+        open.yield()
+        #expect(await flush.value == 1)
+        _ = await queue.waitUntilIdle()
+        #expect(fixture.transport.requests.count == 1, "the rejected request is not sent again at once with the same signature")
+        await queue.close()
+    }
+
     @Test func optionalEnforcementReportsTheFailureAndTheRequestCountsAsSent() async throws {
         let fixture = try QueueFixture { _ in authErrorResponse(22, user: "user-1", optional: true, status: 201) }
         try fixture.authentication.changeUser("user-1", signature: signature("user-1"))
