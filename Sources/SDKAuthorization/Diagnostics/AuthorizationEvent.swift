@@ -154,3 +154,24 @@ public protocol AuthorizationEventObserver: Sendable {
     /// Receives one event.
     func observe(_ event: AuthorizationEvent)
 }
+
+/// Hands every event to several observers, in order: metrics and tracing together, or theirs and
+/// your own.
+///
+/// ```swift
+/// let observer = MultiplexEventObserver([MetricsEventObserver(), TracingEventObserver(), MyCounters()])
+/// ```
+public struct MultiplexEventObserver: AuthorizationEventObserver {
+    /// The observers, in the order they are told.
+    public let observers: [any AuthorizationEventObserver]
+
+    /// Creates an observer that tells each of `observers`, in order.
+    public init(_ observers: [any AuthorizationEventObserver]) {
+        self.observers = observers
+    }
+
+    /// Tells every observer.
+    public func observe(_ event: AuthorizationEvent) {
+        for observer in observers { observer.observe(event) }
+    }
+}

@@ -246,3 +246,16 @@ struct AuthorizationEventTests {
         }
     }
 }
+
+@Suite("Several event observers")
+struct MultiplexEventObserverTests {
+    @Test func everyObserverIsToldEveryEventInOrder() {
+        let first = RecordingEventObserver()
+        let second = RecordingEventObserver()
+        let both = MultiplexEventObserver([first, second])
+        both.observe(AuthorizationEvent(.refreshStarted))
+        both.observe(AuthorizationEvent(.refreshFinished, duration: 1, outcome: .succeeded))
+        #expect(first.kinds == [.refreshStarted, .refreshFinished])
+        #expect(second.events == first.events)
+    }
+}

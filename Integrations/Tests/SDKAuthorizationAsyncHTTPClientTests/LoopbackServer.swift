@@ -1,0 +1,172 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A small HTTP/1.1 server on a free loopback port, for the transport's tests: it records every
+/// request and answers what the test's handler says, or never answers.
+final class LoopbackServer: Sendable {
+    struct Request: Sendable {
+        let method: String
+        let uri: String
+        let headers: [(String, String)]
+        let body: Data
+
+        func header(_ name: String) -> String? {
+            headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+        }
+    }
+
+    enum Reply: Sendable {
+        case respond(status: Int, headers: [(String, String)] = [], body: String = "")
+        /// Read the request and never answer.
+        case hang
+    }
+
+    typealias Handler = @Sendable (Request) -> Reply
+
+    private struct State {
+        var requests: [Request] = []
+        var closedConnections = 0
+        var waiters: [(condition: @Sendable (State) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let handler: Handler
+    private let state = Locked(State())
+    private let channel = Locked<(any Channel)?>(nil)
+
+    private init(handler: @escaping Handler) {
+        self.handler = handler
+    }
+
+    /// Starts a server; stop it with ``stop()``.
+    static func start(_ handler: @escaping Handler) async throws -> LoopbackServer {
+        let server = LoopbackServer(handler: handler)
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(RequestHandler(server: server))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        server.channel.withLock { $0 = channel }
+        return server
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    var baseURL: URL {
+        let port = channel.withLock { $0?.localAddress?.port } ?? 0
+        return URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    func stop() async throws {
+        try await channel.withLock { $0 }?.close()
+    }
+
+    var requests: [Request] { state.withLock { $0.requests } }
+    var closedConnections: Int { state.withLock { $0.closedConnections } }
+
+    /// Returns once the server has received `count` requests.
+    func waitForRequests(_ count: Int) async {
+        await wait { $0.requests.count >= count }
+    }
+
+    /// Returns once `count` connections have been closed.
+    func waitForClosedConnections(_ count: Int) async {
+        await wait { $0.closedConnections >= count }
+    }
+
+    private func wait(_ condition: @escaping @Sendable (State) -> Bool) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if condition(state) { return true }
+                state.waiters.append((condition, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    private func update(_ change: (inout State) -> Void) {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            change(&state)
+            let snapshot = state
+            let ready = state.waiters.filter { $0.condition(snapshot) }.map(\.continuation)
+            state.waiters.removeAll { $0.condition(snapshot) }
+            return ready
+        }
+        ready.forEach { $0.resume() }
+    }
+
+    fileprivate func received(_ request: Request) -> Reply {
+        update { $0.requests.append(request) }
+        return handler(request)
+    }
+
+    fileprivate func connectionClosed() {
+        update { $0.closedConnections += 1 }
+    }
+}
+
+private final class RequestHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    let server: LoopbackServer
+    private var head: HTTPRequestHead?
+    private var body = ByteBuffer()
+
+    init(server: LoopbackServer) {
+        self.server = server
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body.clear()
+        case .body(var chunk):
+            body.writeBuffer(&chunk)
+        case .end:
+            guard let head else { return }
+            let request = LoopbackServer.Request(
+                method: head.method.rawValue, uri: head.uri, headers: head.headers.map { ($0.name, $0.value) },
+                body: Data(body.readableBytesView)
+            )
+            switch server.received(request) {
+            case .hang:
+                break
+            case .respond(let status, let headers, let text):
+                var fields = HTTPHeaders(headers)
+                fields.replaceOrAdd(name: "Content-Length", value: String(text.utf8.count))
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .init(statusCode: status), headers: fields))), promise: nil)
+                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: text)))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        server.connectionClosed()
+        context.fireChannelInactive()
+    }
+}
+
+/// A value guarded by a lock.
+///
+/// `@unchecked Sendable` is sound: `value` is only touched inside `withLock`, which holds `lock`.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}

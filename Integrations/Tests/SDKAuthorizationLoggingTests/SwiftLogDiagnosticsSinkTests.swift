@@ -1,0 +1,69 @@
+import Foundation
+import InMemoryLogging
+import Logging
+import SDKAuthorization
+import SDKAuthorizationLogging
+import SDKAuthorizationTesting
+import Testing
+
+@Suite("swift-log diagnostics sink")
+struct SwiftLogDiagnosticsSinkTests {
+    func logger(level: Logger.Level = .debug) -> (Logger, InMemoryLogHandler) {
+        let handler = InMemoryLogHandler()
+        var logger = Logger(label: "sdk.auth.tests") { _ in handler }
+        logger.logLevel = level
+        return (logger, handler)
+    }
+
+    @Test func aRejectionIsLoggedAtWarningWithEndpointSchemeAndEventAsMetadata() async throws {
+        let (logger, handler) = logger()
+        let provider = ScriptedProvider(.token("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1LTEifQ.c2lnbmF0dXJlLXRoYXQtaXMtc2VjcmV0"))
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("inbox", method: "GET", path: "/inbox"), scheme: .bearer)
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider], baseURL: URL(string: "https://api.example.com"),
+                                               diagnostics: SwiftLogDiagnosticsSink(logger: logger))
+        let client = AuthorizedHTTPClient(authorizer: authorizer, transport: RecordingTransport(statusCode: 401))
+        await #expect(throws: RequestError.self) { try await client.send("inbox") }
+
+        let entry = try #require(handler.entries.first { $0.level == .warning })
+        #expect(entry.metadata == [
+            SwiftLogDiagnosticsSink.endpointKey: "inbox",
+            SwiftLogDiagnosticsSink.schemeKey: "bearer",
+            SwiftLogDiagnosticsSink.eventKey: "credentialRejected",
+        ])
+        #expect(entry.message.description.hasPrefix("inbox was rejected with HTTP 401"))
+        #expect(!entry.message.description.contains("c2lnbmF0dXJlLXRoYXQtaXMtc2VjcmV0"))
+    }
+
+    @Test func eachLevelMapsToTheSameSwiftLogLevel() {
+        let (logger, handler) = logger()
+        let sink = SwiftLogDiagnosticsSink(logger: logger)
+        for level in DiagnosticLevel.allCases { sink.record(Diagnostic(level: level, message: "\(level)")) }
+        #expect(handler.entries.map(\.level) == [.debug, .info, .warning, .error])
+        #expect(handler.entries.map(\.message.description) == ["debug", "info", "warning", "error"])
+    }
+
+    @Test func aDiagnosticWithoutFieldsHasNoMetadataAndOneBelowTheLoggersLevelIsDropped() {
+        let (logger, handler) = logger(level: .warning)
+        let sink = SwiftLogDiagnosticsSink(logger: logger)
+        sink.record(Diagnostic(level: .info, message: "dropped", endpoint: "inbox"))
+        sink.record(Diagnostic(level: .error, message: "kept"))
+        #expect(handler.entries.map(\.message.description) == ["kept"])
+        #expect(handler.entries.first?.metadata == [:])
+    }
+
+    @Test func aTimedOutWaitIsLoggedWithTheStableLineAndItsEvent() async throws {
+        let (logger, handler) = logger()
+        let clock = ManualClock()
+        let store = try IDTokenStore(authorizedDomains: ["api.rover.io"], options: .init(refreshTimeout: 1), clock: clock,
+                                     diagnostics: SwiftLogDiagnosticsSink(logger: logger))
+        let context = AuthorizationContext(endpoint: "ticketing", url: URL(string: "https://api.rover.io/ticketing")!)
+        let wait = Task { try await store.credential(for: context) }
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: 1)
+        #expect(try await wait.value == .omitted)
+        let entry = try #require(handler.entries.first { $0.message.description.hasPrefix("setIDToken was not called within 1 seconds") })
+        #expect(entry.metadata[SwiftLogDiagnosticsSink.eventKey] == "waitEnded")
+        #expect(entry.metadata[SwiftLogDiagnosticsSink.endpointKey] == "ticketing")
+    }
+}

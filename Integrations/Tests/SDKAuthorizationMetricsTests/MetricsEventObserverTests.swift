@@ -1,0 +1,83 @@
+import Foundation
+import Metrics
+import MetricsTestKit
+import SDKAuthorization
+import SDKAuthorizationMetrics
+import SDKAuthorizationTesting
+import Testing
+
+@Suite("swift-metrics event observer")
+struct MetricsEventObserverTests {
+    let metrics = TestMetrics()
+
+    @Test func eachRequestKindIsCountedPerScheme() throws {
+        let observer = MetricsEventObserver(factory: metrics)
+        observer.observe(AuthorizationEvent(.requestAuthorized, scheme: .bearer, endpoint: "inbox", attempt: 1))
+        observer.observe(AuthorizationEvent(.requestAuthorized, scheme: .bearer, endpoint: "inbox", attempt: 2))
+        observer.observe(AuthorizationEvent(.requestAuthorized, scheme: .apiKey, endpoint: .trackEvents, attempt: 1))
+        observer.observe(AuthorizationEvent(.credentialRejected, scheme: .bearer, endpoint: "inbox", status: 401))
+        observer.observe(AuthorizationEvent(.retryScheduled, scheme: .bearer, endpoint: "inbox", status: 401, duration: 0))
+        observer.observe(AuthorizationEvent(.refreshWindowExceeded, scheme: .bearer, status: 401))
+        observer.observe(AuthorizationEvent(.redirectCredentialDropped, scheme: .apiKey, status: 302))
+
+        #expect(try metrics.expectCounter("sdkauth_requests_authorized_total", [("scheme", "bearer")]).totalValue == 2)
+        #expect(try metrics.expectCounter("sdkauth_requests_authorized_total", [("scheme", "apiKey")]).totalValue == 1)
+        #expect(try metrics.expectCounter("sdkauth_credential_rejections_total", [("scheme", "bearer"), ("status", "401")]).totalValue == 1)
+        #expect(try metrics.expectCounter("sdkauth_retries_total", [("scheme", "bearer")]).totalValue == 1)
+        #expect(try metrics.expectCounter("sdkauth_refresh_window_exceeded_total", [("scheme", "bearer")]).totalValue == 1)
+        #expect(try metrics.expectCounter("sdkauth_redirect_credentials_dropped_total", [("scheme", "apiKey")]).totalValue == 1)
+    }
+
+    @Test func refreshesAndWaitsAreCountedAndTimedByOutcome() throws {
+        let observer = MetricsEventObserver(factory: metrics)
+        observer.observe(AuthorizationEvent(.refreshStarted))
+        observer.observe(AuthorizationEvent(.refreshFinished, duration: 1.5, outcome: .succeeded))
+        observer.observe(AuthorizationEvent(.waitStarted, endpoint: "ticketing"))
+        observer.observe(AuthorizationEvent(.waitEnded, endpoint: "ticketing", duration: 1.25, outcome: .succeeded))
+        observer.observe(AuthorizationEvent(.waitEnded, endpoint: "ticketing", duration: 10, outcome: .timedOut))
+
+        #expect(try metrics.expectCounter("sdkauth_refreshes_total", [("outcome", "succeeded")]).totalValue == 1)
+        #expect(try metrics.expectTimer("sdkauth_refresh_duration", [("outcome", "succeeded")]).values == [1_500_000_000])
+        #expect(try metrics.expectCounter("sdkauth_token_waits_total", [("outcome", "succeeded")]).totalValue == 1)
+        #expect(try metrics.expectCounter("sdkauth_token_waits_total", [("outcome", "timedOut")]).totalValue == 1)
+        #expect(try metrics.expectTimer("sdkauth_token_wait_duration", [("outcome", "succeeded")]).values == [1_250_000_000])
+        #expect(try metrics.expectTimer("sdkauth_token_wait_duration", [("outcome", "timedOut")]).values == [10_000_000_000])
+        #expect(metrics.counters.count == 3)   // nothing for the starts
+    }
+
+    @Test func aPrefixNamesEveryMetric() throws {
+        let observer = MetricsEventObserver(prefix: "mysdk_auth", factory: metrics)
+        observer.observe(AuthorizationEvent(.requestAuthorized, scheme: .bearer, attempt: 1))
+        #expect(try metrics.expectCounter("mysdk_auth_requests_authorized_total", [("scheme", "bearer")]).totalValue == 1)
+    }
+
+    @Test func aClientAndAnIDTokenStoreRecordTheExpectedCounts() async throws {
+        let observer = MetricsEventObserver(factory: metrics)
+        let clock = ManualClock()
+        let store = try IDTokenStore(authorizedDomains: ["api.rover.io"], clock: clock, diagnostics: RecordingDiagnosticsSink(), observer: observer)
+        store.registerRefreshCallback {}
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("ticketing", method: "GET", path: "/ticketing"), scheme: .bearer)
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: store], baseURL: URL(string: "https://api.rover.io"),
+                                               clock: clock, diagnostics: RecordingDiagnosticsSink(), observer: observer)
+        let transport = RecordingTransport()
+        transport.enqueue(.response(ServerResponse(statusCode: 401)))
+        let client = AuthorizedHTTPClient(authorizer: authorizer, transport: transport)
+
+        // Three requests wait for one refresh; one of them is rejected, refreshed and retried.
+        let sends = (0..<3).map { _ in Task { try await client.send("ticketing") } }
+        while store.waitingRequestCount < 3 { await Task.yield() }
+        clock.advance(by: 2)
+        try store.setIDToken("first.token.value")
+        while store.waitingRequestCount < 1 { await Task.yield() }   // the rejected one waits again
+        try store.setIDToken("second.token.value")
+        for send in sends { _ = try await send.value }
+
+        #expect(try metrics.expectCounter("sdkauth_requests_authorized_total", [("scheme", "bearer")]).totalValue == 4)
+        #expect(try metrics.expectCounter("sdkauth_credential_rejections_total", [("scheme", "bearer"), ("status", "401")]).totalValue == 1)
+        #expect(try metrics.expectCounter("sdkauth_retries_total", [("scheme", "bearer")]).totalValue == 1)
+        #expect(try metrics.expectCounter("sdkauth_refreshes_total", [("outcome", "succeeded")]).totalValue == 2)
+        #expect(try metrics.expectCounter("sdkauth_token_waits_total", [("outcome", "succeeded")]).totalValue == 4)
+        #expect(try metrics.expectTimer("sdkauth_token_wait_duration", [("outcome", "succeeded")]).values.prefix(3) == [2_000_000_000, 2_000_000_000, 2_000_000_000])
+    }
+}
