@@ -20,6 +20,8 @@ let package = Package(
         .executable(name: "customer-token-mode", targets: ["customer-token-mode"]),
         .executable(name: "refresh-callback-mode", targets: ["refresh-callback-mode"]),
         .executable(name: "token-exchange-mode", targets: ["token-exchange-mode"]),
+        .executable(name: "signature-mode", targets: ["signature-mode"]),
+        .executable(name: "signature-queue-worker", targets: ["signature-queue-worker"]),
         .executable(name: "refresh-waiters-benchmark", targets: ["refresh-waiters-benchmark"]),
     ],
     dependencies: [
@@ -86,6 +88,8 @@ let package = Package(
         .executableTarget(name: "customer-token-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(name: "refresh-callback-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(name: "token-exchange-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
+        .executableTarget(name: "signature-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
+        .executableTarget(name: "signature-queue-worker", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(
             name: "refresh-waiters-benchmark",
             dependencies: [.product(name: "SDKAuthorization", package: "SDKAuthorization")],

@@ -7,15 +7,18 @@ import Synchronization
 /// plugs its own stage into ``HTTPTransport``.
 public final class ObservedTransport: HTTPTransport, Sendable {
     private let wrapped = URLSessionHTTPTransport(timeout: 15)
-    private let lastAuthorization = Mutex<String?>(nil)
+    private let lastRequest = Mutex<OutgoingRequest?>(nil)
 
     public init() {}
 
     public func send(_ request: OutgoingRequest) async throws -> ServerResponse {
-        lastAuthorization.withLock { $0 = request.value(forHeader: "Authorization") }
+        lastRequest.withLock { $0 = request }
         return try await wrapped.send(request)
     }
 
     /// The `Authorization` header of the last request sent (after redirects), or nil.
-    public var lastAuthorizationHeader: String? { lastAuthorization.withLock { $0 } }
+    public var lastAuthorizationHeader: String? { lastHeader("Authorization") }
+
+    /// The value of header `name` in the last request sent (after redirects), or nil.
+    public func lastHeader(_ name: String) -> String? { lastRequest.withLock { $0?.value(forHeader: name) } }
 }

@@ -15,6 +15,7 @@ do {
     rows += try await RefreshCallbackModeSample.run(environment)
     rows += try await HTTPStackSample.run(environment)
     rows += try await TokenExchangeModeSample.run(environment)
+    rows += try await SignatureModeSample.run(environment)
     rows += MisconfigurationSample.run(environment)
 } catch {
     print("demo failed: \(error)")
