@@ -122,26 +122,45 @@ enum JournalCodec {
 
     // MARK: Decoding
 
-    /// The records of a journal file, and how many of its bytes they (and the header) cover.
-    /// `headerValid` is false when the file does not start with the header (nothing is read then).
-    static func decode(_ bytes: [UInt8]) -> (records: [JournalRecord], validLength: Int, headerValid: Bool) {
+    /// What reading a journal file found.
+    struct Decoded {
+        /// The whole records, in order.
+        var records: [JournalRecord]
+        /// How many bytes the header and the whole records cover.
+        var validLength: Int
+        /// False when the file does not start with the header (nothing is read then).
+        var headerValid: Bool
+        /// The bytes after ``validLength`` are only the start of a record (a write cut short), not damage.
+        var tornTail: Bool
+    }
+
+    /// The records of a journal file, up to the first that is cut short, fails its checksum or does
+    /// not decode.
+    static func decode(_ bytes: [UInt8]) -> Decoded {
         guard bytes.count >= header.count, Array(bytes[0..<header.count]) == header else {
-            return ([], 0, bytes.isEmpty)
+            return Decoded(records: [], validLength: 0, headerValid: bytes.isEmpty, tornTail: false)
         }
         var records: [JournalRecord] = []
         var offset = header.count
-        while offset + 8 <= bytes.count {
+        var torn = false
+        while offset < bytes.count {
             var reader = Reader(bytes: bytes, offset: offset)
-            guard let length = reader.uint32(), let checksum = reader.uint32(),
-                  Int(length) >= 1, Int(length) <= maximumRecordLength, Int(length) <= bytes.count - reader.offset
-            else { break }
+            guard let length = reader.uint32(), let checksum = reader.uint32() else {
+                torn = true
+                break
+            }
+            guard Int(length) >= 1, Int(length) <= maximumRecordLength else { break }
+            guard Int(length) <= bytes.count - reader.offset else {
+                torn = true
+                break
+            }
             let start = reader.offset
             let end = start + Int(length)
             guard CRC32.checksum(bytes[start..<end]) == checksum, let record = decodeBody(bytes, start..<end) else { break }
             records.append(record)
             offset = end
         }
-        return (records, offset, true)
+        return Decoded(records: records, validLength: offset, headerValid: true, tornTail: torn)
     }
 
     private static func decodeBody(_ bytes: [UInt8], _ range: Range<Int>) -> JournalRecord? {

@@ -105,8 +105,9 @@ final class RequestJournalFile: Sendable {
         }
 
         let bytes: [UInt8]
+        let wholeFile: Bool
         do {
-            bytes = try Self.readAll(fileURL.path, limit: limits.maximumBytes * 2 + JournalCodec.maximumRecordLength * 2)
+            (bytes, wholeFile) = try Self.readAll(fileURL.path, limit: limits.maximumBytes * 2 + JournalCodec.maximumRecordLength * 2)
         } catch {
             posixClose(lock)
             throw error
@@ -138,8 +139,21 @@ final class RequestJournalFile: Sendable {
             let aside = directory.appendingPathComponent("\(name).queue.unrecognized-\(Int(Date().timeIntervalSince1970))")
             _ = rename(fileURL.path, aside.path)
             diagnostics.log(.error, "Request queue \(LogText.escaped(name)): the file does not start with the queue header; moved aside to \(LogText.escaped(aside.lastPathComponent)) and started empty")
-        } else if recovery.unreadableBytes > 0 {
-            diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(recovery.unreadableBytes) bytes from offset \(recovery.unreadableOffset) are cut short or damaged and could not be read; \(recovery.entries) entries before them were recovered")
+        } else if recovery.unreadableBytes > 0 || !wholeFile {
+            // A write cut short is only the start of a request whose enqueue never returned. Damage,
+            // or a file longer than this queue reads, is kept aside for inspection before the rewrite.
+            var kept = ""
+            if !decoded.tornTail || !wholeFile {
+                let aside = directory.appendingPathComponent("\(name).queue.damaged-\(Int(Date().timeIntervalSince1970))")
+                if !wholeFile {
+                    _ = rename(fileURL.path, aside.path)
+                } else {
+                    _ = try? Self.rewriteRaw(aside, bytes: Array(bytes[decoded.validLength...]))
+                }
+                kept = "; the unread bytes are kept in \(LogText.escaped(aside.lastPathComponent))"
+            }
+            let what = wholeFile ? (decoded.tornTail ? "are a write cut short" : "are damaged") : "are past what the queue reads"
+            diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(recovery.unreadableBytes) bytes from offset \(recovery.unreadableOffset) \(what) and could not be read; \(recovery.entries) entries before them were recovered\(kept)")
         }
         if !inDoubt.isEmpty {
             diagnostics.log(.warning, "Request queue \(LogText.escaped(name)): \(inDoubt.count) entries were being sent when the queue last stopped; they are sent again with the same Idempotency-Key: \(inDoubt.map(\.uuidString).joined(separator: ", "))")
@@ -205,6 +219,12 @@ final class RequestJournalFile: Sendable {
     /// Records that sending `id` begins; returns once it is on disk.
     func markSending(_ id: UUID) async throws(SignatureQueueError) {
         try await write(JournalCodec.encode(.sending(id))) { _ in }.get()
+    }
+
+    /// Forgets `id` in memory only, when its finish could not be recorded: this process does not
+    /// send it again; after a restart it is reloaded and, having been sent, reported in doubt.
+    func forget(_ id: UUID) {
+        state.withLock { $0.remove(id) }
     }
 
     /// Records that `id` is finished (sent, or given up) and forgets it.
@@ -309,25 +329,34 @@ final class RequestJournalFile: Sendable {
 
     // MARK: File operations
 
-    private static func readAll(_ path: String, limit: Int) throws(SignatureQueueError) -> [UInt8] {
+    /// The file's first `limit` bytes, and whether that is the whole file.
+    private static func readAll(_ path: String, limit: Int) throws(SignatureQueueError) -> (bytes: [UInt8], whole: Bool) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
-            if errno == ENOENT { return [] }
+            if errno == ENOENT { return ([], true) }
             throw .storageFailed("could not open the queue file (errno \(errno))")
         }
         defer { posixClose(descriptor) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while bytes.count < limit {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, min($0.count, limit - bytes.count)) }
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, min($0.count, limit + 1 - bytes.count)) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .storageFailed("could not read the queue file (errno \(errno))")
             }
-            if count == 0 { break }
+            if count == 0 { return (bytes, true) }
             bytes.append(contentsOf: chunk[0..<count])
+            if bytes.count > limit { return (Array(bytes[0..<limit]), false) }
         }
-        return bytes
+    }
+
+    /// Writes `bytes` to a new owner-only file at `url`.
+    private static func rewriteRaw(_ url: URL, bytes: [UInt8]) throws(SignatureQueueError) {
+        let descriptor = open(url.path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .storageFailed("could not create \(url.lastPathComponent) (errno \(errno))") }
+        defer { posixClose(descriptor) }
+        if let failure = writeAll(descriptor, bytes) { throw failure }
     }
 
     /// Writes a new file holding `entries`, flushes it, renames it over `url` and returns its open

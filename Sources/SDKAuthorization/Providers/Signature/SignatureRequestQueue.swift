@@ -455,6 +455,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             do {
                 try await journal.markDone(entry.id)
             } catch {
+                journal.forget(entry.id)
                 diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(error.description); request \(entry.id.uuidString) may be sent again after a restart")
             }
             state.withLock { state in

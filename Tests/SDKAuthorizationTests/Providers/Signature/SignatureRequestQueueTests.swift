@@ -409,6 +409,8 @@ struct RequestJournalRecoveryTests {
                 #expect(journal.recovery.unreadableBytes == unreadable, "cut at \(cut)")
                 #expect(sink.messages(at: .error).contains { $0.contains("\(unreadable) bytes") } == (unreadable > 0), "cut at \(cut): reported, never silent")
             }
+            let aside = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".damaged-") }
+            #expect(aside.isEmpty, "cut at \(cut): a write cut short is not damage")
             await journal.close()
             // The rewritten file holds exactly the live entries.
             let reopened = try open(directory, sink: RecordingDiagnosticsSink())
@@ -433,6 +435,13 @@ struct RequestJournalRecoveryTests {
             #expect(journal.count == 1 && journal.first?.id == entries[0].id, "flipped byte \(offset)")
             #expect(journal.recovery.unreadableBytes == bytes.count - first.count, "flipped byte \(offset)")
             #expect(!sink.messages(at: .error).isEmpty)
+            // Damage is kept aside before the rewrite; a length that now runs past the end reads as a cut.
+            let aside = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".damaged-") }
+            if let name = aside.first {
+                #expect(try [UInt8](Data(contentsOf: directory.appendingPathComponent(name))) == Array(damaged[first.count...]), "flipped byte \(offset)")
+            } else {
+                #expect(JournalCodec.decode(damaged).tornTail, "flipped byte \(offset): damage not kept")
+            }
             await journal.close()
             try? FileManager.default.removeItem(at: directory)
         }
