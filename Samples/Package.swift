@@ -36,6 +36,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
+        // Only for the benchmarks (Benchmarks/, BENCHMARKS.md): `swift package --package-path Samples benchmark`.
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"),
     ],
     targets: [
         // MARK: Reference backend
@@ -115,6 +118,41 @@ let package = Package(
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
             ],
             swiftSettings: strictSettings
+        ),
+
+        // MARK: Benchmarks (ordo-one/benchmark; each figure a ratio to a floor measured in the same run)
+
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "AuthorizationBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+            ],
+            path: "Benchmarks/AuthorizationBenchmarks",
+            swiftSettings: strictSettings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "LoopbackBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                "ReferenceBackend",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+            ],
+            path: "Benchmarks/LoopbackBenchmarks",
+            swiftSettings: strictSettings,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],
     swiftLanguageModes: [.v6]

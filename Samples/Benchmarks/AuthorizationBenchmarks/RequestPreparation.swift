@@ -1,0 +1,148 @@
+// Benchmark 1: request preparation per mode, through the client with an in-memory transport, against
+// its floor: the same URLRequest built by hand. Both sides run in the same process, in alternating
+// order, round after round; each round reports subject time / floor time.
+import Benchmark
+import BenchmarkSupport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import SDKAuthorization
+
+/// The Exponea provider shape: a class found by name, asked synchronously on its own queue.
+final class BenchmarkProviderClass: NSObject, AuthorizationProviderType {
+    static let token = BenchmarkJWT.make()
+    required override init() {}
+    func getAuthorizationToken() -> String? { Self.token }
+}
+
+/// One mode's client, the request it sends, and the URLRequest a hand-written SDK would build for it.
+struct PreparationCase: Sendable {
+    let name: String
+    let send: @Sendable () async throws -> Void
+    let floor: @Sendable () -> Void
+}
+
+enum PreparationFixtures {
+    static let projectToken = "bench-project-token"
+    static let apiKey = "bench-api-key-0123456789"
+    static let baseURL = "https://api.exponea.com"
+    static let token = BenchmarkJWT.make()
+    static let body = Data(#"{"customer_ids":{"registered":"user-42"}}"#.utf8)
+    static let trackEventsURL = URL(string: "\(baseURL)/track/v2/projects/\(projectToken)/customers/events")!
+    static let inboxURL = URL(string: "\(baseURL)/webxp/projects/\(projectToken)/appinbox/fetch")!
+    static let signatureURL = URL(string: "https://sdk.iad-01.braze.com/api/v3/data")!
+    static let signatureScheme = AuthorizationScheme("signature")
+
+    static func configuration(advancedAuth: Bool) throws -> AuthorizationConfiguration {
+        try AuthorizationConfiguration(
+            projectToken: projectToken, baseURL: baseURL, authorization: "Token \(apiKey)", advancedAuthEnabled: advancedAuth
+        )
+    }
+
+    static func bearerFloor() {
+        blackHole(handBuiltRequest(url: inboxURL, method: "POST", headerName: "Authorization", headerValue: "Bearer \(token)", body: body))
+    }
+
+    static func apiKeyCase() throws -> PreparationCase {
+        let client = try AuthorizedHTTPClient(configuration: configuration(advancedAuth: false), transport: InstantTransport(), diagnostics: QuietSink())
+        return PreparationCase(
+            name: "API key",
+            send: { _ = try await client.send(.trackEvents, body: body) },
+            floor: { blackHole(handBuiltRequest(url: trackEventsURL, method: "POST", headerName: "Authorization", headerValue: "Token \(apiKey)", body: body)) }
+        )
+    }
+
+    static func bearerAsync() throws -> PreparationCase {
+        let client = try AuthorizedHTTPClient(
+            configuration: configuration(advancedAuth: true), provider: FixedTokenProvider(token: token),
+            transport: InstantTransport(), diagnostics: QuietSink()
+        )
+        return PreparationCase(name: "bearer, async provider", send: { _ = try await client.send(.appInboxFetch, body: body) }, floor: bearerFloor)
+    }
+
+    static func bearerClass() throws -> PreparationCase {
+        let registry = ProviderRegistry()
+        registry.register(BenchmarkProviderClass.self, as: "ExponeaAuthProvider")
+        let client = try AuthorizedHTTPClient(
+            configuration: configuration(advancedAuth: true), registry: registry, transport: InstantTransport(), diagnostics: QuietSink()
+        )
+        return PreparationCase(name: "bearer, provider class", send: { _ = try await client.send(.appInboxFetch, body: body) }, floor: bearerFloor)
+    }
+
+    static func bearerCaching() throws -> PreparationCase {
+        let client = try AuthorizedHTTPClient(
+            configuration: configuration(advancedAuth: true),
+            provider: CachingAuthorizationProvider(wrapping: FixedTokenProvider(token: token)),
+            transport: InstantTransport(), diagnostics: QuietSink()
+        )
+        return PreparationCase(name: "bearer, caching provider", send: { _ = try await client.send(.appInboxFetch, body: body) }, floor: bearerFloor)
+    }
+
+    /// Signature mode's header on the seam: a scheme of its own, matched by host.
+    static func signature() throws -> PreparationCase {
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "*.braze.com", scheme: signatureScheme))
+        let authorizer = try RequestAuthorizer(
+            policy: policy,
+            providers: [signatureScheme: FixedHeaderProvider(name: "X-Braze-Auth-Signature", value: token)],
+            diagnostics: QuietSink()
+        )
+        let client = AuthorizedHTTPClient(authorizer: authorizer, transport: InstantTransport())
+        let request = OutgoingRequest(method: "POST", url: signatureURL, headers: ["Content-Type": "application/json"], body: body)
+        return PreparationCase(
+            name: "signature header",
+            send: { _ = try await client.send(request) },
+            floor: { blackHole(handBuiltRequest(url: signatureURL, method: "POST", headerName: "X-Braze-Auth-Signature", headerValue: token, body: body)) }
+        )
+    }
+}
+
+func requestPreparationBenchmarks() {
+    let operations = BenchmarkSettings.pick(full: 2_000, quick: 50)
+    let rounds = BenchmarkSettings.pick(full: 30, quick: 1)
+    let cases: [(String, @Sendable () throws -> PreparationCase)] = [
+        ("API key", PreparationFixtures.apiKeyCase),
+        ("bearer, async provider", PreparationFixtures.bearerAsync),
+        ("bearer, provider class", PreparationFixtures.bearerClass),
+        ("bearer, caching provider", PreparationFixtures.bearerCaching),
+        ("signature header", PreparationFixtures.signature),
+    ]
+    for (name, make) in cases {
+        let metrics = PairedMetrics(subject: "client.send", floor: "URLRequest by hand")
+        Benchmark("1 prepare: \(name) vs URLRequest by hand", configuration: BenchmarkSettings.rounds(rounds, metrics: metrics.all)) { benchmark in
+            do {
+                let fixture = try make()
+                try await pairedRound(benchmark, metrics: metrics, operations: operations) {
+                    for _ in 0..<operations { try await fixture.send() }
+                } floor: {
+                    for _ in 0..<operations { fixture.floor() }
+                }
+            } catch {
+                benchmark.fail(error)
+            }
+        }
+    }
+
+    // The synchronous provider against the async one, both under 32 concurrent requests: the cost of
+    // keeping blocking calls off the cooperative pool, one at a time.
+    let concurrency = 32
+    let metrics = PairedMetrics(subject: "provider class", floor: "async provider")
+    Benchmark(
+        "1 prepare: bearer, provider class vs async provider, \(concurrency) concurrent",
+        configuration: BenchmarkSettings.rounds(rounds, metrics: metrics.all)
+    ) { benchmark in
+        do {
+            let providerClass = try PreparationFixtures.bearerClass()
+            let async = try PreparationFixtures.bearerAsync()
+            let send = providerClass.send, floor = async.send
+            try await pairedRound(benchmark, metrics: metrics, operations: operations) {
+                try await concurrently(operations, concurrency: concurrency, send)
+            } floor: {
+                try await concurrently(operations, concurrency: concurrency, floor)
+            }
+        } catch {
+            benchmark.fail(error)
+        }
+    }
+}
