@@ -126,6 +126,8 @@ enum JournalCodec {
     struct Decoded {
         /// The whole records, in order.
         var records: [JournalRecord]
+        /// The size of each record in the file, framing included.
+        var sizes: [Int]
         /// How many bytes the header and the whole records cover.
         var validLength: Int
         /// False when the file does not start with the header (nothing is read then).
@@ -138,9 +140,10 @@ enum JournalCodec {
     /// not decode.
     static func decode(_ bytes: [UInt8]) -> Decoded {
         guard bytes.count >= header.count, Array(bytes[0..<header.count]) == header else {
-            return Decoded(records: [], validLength: 0, headerValid: bytes.isEmpty, tornTail: false)
+            return Decoded(records: [], sizes: [], validLength: 0, headerValid: bytes.isEmpty, tornTail: false)
         }
         var records: [JournalRecord] = []
+        var sizes: [Int] = []
         var offset = header.count
         var torn = false
         while offset < bytes.count {
@@ -158,9 +161,10 @@ enum JournalCodec {
             let end = start + Int(length)
             guard CRC32.checksum(bytes[start..<end]) == checksum, let record = decodeBody(bytes, start..<end) else { break }
             records.append(record)
+            sizes.append(end - offset)
             offset = end
         }
-        return Decoded(records: records, validLength: offset, headerValid: true, tornTail: torn)
+        return Decoded(records: records, sizes: sizes, validLength: offset, headerValid: true, tornTail: torn)
     }
 
     private static func decodeBody(_ bytes: [UInt8], _ range: Range<Int>) -> JournalRecord? {

@@ -115,10 +115,10 @@ final class RequestJournalFile: Sendable {
         let decoded = JournalCodec.decode(bytes)
         var recovered = State(descriptor: -1)
         var sending: Set<UUID> = []
-        for record in decoded.records {
+        for (record, size) in zip(decoded.records, decoded.sizes) {
             switch record {
             case .entry(let entry):
-                recovered.insert(entry, size: JournalCodec.encode(record).count)
+                recovered.insert(entry, size: size)
             case .sending(let id):
                 if recovered.entries[id] != nil { sending.insert(id) }
             case .done(let id):
@@ -161,9 +161,18 @@ final class RequestJournalFile: Sendable {
         if recovery.entries > 0 {
             diagnostics.log(.info, "Request queue \(LogText.escaped(name)): \(recovery.entries) entries recovered")
         }
-        // A clean file with the live entries only: no dead records, no damaged tail.
-        do {
-            recovered.descriptor = try Self.rewrite(fileURL, entries: recovered.order[recovered.head...].compactMap { recovered.entries[$0] })
+        // A file holding only its live entries is appended to as it is; any other is rewritten with
+        // the live entries only: no dead records, no damaged tail.
+        let clean = decoded.headerValid && !bytes.isEmpty && wholeFile && recovery.unreadableBytes == 0 && decoded.records.count == recovered.count
+        do throws(SignatureQueueError) {
+            if clean {
+                let descriptor = open(fileURL.path, O_WRONLY | O_APPEND | O_CLOEXEC)
+                guard descriptor >= 0 else { throw SignatureQueueError.storageFailed("could not open the queue file for writing (errno \(errno))") }
+                _ = fchmod(descriptor, 0o600)
+                recovered.descriptor = descriptor
+            } else {
+                recovered.descriptor = try Self.rewrite(fileURL, entries: recovered.order[recovered.head...].compactMap { recovered.entries[$0] })
+            }
         } catch {
             posixClose(lock)
             throw error
