@@ -5,22 +5,26 @@ import Foundation
 ///
 /// The wrapped provider is created and called only on a dedicated serial dispatch queue, never on
 /// Swift's cooperative thread pool: a provider that blocks for a while holds up the requests that
-/// need its token, and nothing else. It is asked for every request; a `nil` or empty answer fails
-/// that request with ``RequestError/Code/missingCustomerToken``.
+/// need its token, and nothing else. Calls are made one at a time, in arrival order; the calls that
+/// are waiting are answered in one turn of the queue, so many concurrent requests cost one hop to it,
+/// not one each. It is asked for every request; a `nil` or empty answer fails that request with
+/// ``RequestError/Code/missingCustomerToken``.
 ///
 /// Cancellation is prompt: a request cancelled before its turn does not call the provider, and a
 /// request cancelled (or past its deadline) while the provider is inside `getAuthorizationToken()`
 /// returns at once; the provider's late answer is dropped, and the stuck call is reported through
 /// diagnostics.
 public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Sendable, CustomStringConvertible, CustomReflectable {
-    // `@unchecked Sendable` is sound: `provider` is created inside `queue.async` and read only
-    // inside later `queue.async` blocks; `queue` is serial, so every access to the non-Sendable
-    // instance happens on one thread at a time, in order. The other stored properties are immutable
-    // and Sendable.
+    // `@unchecked Sendable` is sound: `provider` is created and read only inside `drain()`, which
+    // runs only as a block on `queue`; `queue` is serial, so every access to the non-Sendable
+    // instance happens on one thread at a time, in order. `calls` is a `Locked`; the other stored
+    // properties are immutable and Sendable.
     private let queue: DispatchQueue
     private var provider: (any AuthorizationProviderType)?
     private let makeProvider: () -> any AuthorizationProviderType
     private let diagnostics: any DiagnosticsSink
+    /// The calls waiting for their turn, and the phase of every call: one lock per provider, none per request.
+    private let calls = Locked(PendingCalls())
     /// The wrapped type's name, for diagnostics.
     public let providerTypeName: String
 
@@ -41,84 +45,116 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
         let call = ProviderCall()
         let token: String? = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String?, any Error>) in
-                guard call.attach(continuation) else { return }
-                queue.async {
-                    guard call.begin() else { return }
-                    let provider = self.provider ?? self.makeProvider()
-                    self.provider = provider
-                    let token = provider.getAuthorizationToken()
-                    if call.finish(token) {
-                        self.diagnostics.log(.info, "getAuthorizationToken() of \(self.providerTypeName) returned after its request was cancelled; the answer was dropped")
-                    }
-                }
+                enqueue(call, continuation)
             }
         } onCancel: {
-            if call.cancel() {
+            if cancel(call) {
                 diagnostics.log(.warning, "getAuthorizationToken() of \(providerTypeName) is still running for \(context.requestName), which was cancelled; the request returns without waiting for it, and later requests queue behind it")
             }
         }
         guard let token, !token.isEmpty else { throw RequestError.missingCustomerToken(endpoint: context.endpoint) }
         return .bearer(token)
     }
-}
 
-/// One call to a synchronous provider: the continuation is resumed exactly once, by the answer or
-/// by cancellation, whichever comes first.
-private final class ProviderCall: Sendable {
-    private enum Phase { case waiting, running, finished, cancelled }
-    private struct State {
-        var continuation: CheckedContinuation<String?, any Error>?
-        var phase = Phase.waiting
-    }
+    // MARK: One queue turn for every waiting call
 
-    private let state = Locked(State())
-
-    /// Keeps the continuation; false (and resumed) when the request was cancelled already.
-    func attach(_ continuation: CheckedContinuation<String?, any Error>) -> Bool {
-        let cancelled = state.withLock { state -> Bool in
-            if state.phase == .cancelled { return true }
-            state.continuation = continuation
-            return false
+    /// Queues `call`, and schedules one drain on the provider's queue unless one is scheduled or
+    /// running already. A call cancelled before it got here is answered with `CancellationError`.
+    private func enqueue(_ call: ProviderCall, _ continuation: CheckedContinuation<String?, any Error>) {
+        let (queued, scheduleDrain) = calls.withLock { pending -> (Bool, Bool) in
+            guard call.phase == .new else { return (false, false) }
+            call.phase = .waiting
+            call.continuation = continuation
+            pending.waiting.append(call)
+            guard !pending.draining else { return (true, false) }
+            pending.draining = true
+            return (true, true)
         }
-        if cancelled { continuation.resume(throwing: CancellationError()) }
-        return !cancelled
+        if !queued { continuation.resume(throwing: CancellationError()) }
+        if scheduleDrain { queue.async { self.drain() } }
     }
 
-    /// Marks the provider call as started; false when the request was cancelled before its turn.
-    func begin() -> Bool {
-        state.withLock { state in
-            guard state.phase == .waiting else { return false }
-            state.phase = .running
+    /// Runs on `queue`: takes every waiting call at once and asks the provider for each, one at a
+    /// time, in arrival order; then the calls that arrived meanwhile, until none is left. A call
+    /// cancelled before its turn does not reach the provider.
+    private func drain() {
+        while true {
+            let batch = calls.withLock { pending -> [ProviderCall] in
+                guard !pending.waiting.isEmpty else {
+                    pending.draining = false
+                    return []
+                }
+                var batch: [ProviderCall] = []
+                swap(&batch, &pending.waiting)
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            for call in batch where begin(call) {
+                let provider = self.provider ?? makeProvider()
+                self.provider = provider
+                let token = provider.getAuthorizationToken()
+                if finish(call, with: token) {
+                    diagnostics.log(.info, "getAuthorizationToken() of \(providerTypeName) returned after its request was cancelled; the answer was dropped")
+                }
+            }
+        }
+    }
+
+    /// Marks the call as started; false when it was cancelled before its turn.
+    private func begin(_ call: ProviderCall) -> Bool {
+        calls.withLock { _ in
+            guard call.phase == .waiting else { return false }
+            call.phase = .running
             return true
         }
     }
 
     /// Delivers the answer; returns true when it came too late (the request was cancelled meanwhile).
-    func finish(_ token: String?) -> Bool {
-        let continuation = state.withLock { state -> CheckedContinuation<String?, any Error>? in
-            guard state.phase == .running else { return nil }
-            state.phase = .finished
-            defer { state.continuation = nil }
-            return state.continuation
+    private func finish(_ call: ProviderCall, with token: String?) -> Bool {
+        let continuation = calls.withLock { _ -> CheckedContinuation<String?, any Error>? in
+            guard call.phase == .running else { return nil }
+            call.phase = .finished
+            defer { call.continuation = nil }
+            return call.continuation
         }
         continuation?.resume(returning: token)
         return continuation == nil
     }
 
-    /// Ends the wait with `CancellationError`; returns true when the provider was inside its call.
-    func cancel() -> Bool {
-        let (continuation, wasRunning) = state.withLock { state -> (CheckedContinuation<String?, any Error>?, Bool) in
-            switch state.phase {
+    /// Ends the wait with `CancellationError`, exactly once; returns true when the provider was
+    /// inside its call for it.
+    private func cancel(_ call: ProviderCall) -> Bool {
+        let (continuation, wasRunning) = calls.withLock { _ -> (CheckedContinuation<String?, any Error>?, Bool) in
+            switch call.phase {
             case .finished, .cancelled:
                 return (nil, false)
-            case .waiting, .running:
-                let wasRunning = state.phase == .running
-                state.phase = .cancelled
-                defer { state.continuation = nil }
-                return (state.continuation, wasRunning)
+            case .new, .waiting, .running:
+                let wasRunning = call.phase == .running
+                call.phase = .cancelled
+                defer { call.continuation = nil }
+                return (call.continuation, wasRunning)
             }
         }
         continuation?.resume(throwing: CancellationError())
         return wasRunning
     }
+}
+
+/// The calls of one provider that wait for their turn, and whether a drain is scheduled or running.
+private struct PendingCalls {
+    var waiting: [ProviderCall] = []
+    var draining = false
+}
+
+/// One call to a synchronous provider: its continuation is resumed exactly once, by the answer or by
+/// cancellation, whichever comes first.
+private final class ProviderCall: @unchecked Sendable {
+    // `@unchecked Sendable` is sound: `phase` and `continuation` are read and written only inside
+    // `calls.withLock` of the one CustomerTokenProvider that made the call, so no two threads touch
+    // them at once. (A lock per provider rather than an atomic per call: `Synchronization.Atomic`
+    // needs macOS 15 / iOS 18, and the framework sets no minimum deployment target.)
+    enum Phase { case new, waiting, running, finished, cancelled }
+
+    var phase = Phase.new
+    var continuation: CheckedContinuation<String?, any Error>?
 }
