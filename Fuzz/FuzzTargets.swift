@@ -28,6 +28,7 @@ public func fuzzOneInput(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     case "names": fuzzNames(data)
     case "headers": fuzzHeaders(data)
     case "redirects": fuzzRedirects(data)
+    case "signature": fuzzSignature(data)
     default: preconditionFailure("unknown SDKAUTH_FUZZ_TARGET \(selectedTarget)")
     }
     return 0
@@ -138,4 +139,18 @@ private struct SilentSink: DiagnosticsSink {
 
 private struct NoProvider: AuthorizationProvider {
     func credential(for context: AuthorizationContext) async throws -> Credential { .omitted }
+}
+
+/// The signature mode's untrusted input: the request queue's journal file (read at every start, and
+/// perhaps damaged) and the server's `auth_error` bodies.
+func fuzzSignature(_ data: Data) {
+    _ = SignatureFailure.reported(in: data, signature: nil, requestUser: nil)
+    var bytes = [UInt8](data)
+    if !bytes.starts(with: JournalCodec.header) { bytes = JournalCodec.header + bytes }
+    let decoded = JournalCodec.decode(bytes)
+    precondition(decoded.validLength <= bytes.count && decoded.records.count == decoded.sizes.count, "decode overran its input")
+    precondition(decoded.sizes.reduce(JournalCodec.header.count, +) == decoded.validLength, "record sizes do not add up")
+    // What was read encodes to records that read back the same.
+    let again = decoded.records.reduce(JournalCodec.header) { $0 + JournalCodec.encode($1) }
+    precondition(JournalCodec.decode(again).records == decoded.records, "a decoded record does not survive a round trip")
 }
