@@ -47,6 +47,8 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
 
     private let transport: any HTTPTransport
     private let source: ProviderSource
+    /// The deadlines of the requests in flight, enforced by one task for the whole client.
+    private let deadlines: RequestDeadlines
 
     /// Creates a client whose customer-token provider is found by name in `registry`, as the
     /// Exponea SDKs find theirs, and loads it when advanced auth is enabled.
@@ -87,6 +89,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
                                                         options: options, clock: clock, diagnostics: diagnostics, observer: observer)
         self.configuration = configuration
         self.transport = transport
+        self.deadlines = RequestDeadlines(clock: authorizer.clock)
         self.source = configuration.advancedAuthEnabled ? .registry(registry, isClassBased: Locked(classBased)) : .none
     }
 
@@ -118,6 +121,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
                                                         options: options, clock: clock, diagnostics: diagnostics, observer: observer)
         self.configuration = configuration
         self.transport = transport
+        self.deadlines = RequestDeadlines(clock: authorizer.clock)
         self.source = .fixed
     }
 
@@ -126,6 +130,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         self.authorizer = authorizer
         self.configuration = nil
         self.transport = transport
+        self.deadlines = RequestDeadlines(clock: authorizer.clock)
         self.source = .fixed
     }
 
@@ -265,34 +270,35 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
 
     /// Runs `work` until it ends or the request's deadline passes on the monotonic clock, whichever
     /// comes first; the work is cancelled at the deadline.
+    ///
+    /// The work runs in a task of its own (the deadline cancels it, not the caller's task), started
+    /// on the calling thread; the client's one ``RequestDeadlines`` driver watches every deadline.
     private func withDeadline(
         endpoint: EndpointID?,
         _ work: @escaping @Sendable () async throws(RequestError) -> ServerResponse
     ) async throws(RequestError) -> ServerResponse {
-        struct DeadlinePassed: Error {}
-        let clock = authorizer.clock
+        // An unstructured task does not inherit cancellation: a cancelled caller sends nothing.
+        if Task.isCancelled { throw .cancelled }
         let seconds = authorizer.options.requestDeadline
-        let deadline = clock.monotonicNow() + seconds
-        do {
-            return try await withThrowingTaskGroup(of: ServerResponse?.self) { group in
-                group.addTask { try await work() }
-                group.addTask {
-                    try await clock.sleep(untilMonotonic: deadline)
-                    throw DeadlinePassed()
-                }
-                defer { group.cancelAll() }
-                while let result = try await group.next() {
-                    if let response = result { return response }
-                }
-                throw CancellationError()
-            }
-        } catch let error as RequestError {
+        let ticket = deadlines.begin(seconds: seconds)
+        let task = startRequestTask { () async throws -> ServerResponse in try await work() }
+        deadlines.attach(task, to: ticket)
+        let result = await withTaskCancellationHandler {
+            await task.result
+        } onCancel: {
+            task.cancel()
+        }
+        let expired = deadlines.end(ticket)
+        switch result {
+        case .success(let response):
+            return response
+        case .failure(let error as RequestError) where !(expired && error.code == .cancelled):
             throw error
-        } catch is DeadlinePassed {
+        case .failure where expired:
             authorizer.diagnostics.log(.warning, RequestError.deadlineExceeded(endpoint: endpoint, after: seconds).description,
                                        endpoint: endpoint, event: RequestError.Code.deadlineExceeded.rawValue)
             throw .deadlineExceeded(endpoint: endpoint, after: seconds)
-        } catch {
+        case .failure:
             throw .cancelled
         }
     }

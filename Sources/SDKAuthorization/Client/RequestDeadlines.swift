@@ -1,0 +1,142 @@
+import Foundation
+
+/// The deadlines of one client's requests in flight, and the one task that enforces them.
+///
+/// Every request of a client has the same time limit, and each deadline is taken under the lock on
+/// the monotonic clock, so deadlines arrive in order: a queue, oldest first. One driver task sleeps
+/// on the client's clock until the earliest deadline of a request still in flight, cancels the
+/// requests that have reached theirs, and sleeps again; it ends once no request is left. A request
+/// costs a queue slot, not a task and a timer of its own.
+final class RequestDeadlines: Sendable {
+    /// One request's place in the queue.
+    struct Ticket: Sendable {
+        fileprivate let id: UInt64
+    }
+
+    private struct Entry {
+        /// Monotonic seconds.
+        let deadline: TimeInterval
+        var task: Task<ServerResponse, any Error>?
+        var expired = false
+        var finished = false
+    }
+
+    private struct State {
+        var entries: [Entry] = []
+        /// The id of `entries[0]`.
+        var firstID: UInt64 = 0
+        /// Every entry before `head` has finished.
+        var head = 0
+        /// Every entry with a smaller id has expired or finished.
+        var nextToExpire: UInt64 = 0
+        var driverRunning = false
+
+        func index(of id: UInt64) -> Int? {
+            guard id >= firstID, id - firstID < UInt64(entries.count) else { return nil }
+            return Int(id - firstID)
+        }
+
+        /// Drops the finished entries at the front, in amortized constant time.
+        mutating func dropFinished() {
+            while head < entries.count, entries[head].finished { head += 1 }
+            if head == entries.count {
+                firstID += UInt64(head)
+                entries.removeAll(keepingCapacity: entries.count <= 4_096)
+                head = 0
+            } else if head >= 1_024, head * 2 >= entries.count {
+                firstID += UInt64(head)
+                entries.removeFirst(head)
+                head = 0
+            }
+            nextToExpire = max(nextToExpire, firstID + UInt64(head))
+        }
+    }
+
+    private let clock: any AuthorizationClock
+    private let state = Locked(State())
+
+    init(clock: any AuthorizationClock) {
+        self.clock = clock
+    }
+
+    /// Queues a request whose deadline is `seconds` from now, and starts the driver if none runs.
+    func begin(seconds: TimeInterval) -> Ticket {
+        let (ticket, startDriver) = state.withLock { state -> (Ticket, Bool) in
+            let ticket = Ticket(id: state.firstID + UInt64(state.entries.count))
+            state.entries.append(Entry(deadline: clock.monotonicNow() + seconds))
+            guard !state.driverRunning else { return (ticket, false) }
+            state.driverRunning = true
+            return (ticket, true)
+        }
+        if startDriver {
+            Task.detached { await self.drive() }
+        }
+        return ticket
+    }
+
+    /// Hands the request's task to the driver; cancels it at once when the deadline has passed already.
+    func attach(_ task: Task<ServerResponse, any Error>, to ticket: Ticket) {
+        let expired = state.withLock { state -> Bool in
+            guard let index = state.index(of: ticket.id) else { return false }
+            if state.entries[index].expired { return true }
+            state.entries[index].task = task
+            return false
+        }
+        if expired { task.cancel() }
+    }
+
+    /// Takes the request out of the queue; returns whether its deadline passed while it ran.
+    func end(_ ticket: Ticket) -> Bool {
+        state.withLock { state -> Bool in
+            guard let index = state.index(of: ticket.id) else { return false }
+            let expired = state.entries[index].expired
+            state.entries[index].finished = true
+            state.entries[index].task = nil
+            state.dropFinished()
+            return expired
+        }
+    }
+
+    /// The driver: sleeps until the earliest deadline of a request in flight, cancels every request
+    /// whose deadline has come, and repeats until none is left.
+    private func drive() async {
+        while true {
+            let next = state.withLock { state -> TimeInterval? in
+                state.dropFinished()
+                var id = state.nextToExpire
+                while let index = state.index(of: id), state.entries[index].finished || state.entries[index].expired { id += 1 }
+                guard let index = state.index(of: id) else {
+                    state.driverRunning = false
+                    return nil
+                }
+                return state.entries[index].deadline
+            }
+            guard let next else { return }
+            try? await clock.sleep(untilMonotonic: next)
+            let expired = state.withLock { state -> [Task<ServerResponse, any Error>] in
+                let now = clock.monotonicNow()
+                var tasks: [Task<ServerResponse, any Error>] = []
+                var id = max(state.nextToExpire, state.firstID + UInt64(state.head))
+                while let index = state.index(of: id), state.entries[index].deadline <= now {
+                    if !state.entries[index].finished, !state.entries[index].expired {
+                        state.entries[index].expired = true
+                        if let task = state.entries[index].task { tasks.append(task) }
+                    }
+                    id += 1
+                }
+                state.nextToExpire = id
+                return tasks
+            }
+            for task in expired { task.cancel() }
+        }
+    }
+}
+
+/// Starts `operation` in a task of its own that runs on the calling thread until it first suspends
+/// (`Task.immediate` where the runtime has it): a request that never waits never changes threads.
+func startRequestTask(_ operation: sending @escaping @isolated(any) () async throws -> ServerResponse) -> Task<ServerResponse, any Error> {
+    if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+        return Task.immediate(operation: operation)
+    }
+    return Task(operation: operation)
+}
