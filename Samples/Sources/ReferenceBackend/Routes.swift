@@ -24,6 +24,14 @@ struct Routes: Sendable {
         router.get("/rover/ticketing") { request, _ in
             try await self.roverTicketing(request: request)
         }
+        // The API's own OpenAPI document (openapi.yaml), from which ReferenceBackendClient is generated.
+        router.get("/openapi.yaml") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/yaml"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: ReferenceBackend.openAPIDocument))
+            )
+        }
         router.post("/app/login") { request, _ in
             try self.requireTestRoutes()
             return try await self.login(request: request)

@@ -4,6 +4,7 @@
 // Exits non-zero when any outcome differs from what the sample expects.
 import AuthorizationSamples
 import Foundation
+import GeneratedClientSample
 
 let environment = try await SampleEnvironment.fromCommandLine()
 print("SDKAuthorization demo against the reference backend at \(environment.baseURL.absoluteString)")
@@ -16,6 +17,7 @@ do {
     rows += try await HTTPStackSample.run(environment)
     rows += try await TokenExchangeModeSample.run(environment)
     rows += try await SignatureModeSample.run(environment)
+    rows += try await GeneratedClientSample.run(environment)
     rows += MisconfigurationSample.run(environment)
 } catch {
     print("demo failed: \(error)")
