@@ -76,8 +76,16 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
 
     /// Runs on `queue`: takes every waiting call at once and asks the provider for each, one at a
     /// time, in arrival order; then the calls that arrived meanwhile, until none is left. A call
-    /// cancelled before its turn does not reach the provider.
+    /// cancelled before its turn does not reach the provider. Answers are handed back together, at
+    /// the end of a turn or after at most a millisecond, so a burst of requests wakes the waiting
+    /// tasks' threads once rather than once per answer.
     private func drain() {
+        var answers: [(CheckedContinuation<String?, any Error>, String?)] = []
+        var heldSince: UInt64 = 0
+        func handBack() {
+            for (continuation, token) in answers { continuation.resume(returning: token) }
+            answers.removeAll(keepingCapacity: true)
+        }
         while true {
             let batch = calls.withLock { pending -> [ProviderCall] in
                 guard !pending.waiting.isEmpty else {
@@ -88,14 +96,22 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
                 swap(&batch, &pending.waiting)
                 return batch
             }
-            guard !batch.isEmpty else { return }
+            guard !batch.isEmpty else {
+                handBack()
+                return
+            }
             for call in batch where begin(call) {
                 let provider = self.provider ?? makeProvider()
                 self.provider = provider
                 let token = provider.getAuthorizationToken()
-                if finish(call, with: token) {
+                guard let continuation = finish(call) else {
                     diagnostics.log(.info, "getAuthorizationToken() of \(providerTypeName) returned after its request was cancelled; the answer was dropped")
+                    continue
                 }
+                let now = DispatchTime.now().uptimeNanoseconds
+                if answers.isEmpty { heldSince = now }
+                answers.append((continuation, token))
+                if now - heldSince >= 1_000_000 { handBack() }
             }
         }
     }
@@ -109,16 +125,15 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
         }
     }
 
-    /// Delivers the answer; returns true when it came too late (the request was cancelled meanwhile).
-    private func finish(_ call: ProviderCall, with token: String?) -> Bool {
-        let continuation = calls.withLock { _ -> CheckedContinuation<String?, any Error>? in
+    /// Marks the call as answered and returns its continuation; nil when the answer came too late
+    /// (the request was cancelled meanwhile).
+    private func finish(_ call: ProviderCall) -> CheckedContinuation<String?, any Error>? {
+        calls.withLock { _ -> CheckedContinuation<String?, any Error>? in
             guard call.phase == .running else { return nil }
             call.phase = .finished
             defer { call.continuation = nil }
             return call.continuation
         }
-        continuation?.resume(returning: token)
-        return continuation == nil
     }
 
     /// Ends the wait with `CancellationError`, exactly once; returns true when the provider was
