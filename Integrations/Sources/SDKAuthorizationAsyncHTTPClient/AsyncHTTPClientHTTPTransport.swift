@@ -4,8 +4,8 @@ import NIOCore
 import NIOHTTP1
 import SDKAuthorization
 
-/// An ``SDKAuthorization/HTTPTransport`` over AsyncHTTPClient, for server-side SDKs: give it to an
-/// ``SDKAuthorization/AuthorizedHTTPClient`` instead of the URLSession one.
+/// An `HTTPTransport` over AsyncHTTPClient, for server-side SDKs: give it to an
+/// `AuthorizedHTTPClient` instead of the URLSession one.
 ///
 /// ```swift
 /// let transport = AsyncHTTPClientHTTPTransport()
@@ -15,11 +15,11 @@ import SDKAuthorization
 /// ```
 ///
 /// The transport owns its `HTTPClient` and configures it never to follow a redirect: the
-/// ``SDKAuthorization/AuthorizedHTTPClient`` follows redirects itself so that it can drop the
+/// `AuthorizedHTTPClient` follows redirects itself so that it can drop the
 /// credential on a hop to another origin. Call ``shutdown()`` when you are done with it.
 ///
 /// Each attempt has at most ``timeout`` seconds; a cancelled task (the client cancels the sending
-/// task when ``SDKAuthorization/AuthorizationOptions/requestDeadline`` passes) ends the request at
+/// task when `AuthorizationOptions.requestDeadline` passes) ends the request at
 /// once, closing its connection, and throws `CancellationError`. A response body longer than
 /// ``maximumResponseBodyBytes`` fails the attempt rather than filling memory.
 public final class AsyncHTTPClientHTTPTransport: HTTPTransport, Sendable {

@@ -1,7 +1,7 @@
 import Logging
 import SDKAuthorization
 
-/// A ``SDKAuthorization/DiagnosticsSink`` that writes the framework's diagnostics to a swift-log
+/// A `DiagnosticsSink` that writes the framework's diagnostics to a swift-log
 /// `Logger`, with the request's endpoint, scheme and event as metadata rather than inside one string.
 ///
 /// ```swift
@@ -19,8 +19,8 @@ public struct SwiftLogDiagnosticsSink: DiagnosticsSink {
     public static let endpointKey = "sdkauth.endpoint"
     /// The metadata key of the scheme's name.
     public static let schemeKey = "sdkauth.scheme"
-    /// The metadata key of the event's name (an ``SDKAuthorization/AuthorizationEvent/Kind`` or a
-    /// ``SDKAuthorization/RequestError/Code``).
+    /// The metadata key of the event's name (an `AuthorizationEvent.Kind` or a
+    /// `RequestError.Code`).
     public static let eventKey = "sdkauth.event"
 
     /// The logger diagnostics go to.

@@ -2,7 +2,7 @@ import CoreMetrics
 import Foundation
 import SDKAuthorization
 
-/// An ``SDKAuthorization/AuthorizationEventObserver`` that counts and times the framework's events
+/// An `AuthorizationEventObserver` that counts and times the framework's events
 /// with swift-metrics.
 ///
 /// ```swift

@@ -4,7 +4,7 @@ import OpenAPIRuntime
 import SDKAuthorization
 
 /// A swift-openapi-runtime `ClientMiddleware` that authorizes every operation of a generated
-/// client through a ``SDKAuthorization/RequestAuthorizer``, and sends it once more through `next`
+/// client through a `RequestAuthorizer`, and sends it once more through `next`
 /// when the authorizer answers a rejection with a retry.
 ///
 /// ```swift
@@ -19,22 +19,22 @@ import SDKAuthorization
 /// 1. Finds the endpoint: ``operations`` maps an `operationID` to a catalogue endpoint; an
 ///    `operationID` that is itself the name of an endpoint in the policy maps to it; any other
 ///    operation is matched by method and URL (the catalogue, then the rules), as
-///    ``SDKAuthorization/RequestAuthorizer/authorize(_:endpoint:)`` does. A request mapped to an
+///    `RequestAuthorizer.authorize(_:endpoint:)` does. A request mapped to an
 ///    endpoint must go to that endpoint's origin, or it fails before it is sent.
 /// 2. Shows the provider the whole request (method, URL with query, header fields and the body,
 ///    collected up to ``maximumBodyBytes``) and sets the credential header field it answers.
 /// 3. Hands a 401 or 403 (status, header fields, body) to
-///    ``SDKAuthorization/RequestAuthorizer/evaluate(_:to:)``: on a retry (after the delay the
+///    `RequestAuthorizer.evaluate(_:to:)`: on a retry (after the delay the
 ///    provider asks for, on the injected clock) it authorizes the request again and sends it once
-///    more through `next`; on a failure it throws the ``SDKAuthorization/RequestError``.
+///    more through `next`; on a failure it throws the `RequestError`.
 ///
 /// Errors reach the caller of the generated client as its `ClientError`, whose
-/// `underlyingError` is the ``SDKAuthorization/RequestError`` (an `authorizationRejected` code for a
+/// `underlyingError` is the `RequestError` (an `authorizationRejected` code for a
 /// final 401 or 403, `missingCustomerToken` for a provider that gave no token, ...).
 ///
 /// The transport below follows redirects on its own terms: `URLSessionTransport` follows them,
 /// and AsyncHTTPClient's transport follows them unless its client is configured not to. Only
-/// ``SDKAuthorization/AuthorizedHTTPClient`` (for example over `AsyncHTTPClientHTTPTransport`)
+/// `AuthorizedHTTPClient` (for example over `AsyncHTTPClientHTTPTransport`)
 /// drops the credential on a hop to another origin itself.
 public struct AuthorizationMiddleware: ClientMiddleware {
     /// The seam that authorizes each operation.

@@ -1,7 +1,7 @@
 import SDKAuthorization
 import Tracing
 
-/// An ``SDKAuthorization/AuthorizationEventObserver`` that turns the framework's events into
+/// An `AuthorizationEventObserver` that turns the framework's events into
 /// swift-distributed-tracing spans and span events.
 ///
 /// ```swift
