@@ -78,6 +78,19 @@ enum WaiterFixtures {
         )
     }
 
+    /// The same wait through the seam alone, `RequestAuthorizer.authorize`, with no client around it.
+    static func seam(_ count: Int, callbacks: CallCounter) async throws -> WaiterCost {
+        let store = try store(callbacks: callbacks)
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "api.rover.io", scheme: .bearer))
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: store], diagnostics: QuietSink())
+        let request = OutgoingRequest(method: "GET", url: roverURL)
+        return try await measureWaiters(
+            count, start: { try await authorizer.authorize(request).carriesCredential }, waiting: { store.waitingRequestCount },
+            release: { try store.setIDToken(token) }, check: { $0 }
+        )
+    }
+
     static func client(_ count: Int, callbacks: CallCounter) async throws -> WaiterCost {
         let store = try store(callbacks: callbacks)
         var policy = AuthorizationPolicy()
@@ -139,7 +152,8 @@ func refreshWaiterBenchmarks() {
         let clientBytes = BenchmarkMetric.custom("bytes per waiter: client.send", useScalingFactor: false)
         let gateBytes = BenchmarkMetric.custom("bytes per waiter: lock gate", useScalingFactor: false)
         let overGate = BenchmarkMetric.custom("bytes per waiter over the gate: client.send", useScalingFactor: false)
-        let clientMetrics = [clientRatio, clientCallbacks, clientMicros, gateMicros, clientBytes, gateBytes, overGate]
+        let seamBytes = BenchmarkMetric.custom("bytes per waiter: authorizer.authorize (the seam, no client)", useScalingFactor: false)
+        let clientMetrics = [clientRatio, clientCallbacks, clientMicros, gateMicros, clientBytes, gateBytes, overGate, seamBytes]
         Benchmark("3 waiters: \(size) through client.send vs lock gate", configuration: BenchmarkSettings.rounds(rounds, metrics: clientMetrics)) { benchmark in
             do {
                 let counter = CallCounter()
@@ -158,6 +172,7 @@ func refreshWaiterBenchmarks() {
                 benchmark.measurement(clientBytes, client.bytesPerWaiter)
                 benchmark.measurement(gateBytes, gate.bytesPerWaiter)
                 benchmark.measurement(overGate, max(0, client.bytesPerWaiter - gate.bytesPerWaiter))
+                benchmark.measurement(seamBytes, try await WaiterFixtures.seam(size, callbacks: CallCounter()).bytesPerWaiter)
             } catch {
                 benchmark.fail(error)
             }

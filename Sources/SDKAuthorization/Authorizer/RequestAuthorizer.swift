@@ -220,7 +220,35 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         try await authorize(previous.original, endpoint: previous.endpoint, attempt: previous.attempt + 1)
     }
 
+    /// A request that needs a provider's credential: everything known before the provider is asked.
+    private struct PendingAuthorization {
+        let provider: any AuthorizationProvider
+        let context: AuthorizationContext
+    }
+
+    /// What authorizing a request takes: nothing more, or one provider's credential.
+    private enum AuthorizationStep {
+        case done(AuthorizedRequest)
+        case ask(PendingAuthorization)
+    }
+
+    // The work before and after the provider's answer is in plain functions, and the pending state
+    // in one box: the async frame a request keeps while its provider waits (for a refreshed token,
+    // say) holds a reference, not every local of the whole function.
     private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) async throws(RequestError) -> AuthorizedRequest {
+        switch try prepareAuthorization(request, endpoint: endpoint, attempt: attempt) {
+        case .done(let authorized):
+            return authorized
+        case .ask(let pending):
+            let box = PendingBox(pending)
+            let credential = try await credential(for: box)
+            return try completeAuthorization(box.pending, with: credential)
+        }
+    }
+
+    /// Checks the caller's header fields, finds the scheme and its provider; ``AuthorizationStep/done(_:)``
+    /// when the scheme is ``AuthorizationScheme/none``.
+    private func prepareAuthorization(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) throws(RequestError) -> AuthorizationStep {
         for (name, value) in request.headers where !HeaderFieldRules.isValidHeader(name: name, value: value) {
             throw .invalidHeader(name: name)
         }
@@ -239,27 +267,41 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         guard scheme != .none else {
             observer?.observe(AuthorizationEvent(.requestAuthorized, scheme: scheme, endpoint: endpointID, attempt: attempt))
-            return AuthorizedRequest(request: request, original: request, endpoint: endpointID, scheme: scheme, attempt: attempt, carriesCredential: false, issued: nil)
+            return .done(AuthorizedRequest(request: request, original: request, endpoint: endpointID, scheme: scheme, attempt: attempt, carriesCredential: false, issued: nil))
         }
         guard let provider = provider(for: scheme) else {
             throw scheme == .apiKey ? .missingProjectAuthorization(endpoint: endpointID) : .noProvider(endpoint: endpointID, scheme: scheme)
         }
-        let context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt)
-        let credential: Credential
+        return .ask(PendingAuthorization(provider: provider, context: AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt)))
+    }
+
+    /// Asks the provider; its errors become ``RequestError``s.
+    private func credential(for box: PendingBox) async throws(RequestError) -> Credential {
         do {
-            credential = try await provider.credential(for: context)
-        } catch let error as RequestError {
-            diagnostics.log(.error, error.description, endpoint: endpointID, scheme: scheme, event: error.code.rawValue)
-            throw error.withEndpoint(endpointID)
-        } catch is CancellationError {
-            throw .cancelled
+            return try await box.pending.provider.credential(for: box.pending.context)
         } catch {
-            let failure = RequestError.providerFailed(error, endpoint: endpointID)
-            diagnostics.log(.error, failure.description, endpoint: endpointID, scheme: scheme, event: failure.code.rawValue)
-            throw failure
+            throw providerFailure(error, box.pending.context)
         }
+    }
+
+    /// The ``RequestError`` a provider's error becomes, logged.
+    private func providerFailure(_ error: any Error, _ context: AuthorizationContext) -> RequestError {
+        if let error = error as? RequestError {
+            diagnostics.log(.error, error.description, endpoint: context.endpoint, scheme: context.scheme, event: error.code.rawValue)
+            return error.withEndpoint(context.endpoint)
+        }
+        if error is CancellationError { return .cancelled }
+        let failure = RequestError.providerFailed(error, endpoint: context.endpoint)
+        diagnostics.log(.error, failure.description, endpoint: context.endpoint, scheme: context.scheme, event: failure.code.rawValue)
+        return failure
+    }
+
+    /// Attaches the provider's credential, after checking it.
+    private func completeAuthorization(_ pending: PendingAuthorization, with credential: Credential) throws(RequestError) -> AuthorizedRequest {
         if Task.isCancelled { throw .cancelled }
-        var authorized = request
+        let context = pending.context
+        let endpointID = context.endpoint, scheme = context.scheme
+        var authorized = context.request
         if let headerName = credential.headerName, let headerValue = credential.headerValue {
             switch credential.verdict {
             case .valid: break
@@ -273,12 +315,18 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         } else {
             diagnostics.log(.debug, "\(context.requestName) sent without a credential, as the provider asked", endpoint: endpointID, scheme: scheme)
         }
-        observer?.observe(AuthorizationEvent(.requestAuthorized, scheme: scheme, endpoint: endpointID, attempt: attempt))
+        observer?.observe(AuthorizationEvent(.requestAuthorized, scheme: scheme, endpoint: endpointID, attempt: context.attempt))
         return AuthorizedRequest(
-            request: authorized, original: request, endpoint: endpointID, scheme: scheme, attempt: attempt,
+            request: authorized, original: context.request, endpoint: endpointID, scheme: scheme, attempt: context.attempt,
             carriesCredential: !credential.isOmitted,
-            issued: IssuedCredential(provider: provider, credential: credential, context: context)
+            issued: IssuedCredential(provider: pending.provider, credential: credential, context: context)
         )
+    }
+
+    /// The pending state of one authorization on the heap, so the frames that wait hold one reference.
+    private final class PendingBox: Sendable {
+        let pending: PendingAuthorization
+        init(_ pending: PendingAuthorization) { self.pending = pending }
     }
 
     // MARK: Evaluating responses

@@ -224,11 +224,16 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     }
 
     private func perform(_ request: OutgoingRequest, endpoint: EndpointID?) async throws(RequestError) -> ServerResponse {
-        var sent = false
+        // Authorizing (which may wait for a credential) happens in this small frame; the exchange
+        // loop, with its many locals, has a frame of its own only once there is something to send.
+        try await exchange(authorizer.authorize(request, endpoint: endpoint))
+    }
+
+    /// Sends the authorized request, follows redirects, and retries once when the provider asks.
+    private func exchange(_ first: AuthorizedRequest) async throws(RequestError) -> ServerResponse {
+        var authorized = first
         do throws(RequestError) {
-            var authorized = try await authorizer.authorize(request, endpoint: endpoint)
             while true {
-                sent = true
                 let response = try await sendFollowingRedirects(&authorized)
                 switch await authorizer.evaluate(response, to: authorized) {
                 case .accept:
@@ -249,7 +254,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
             }
         } catch {
             var error = error
-            if sent { error.wasSent = true }
+            error.wasSent = true
             throw error
         }
     }
