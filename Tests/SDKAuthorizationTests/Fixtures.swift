@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import SDKAuthorization
 import SDKAuthorizationTesting
 
@@ -72,3 +73,26 @@ final class PlainSwiftAuthProvider: AuthorizationProviderType {
 
 /// An NSObject subclass that does not conform.
 final class NotAnAuthProvider: NSObject {}
+
+/// Checks that every Swift block of the README section headed `heading` stands, line for line
+/// (indentation, blank lines and imports aside), in the test source `source`, where top-level
+/// functions are `static` members of a namespace. Returns how many blocks the section has.
+func readmeBlocksMatchCompiledCopy(heading: String, source sourcePath: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+    var root = URL(fileURLWithPath: sourcePath).deletingLastPathComponent()
+    while !FileManager.default.fileExists(atPath: root.appendingPathComponent("README.md").path), root.path != "/" {
+        root.deleteLastPathComponent()
+    }
+    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+    let source = try String(contentsOf: URL(fileURLWithPath: sourcePath), encoding: .utf8)
+    func lines(_ text: some StringProtocol) -> [String] {
+        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("import ") }
+    }
+    let section = try #require(readme.components(separatedBy: heading).dropFirst().first?.components(separatedBy: "\n## ").first, sourceLocation: sourceLocation)
+    let blocks = section.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+    let compiled = lines(source).joined(separator: "\n")
+    for block in blocks {
+        let namespaced = block.split(separator: "\n").map { $0.hasPrefix("func ") ? "static " + $0 : String($0) }.joined(separator: "\n")
+        #expect(compiled.contains(lines(namespaced).joined(separator: "\n")), "README block differs from the compiled copy:\n\(block)", sourceLocation: sourceLocation)
+    }
+    return blocks.count
+}

@@ -64,21 +64,6 @@ struct QuickStartTests {
     }
 
     @Test func quickStartInTheREADMEIsTheCodeCompiledHere() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        func lines(_ text: some StringProtocol) -> [String] {
-            text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("import ") }
-        }
-        let section = try #require(readme.components(separatedBy: "## Quick start").dropFirst().first?.components(separatedBy: "\n## ").first)
-        let blocks = section.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
-        #expect(blocks.count == 2)
-        let compiled = lines(source).joined(separator: "\n")
-        for block in blocks {
-            // Top-level functions in the README are static members of the namespaces here.
-            let namespaced = block.split(separator: "\n").map { $0.hasPrefix("func ") ? "static " + $0 : String($0) }.joined(separator: "\n")
-            let expected = lines(namespaced).joined(separator: "\n")
-            #expect(compiled.contains(expected), "README block differs from the compiled copy:\n\(block)")
-        }
+        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Quick start", source: #filePath) == 2)
     }
 }

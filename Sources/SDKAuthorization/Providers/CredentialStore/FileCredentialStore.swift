@@ -32,16 +32,7 @@ public final class FileCredentialStore: CredentialStore, Sendable {
 
     /// The platform's default directory.
     public static var defaultDirectory: URL {
-        #if canImport(Darwin)
-        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-            ?? FileManager.default.temporaryDirectory
-        return base.appendingPathComponent("SDKAuthorization/Credentials", isDirectory: true)
-        #else
-        if let data = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], data.hasPrefix("/") {
-            return URL(fileURLWithPath: data).appendingPathComponent("SDKAuthorization/credentials", isDirectory: true)
-        }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share/SDKAuthorization/credentials", isDirectory: true)
-        #endif
+        applicationDataDirectory(apple: "Credentials", elsewhere: "credentials")
     }
 
     private struct File: Codable {
@@ -104,4 +95,20 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
         return directory.appendingPathComponent("credential-\(hex).json")
     }
+}
+
+/// `Library/Application Support/SDKAuthorization/<apple>` in the user's domain on Apple platforms;
+/// `$XDG_DATA_HOME/SDKAuthorization/<elsewhere>` (or `~/.local/share/SDKAuthorization/<elsewhere>`)
+/// elsewhere.
+func applicationDataDirectory(apple: String, elsewhere: String) -> URL {
+    #if canImport(Darwin)
+    let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+        ?? FileManager.default.temporaryDirectory
+    return base.appendingPathComponent("SDKAuthorization/\(apple)", isDirectory: true)
+    #else
+    if let data = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+        return URL(fileURLWithPath: data).appendingPathComponent("SDKAuthorization/\(elsewhere)", isDirectory: true)
+    }
+    return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share/SDKAuthorization/\(elsewhere)", isDirectory: true)
+    #endif
 }

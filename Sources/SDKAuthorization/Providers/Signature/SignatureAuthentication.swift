@@ -54,14 +54,19 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
 
     @TaskLocal static var pinned: Pinned?
 
+    /// A failure subscriber of the app, or the request queue watching for new signatures.
+    private enum Listener {
+        case failures(@Sendable (SignatureFailure) -> Void)
+        case signatureChanges(@Sendable (String) -> Void)
+    }
+
     private struct State {
         var currentUser: String?
         /// Signatures by user, the most recently changed user last.
         var signatures: [String: String] = [:]
         var userOrder: [String] = []
-        var subscribers: [UInt64: @Sendable (SignatureFailure) -> Void] = [:]
-        var nextSubscriberID: UInt64 = 0
-        var signatureObservers: [UInt64: @Sendable (String) -> Void] = [:]
+        var listeners: [UInt64: Listener] = [:]
+        var nextListenerID: UInt64 = 0
         /// The (user, signature) pairs already reported, oldest first.
         var reported: [String] = []
     }
@@ -179,13 +184,17 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     /// new signature). Keep the returned subscription and ``SignatureFailureSubscription/cancel()``
     /// it when done; it also ends when released.
     public func subscribeToFailures(_ handler: @escaping @Sendable (SignatureFailure) -> Void) -> SignatureFailureSubscription {
+        add(.failures(handler))
+    }
+
+    private func add(_ listener: Listener) -> SignatureFailureSubscription {
         let id = state.withLock { state -> UInt64 in
-            state.nextSubscriberID += 1
-            state.subscribers[state.nextSubscriberID] = handler
-            return state.nextSubscriberID
+            state.nextListenerID += 1
+            state.listeners[state.nextListenerID] = listener
+            return state.nextListenerID
         }
         return SignatureFailureSubscription { [weak self] in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+            _ = self?.state.withLock { $0.listeners.removeValue(forKey: id) }
         }
     }
 
@@ -196,7 +205,7 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
             guard !state.reported.contains(key) else { return nil }
             state.reported.append(key)
             if state.reported.count > 256 { state.reported.removeFirst(state.reported.count - 256) }
-            return state.subscribers.sorted { $0.key < $1.key }.map(\.value)
+            return state.listeners.sorted { $0.key < $1.key }.compactMap { if case .failures(let handler) = $0.value { handler } else { nil } }
         }
         guard let subscribers else { return }
         diagnostics.log(failure.optional ? .info : .warning, failure.description)
@@ -205,18 +214,11 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
 
     /// Calls `observer` with the user whose signature changed; for the request queue.
     func observeSignatureChanges(_ observer: @escaping @Sendable (String) -> Void) -> SignatureFailureSubscription {
-        let id = state.withLock { state -> UInt64 in
-            state.nextSubscriberID += 1
-            state.signatureObservers[state.nextSubscriberID] = observer
-            return state.nextSubscriberID
-        }
-        return SignatureFailureSubscription { [weak self] in
-            _ = self?.state.withLock { $0.signatureObservers.removeValue(forKey: id) }
-        }
+        add(.signatureChanges(observer))
     }
 
     private func signatureChanged(for user: String, _ signature: String) {
-        let observers = state.withLock { Array($0.signatureObservers.values) }
+        let observers = state.withLock { $0.listeners.values.compactMap { if case .signatureChanges(let observer) = $0 { observer } else { nil } } }
         for observer in observers { observer(user) }
     }
 

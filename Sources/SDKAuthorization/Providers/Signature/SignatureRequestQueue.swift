@@ -156,16 +156,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
 
     /// The platform's default directory for queue files.
     public static var defaultDirectory: URL {
-        #if canImport(Darwin)
-        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-            ?? FileManager.default.temporaryDirectory
-        return base.appendingPathComponent("SDKAuthorization/Queues", isDirectory: true)
-        #else
-        if let data = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], data.hasPrefix("/") {
-            return URL(fileURLWithPath: data).appendingPathComponent("SDKAuthorization/queues", isDirectory: true)
-        }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share/SDKAuthorization/queues", isDirectory: true)
-        #endif
+        applicationDataDirectory(apple: "Queues", elsewhere: "queues")
     }
 
     /// Opens the queue `name` in `directory` (creating it when missing), reloads what it holds and

@@ -105,6 +105,15 @@ struct SignatureRequestQueueTests {
         await again.close()
     }
 
+    @Test func theDefaultDirectoryIsThePlatformsApplicationDataDirectory() {
+        #if canImport(Darwin)
+        #expect(SignatureRequestQueue.defaultDirectory.path.hasSuffix("Application Support/SDKAuthorization/Queues"))
+        #else
+        #expect(SignatureRequestQueue.defaultDirectory.path.hasSuffix("SDKAuthorization/queues"))
+        #expect(FileCredentialStore.defaultDirectory.path.hasSuffix("SDKAuthorization/credentials"))
+        #endif
+    }
+
     @Test func aFullQueueRefusesNewRequestsAndKeepsTheOldOnes() async throws {
         let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }
         let queue = try fixture.queue(.init(maximumEntries: 3))
