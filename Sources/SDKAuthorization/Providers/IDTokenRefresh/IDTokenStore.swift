@@ -86,7 +86,10 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     private struct Waiter {
         /// Monotonic seconds.
         let deadline: TimeInterval
-        let continuation: CheckedContinuation<WaitOutcome, Never>
+        /// Unsafe rather than checked (which allocates a canary per wait and checks each resume):
+        /// exactly one resume is guaranteed by construction. A waiter is resumed only by whoever
+        /// removed it from `waiters` (or `register`, which never stored it), under the lock.
+        let continuation: UnsafeContinuation<WaitOutcome, Never>
     }
 
     private struct State {
@@ -408,7 +411,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             return (state.nextWaiterID, clock.monotonicNow() + options.refreshTimeout)
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<WaitOutcome, Never>) in
                 register(id, deadline: deadline, continuation: continuation)
             }
         } onCancel: {
@@ -457,7 +460,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
     }
 
-    private func register(_ id: UInt64, deadline: TimeInterval, continuation: CheckedContinuation<WaitOutcome, Never>) {
+    private func register(_ id: UInt64, deadline: TimeInterval, continuation: UnsafeContinuation<WaitOutcome, Never>) {
         enum Next {
             /// The wait ends at once with this outcome.
             case resume(WaitOutcome)
