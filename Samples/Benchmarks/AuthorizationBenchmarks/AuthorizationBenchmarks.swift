@@ -1,5 +1,5 @@
 // The framework's benchmarks that need no server: request preparation (1), waiters on a stale token
-// (3), a blocking synchronous provider (4). Every figure is a ratio to a floor measured in the same
+// (3), a blocking synchronous provider (4), the signature mode's durable queue (5). Every figure is a ratio to a floor measured in the same
 // process and run; see BENCHMARKS.md at the repository root.
 //
 //   Scripts/benchmarks                 # everything, release build
@@ -11,4 +11,5 @@ let benchmarks: @Sendable () -> Void = {
     requestPreparationBenchmarks()
     refreshWaiterBenchmarks()
     blockingProviderBenchmarks()
+    durableQueueBenchmarks()
 }

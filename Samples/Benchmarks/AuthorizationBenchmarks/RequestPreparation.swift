@@ -32,7 +32,6 @@ enum PreparationFixtures {
     static let trackEventsURL = URL(string: "\(baseURL)/track/v2/projects/\(projectToken)/customers/events")!
     static let inboxURL = URL(string: "\(baseURL)/webxp/projects/\(projectToken)/appinbox/fetch")!
     static let signatureURL = URL(string: "https://sdk.iad-01.braze.com/api/v3/data")!
-    static let signatureScheme = AuthorizationScheme("signature")
 
     static func configuration(advancedAuth: Bool) throws -> AuthorizationConfiguration {
         try AuthorizationConfiguration(
@@ -79,19 +78,17 @@ enum PreparationFixtures {
         return PreparationCase(name: "bearer, caching provider", send: { _ = try await client.send(.appInboxFetch, body: body) }, floor: bearerFloor)
     }
 
-    /// Signature mode's header on the seam: a scheme of its own, matched by host.
+    /// Signature mode (SignatureAuthentication): the current user's signature in `X-Braze-Auth-Signature`.
     static func signature() throws -> PreparationCase {
+        let authentication = try SignatureAuthentication(diagnostics: QuietSink())
+        try authentication.changeUser("user-42", signature: token)
         var policy = AuthorizationPolicy()
-        policy.add(try AuthorizationRule(host: "*.braze.com", scheme: signatureScheme))
-        let authorizer = try RequestAuthorizer(
-            policy: policy,
-            providers: [signatureScheme: FixedHeaderProvider(name: "X-Braze-Auth-Signature", value: token)],
-            diagnostics: QuietSink()
-        )
+        policy.add(try AuthorizationRule(host: "*.braze.com", scheme: .signature))
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.signature: authentication], diagnostics: QuietSink())
         let client = AuthorizedHTTPClient(authorizer: authorizer, transport: InstantTransport())
         let request = OutgoingRequest(method: "POST", url: signatureURL, headers: ["Content-Type": "application/json"], body: body)
         return PreparationCase(
-            name: "signature header",
+            name: "signature mode",
             send: { _ = try await client.send(request) },
             floor: { blackHole(handBuiltRequest(url: signatureURL, method: "POST", headerName: "X-Braze-Auth-Signature", headerValue: token, body: body)) }
         )
@@ -106,7 +103,7 @@ func requestPreparationBenchmarks() {
         ("bearer, async provider", PreparationFixtures.bearerAsync),
         ("bearer, provider class", PreparationFixtures.bearerClass),
         ("bearer, caching provider", PreparationFixtures.bearerCaching),
-        ("signature header", PreparationFixtures.signature),
+        ("signature mode", PreparationFixtures.signature),
     ]
     for (name, make) in cases {
         let metrics = PairedMetrics(subject: "client.send", floor: "URLRequest by hand")

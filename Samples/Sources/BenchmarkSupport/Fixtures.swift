@@ -26,17 +26,6 @@ public struct FixedTokenProvider: AuthorizationProvider {
     public func credential(for context: AuthorizationContext) async throws -> Credential { .bearer(token) }
 }
 
-/// A provider that answers a named header, e.g. `X-Braze-Auth-Signature: <jwt>`.
-public struct FixedHeaderProvider: AuthorizationProvider {
-    public let name: String
-    public let value: String
-    public init(name: String, value: String) {
-        self.name = name
-        self.value = value
-    }
-    public func credential(for context: AuthorizationContext) async throws -> Credential { .header(name, value: value) }
-}
-
 /// Counts calls from any thread.
 public final class CallCounter: Sendable {
     private let value = Mutex(0)
