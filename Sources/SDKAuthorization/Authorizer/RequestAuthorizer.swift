@@ -232,17 +232,16 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         case ask(PendingAuthorization)
     }
 
-    // The work before and after the provider's answer is in plain functions, and the pending state
-    // in one box: the async frame a request keeps while its provider waits (for a refreshed token,
-    // say) holds a reference, not every local of the whole function.
+    // The work before and after the provider's answer is in plain functions: the async frames a
+    // request keeps while its provider waits (for a refreshed token, say) hold the pending state,
+    // not every local of the whole function.
     private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) async throws(RequestError) -> AuthorizedRequest {
         switch try prepareAuthorization(request, endpoint: endpoint, attempt: attempt) {
         case .done(let authorized):
             return authorized
         case .ask(let pending):
-            let box = PendingBox(pending)
-            let credential = try await credential(for: box)
-            return try completeAuthorization(box.pending, with: credential)
+            let credential = try await credential(for: pending)
+            return try completeAuthorization(pending, with: credential)
         }
     }
 
@@ -276,11 +275,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Asks the provider; its errors become ``RequestError``s.
-    private func credential(for box: PendingBox) async throws(RequestError) -> Credential {
+    private func credential(for pending: PendingAuthorization) async throws(RequestError) -> Credential {
         do {
-            return try await box.pending.provider.credential(for: box.pending.context)
+            return try await pending.provider.credential(for: pending.context)
         } catch {
-            throw providerFailure(error, box.pending.context)
+            throw providerFailure(error, pending.context)
         }
     }
 
@@ -321,12 +320,6 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             carriesCredential: !credential.isOmitted,
             issued: IssuedCredential(provider: pending.provider, credential: credential, context: context)
         )
-    }
-
-    /// The pending state of one authorization on the heap, so the frames that wait hold one reference.
-    private final class PendingBox: Sendable {
-        let pending: PendingAuthorization
-        init(_ pending: PendingAuthorization) { self.pending = pending }
     }
 
     // MARK: Evaluating responses

@@ -44,7 +44,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         let call = ProviderCall()
         let token: String? = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String?, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<String?, any Error>) in
                 enqueue(call, continuation)
             }
         } onCancel: {
@@ -60,7 +60,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
 
     /// Queues `call`, and schedules one drain on the provider's queue unless one is scheduled or
     /// running already. A call cancelled before it got here is answered with `CancellationError`.
-    private func enqueue(_ call: ProviderCall, _ continuation: CheckedContinuation<String?, any Error>) {
+    private func enqueue(_ call: ProviderCall, _ continuation: UnsafeContinuation<String?, any Error>) {
         let (queued, scheduleDrain) = calls.withLock { pending -> (Bool, Bool) in
             guard call.phase == .new else { return (false, false) }
             call.phase = .waiting
@@ -80,7 +80,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
     /// the end of a turn or after at most a millisecond, so a burst of requests wakes the waiting
     /// tasks' threads once rather than once per answer.
     private func drain() {
-        var answers: [(CheckedContinuation<String?, any Error>, String?)] = []
+        var answers: [(UnsafeContinuation<String?, any Error>, String?)] = []
         var heldSince: UInt64 = 0
         func handBack() {
             for (continuation, token) in answers { continuation.resume(returning: token) }
@@ -127,8 +127,8 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
 
     /// Marks the call as answered and returns its continuation; nil when the answer came too late
     /// (the request was cancelled meanwhile).
-    private func finish(_ call: ProviderCall) -> CheckedContinuation<String?, any Error>? {
-        calls.withLock { _ -> CheckedContinuation<String?, any Error>? in
+    private func finish(_ call: ProviderCall) -> UnsafeContinuation<String?, any Error>? {
+        calls.withLock { _ -> UnsafeContinuation<String?, any Error>? in
             guard call.phase == .running else { return nil }
             call.phase = .finished
             defer { call.continuation = nil }
@@ -139,7 +139,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
     /// Ends the wait with `CancellationError`, exactly once; returns true when the provider was
     /// inside its call for it.
     private func cancel(_ call: ProviderCall) -> Bool {
-        let (continuation, wasRunning) = calls.withLock { _ -> (CheckedContinuation<String?, any Error>?, Bool) in
+        let (continuation, wasRunning) = calls.withLock { _ -> (UnsafeContinuation<String?, any Error>?, Bool) in
             switch call.phase {
             case .finished, .cancelled:
                 return (nil, false)
@@ -166,10 +166,11 @@ private struct PendingCalls {
 private final class ProviderCall: @unchecked Sendable {
     // `@unchecked Sendable` is sound: `phase` and `continuation` are read and written only inside
     // `calls.withLock` of the one CustomerTokenProvider that made the call, so no two threads touch
-    // them at once. (A lock per provider rather than an atomic per call: `Synchronization.Atomic`
+    // them at once. The continuation is unsafe rather than checked (no canary per call): it is
+    // resumed only by whoever moves `phase` to `.finished` or `.cancelled`, which happens once. (A lock per provider rather than an atomic per call: `Synchronization.Atomic`
     // needs macOS 15 / iOS 18, and the framework sets no minimum deployment target.)
     enum Phase { case new, waiting, running, finished, cancelled }
 
     var phase = Phase.new
-    var continuation: CheckedContinuation<String?, any Error>?
+    var continuation: UnsafeContinuation<String?, any Error>?
 }
