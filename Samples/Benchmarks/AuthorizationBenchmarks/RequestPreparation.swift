@@ -16,6 +16,17 @@ final class BenchmarkProviderClass: NSObject, AuthorizationProviderType {
     func getAuthorizationToken() -> String? { Self.token }
 }
 
+/// An async provider that answers from a serial dispatch queue, one hop there and back per call.
+struct QueueHopProvider: AuthorizationProvider {
+    let token: String
+    private let queue = DispatchQueue(label: "benchmark.queue-hop")
+    init(token: String) { self.token = token }
+    func credential(for context: AuthorizationContext) async throws -> Credential {
+        let token = token
+        return await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: .bearer(token)) } }
+    }
+}
+
 /// One mode's client, the request it sends, and the URLRequest a hand-written SDK would build for it.
 struct PreparationCase: Sendable {
     let name: String
@@ -58,6 +69,16 @@ enum PreparationFixtures {
             transport: InstantTransport(), diagnostics: QuietSink()
         )
         return PreparationCase(name: "bearer, async provider", send: { _ = try await client.send(.appInboxFetch, body: body) }, floor: bearerFloor)
+    }
+
+    /// The least a provider that must leave the cooperative pool can cost: an async provider whose
+    /// every call hops to a serial dispatch queue and back, written by hand.
+    static func bearerQueueHop() throws -> PreparationCase {
+        let client = try AuthorizedHTTPClient(
+            configuration: configuration(advancedAuth: true), provider: QueueHopProvider(token: token),
+            transport: InstantTransport(), diagnostics: QuietSink()
+        )
+        return PreparationCase(name: "bearer, hand-written queue hop", send: { _ = try await client.send(.appInboxFetch, body: body) }, floor: bearerFloor)
     }
 
     static func bearerClass() throws -> PreparationCase {
@@ -122,24 +143,29 @@ func requestPreparationBenchmarks() {
     }
 
     // The synchronous provider against the async one, both under 32 concurrent requests: the cost of
-    // keeping blocking calls off the cooperative pool, one at a time.
+    // keeping blocking calls off the cooperative pool, one at a time. And against the least such a
+    // hop can cost: an async provider that hops to a dispatch queue and back, written by hand.
     let concurrency = 32
-    let metrics = PairedMetrics(subject: "provider class", floor: "async provider")
-    Benchmark(
-        "1 prepare: bearer, provider class vs async provider, \(concurrency) concurrent",
-        configuration: BenchmarkSettings.rounds(rounds, metrics: metrics.all)
-    ) { benchmark in
-        do {
-            let providerClass = try PreparationFixtures.bearerClass()
-            let async = try PreparationFixtures.bearerAsync()
-            let send = providerClass.send, floor = async.send
-            try await pairedRound(benchmark, metrics: metrics, operations: operations) {
-                try await concurrently(operations, concurrency: concurrency, send)
-            } floor: {
-                try await concurrently(operations, concurrency: concurrency, floor)
+    let floors: [(String, @Sendable () throws -> PreparationCase)] = [
+        ("async provider", PreparationFixtures.bearerAsync),
+        ("hand-written queue hop", PreparationFixtures.bearerQueueHop),
+    ]
+    for (floorName, makeFloor) in floors {
+        let metrics = PairedMetrics(subject: "provider class", floor: floorName)
+        Benchmark(
+            "1 prepare: bearer, provider class vs \(floorName), \(concurrency) concurrent",
+            configuration: BenchmarkSettings.rounds(rounds, metrics: metrics.all)
+        ) { benchmark in
+            do {
+                let send = try PreparationFixtures.bearerClass().send, floor = try makeFloor().send
+                try await pairedRound(benchmark, metrics: metrics, operations: operations) {
+                    try await concurrently(operations, concurrency: concurrency, send)
+                } floor: {
+                    try await concurrently(operations, concurrency: concurrency, floor)
+                }
+            } catch {
+                benchmark.fail(error)
             }
-        } catch {
-            benchmark.fail(error)
         }
     }
 }
