@@ -10,7 +10,7 @@ import Synchronization
 enum BlockingFixtures {
     static let requests = BenchmarkSettings.pick(full: 100, quick: 10)
     static let blockMicroseconds: UInt32 = BenchmarkSettings.pick(full: 100_000, quick: 10_000)
-    static let idleWindowNanoseconds: UInt64 = BenchmarkSettings.pick(full: 2_000_000_000, quick: 100_000_000)
+    static let idleWindowNanoseconds: UInt64 = BenchmarkSettings.pick(full: 5_000_000_000, quick: 100_000_000)
 }
 
 /// The vendor-documented provider that blocks its thread (on a semaphore, in the vendor's words).
@@ -59,7 +59,7 @@ func blockingProviderBenchmarks() {
     let idleP50 = BenchmarkMetric.custom("canary p50 lateness us: idle", useScalingFactor: false)
     let duration = BenchmarkMetric.custom("ms for the \(requests) requests (calls one at a time)", useScalingFactor: false)
     let metrics = [ratio, blockedP99, idleP99, blockedP50, idleP50, duration]
-    let rounds = BenchmarkSettings.pick(full: 3, quick: 1)
+    let rounds = BenchmarkSettings.pick(full: 5, quick: 1)
     Benchmark(
         "4 blocking provider: \(requests) requests, \(BlockingFixtures.blockMicroseconds / 1000) ms each, canary p99 vs idle",
         configuration: BenchmarkSettings.rounds(rounds, metrics: metrics, maxSeconds: 300)

@@ -76,7 +76,7 @@ final class FilledQueue: Sendable {
 }
 
 func durableQueueBenchmarks() {
-    let rounds = BenchmarkSettings.pick(full: 8, quick: 1)
+    let rounds = BenchmarkSettings.pick(full: 15, quick: 1)
     for concurrency in [1, 32] {
         let enqueues = BenchmarkSettings.pick(full: concurrency == 1 ? 100 : 1_000, quick: concurrency == 1 ? 5 : 64)
         let ratio = BenchmarkMetric.custom("time ratio x100 (enqueue / append+fsync each)", useScalingFactor: false)
