@@ -16,7 +16,9 @@ import SDKAuthorization
 ///
 /// The transport owns its `HTTPClient` and configures it never to follow a redirect: the
 /// `AuthorizedHTTPClient` follows redirects itself so that it can drop the
-/// credential on a hop to another origin. Call ``shutdown()`` when you are done with it.
+/// credential on a hop to another origin. Call ``shutdown()`` when you are done with it: like any
+/// `HTTPClient`, it must be shut down before it is released (AsyncHTTPClient asserts it in debug
+/// builds).
 ///
 /// Each attempt has at most ``timeout`` seconds; a cancelled task (the client cancels the sending
 /// task when `AuthorizationOptions.requestDeadline` passes) ends the request at

@@ -2,7 +2,8 @@ import Foundation
 import Hummingbird
 
 /// The HTTP routes: the nine Engagement endpoints, `GET /rover/ticketing`, the token exchange
-/// and the signature role (`TokenExchange.swift`, `SignatureEnforcement.swift`), and the test
+/// and the signature role (`TokenExchange.swift`, `SignatureEnforcement.swift`), the API's OpenAPI
+/// document (`GET /openapi.yaml`, ``ReferenceBackend/openAPIDocument``), and the test
 /// routes `POST /app/login`, `POST /app/braze-signature`, `PUT /__braze/apps/<appId>/enforcement`,
 /// `GET /__records` and `/__redirect`, served only while ``testRoutes`` is open.
 struct Routes: Sendable {
