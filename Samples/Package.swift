@@ -22,7 +22,6 @@ let package = Package(
         .executable(name: "token-exchange-mode", targets: ["token-exchange-mode"]),
         .executable(name: "signature-mode", targets: ["signature-mode"]),
         .executable(name: "signature-queue-worker", targets: ["signature-queue-worker"]),
-        .executable(name: "refresh-waiters-benchmark", targets: ["refresh-waiters-benchmark"]),
     ],
     dependencies: [
         .package(name: "SDKAuthorization", path: ".."),
@@ -122,11 +121,6 @@ let package = Package(
         .executableTarget(name: "token-exchange-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(name: "signature-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(name: "signature-queue-worker", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
-        .executableTarget(
-            name: "refresh-waiters-benchmark",
-            dependencies: [.product(name: "SDKAuthorization", package: "SDKAuthorization")],
-            swiftSettings: strictSettings
-        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
