@@ -76,16 +76,9 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
 
     /// Runs on `queue`: takes every waiting call at once and asks the provider for each, one at a
     /// time, in arrival order; then the calls that arrived meanwhile, until none is left. A call
-    /// cancelled before its turn does not reach the provider. Answers are handed back together, at
-    /// the end of a turn or after at most a millisecond, so a burst of requests wakes the waiting
-    /// tasks' threads once rather than once per answer.
+    /// cancelled before its turn does not reach the provider. Each answer is handed back as soon as
+    /// its call returns: a later call may block, and must not hold up answers already made.
     private func drain() {
-        var answers: [(UnsafeContinuation<String?, any Error>, String?)] = []
-        var heldSince: UInt64 = 0
-        func handBack() {
-            for (continuation, token) in answers { continuation.resume(returning: token) }
-            answers.removeAll(keepingCapacity: true)
-        }
         while true {
             let batch = calls.withLock { pending -> [ProviderCall] in
                 guard !pending.waiting.isEmpty else {
@@ -96,10 +89,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
                 swap(&batch, &pending.waiting)
                 return batch
             }
-            guard !batch.isEmpty else {
-                handBack()
-                return
-            }
+            guard !batch.isEmpty else { return }
             for call in batch where begin(call) {
                 let provider = self.provider ?? makeProvider()
                 self.provider = provider
@@ -108,10 +98,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
                     diagnostics.log(.info, "getAuthorizationToken() of \(providerTypeName) returned after its request was cancelled; the answer was dropped")
                     continue
                 }
-                let now = DispatchTime.now().uptimeNanoseconds
-                if answers.isEmpty { heldSince = now }
-                answers.append((continuation, token))
-                if now - heldSince >= 1_000_000 { handBack() }
+                continuation.resume(returning: token)
             }
         }
     }
