@@ -77,20 +77,20 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
     /// Runs on `queue`: takes every waiting call at once and asks the provider for each, one at a
     /// time, in arrival order; then the calls that arrived meanwhile, until none is left. A call
     /// cancelled before its turn does not reach the provider. Each answer is handed back as soon as
-    /// its call returns: a later call may block, and must not hold up answers already made.
+    /// its call returns (a later call may block, and must not hold up answers already made); the
+    /// last one after the drain has ended, so that the request it wakes, if it asks again at once,
+    /// schedules a new turn rather than racing this one's end.
     private func drain() {
         while true {
             let batch = calls.withLock { pending -> [ProviderCall] in
-                guard !pending.waiting.isEmpty else {
-                    pending.draining = false
-                    return []
-                }
                 var batch: [ProviderCall] = []
                 swap(&batch, &pending.waiting)
                 return batch
             }
-            guard !batch.isEmpty else { return }
+            var last: (UnsafeContinuation<String?, any Error>, String?)?
             for call in batch where begin(call) {
+                if let (continuation, token) = last { continuation.resume(returning: token) }
+                last = nil
                 let provider = self.provider ?? makeProvider()
                 self.provider = provider
                 let token = provider.getAuthorizationToken()
@@ -98,8 +98,15 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
                     diagnostics.log(.info, "getAuthorizationToken() of \(providerTypeName) returned after its request was cancelled; the answer was dropped")
                     continue
                 }
-                continuation.resume(returning: token)
+                last = (continuation, token)
             }
+            let ended = calls.withLock { pending -> Bool in
+                guard pending.waiting.isEmpty else { return false }
+                pending.draining = false
+                return true
+            }
+            if let (continuation, token) = last { continuation.resume(returning: token) }
+            if ended { return }
         }
     }
 
