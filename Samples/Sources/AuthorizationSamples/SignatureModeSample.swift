@@ -175,7 +175,8 @@ public enum SignatureModeSample {
 }
 
 /// A transport for a device without network: every send fails.
-struct OfflineTransport: HTTPTransport {
+public struct OfflineTransport: HTTPTransport {
     struct Offline: Error {}
-    func send(_ request: OutgoingRequest) async throws -> ServerResponse { throw Offline() }
+    public init() {}
+    public func send(_ request: OutgoingRequest) async throws -> ServerResponse { throw Offline() }
 }

@@ -210,6 +210,21 @@ final class KeyRing: Sendable {
         return String(value)
     }
 
+    /// The JSON header and payload of a compact JWT (three `.`-separated base64url parts), read with
+    /// the bounded parser (nesting at most ``ReferenceBackend/maximumTokenJSONDepth`` levels, no
+    /// repeated keys), and its signature part undecoded; `nil` for anything else.
+    static func decodeCompact(_ token: String) -> (header: [String: JSONValue], claims: [String: JSONValue], signaturePart: Substring)? {
+        let depth = ReferenceBackend.maximumTokenJSONDepth
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3,
+            let headerData = Base64URL.decode(parts[0]),
+            let header = JSONValue.object(from: headerData, maximumDepth: depth),
+            let payloadData = Base64URL.decode(parts[1]),
+            let claims = JSONValue.object(from: payloadData, maximumDepth: depth)
+        else { return nil }
+        return (header, claims, parts[2])
+    }
+
     /// Verifies a bearer JWT: size (at most ``ReferenceBackend/maximumAuthorizationHeaderSize``
     /// bytes, checked before any decoding), shape (JSON header and payload read in one linear pass,
     /// nesting at most ``ReferenceBackend/maximumTokenJSONDepth`` levels), `alg` (RS256 only),
@@ -222,13 +237,7 @@ final class KeyRing: Sendable {
             ))
         }
         let depth = ReferenceBackend.maximumTokenJSONDepth
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3,
-            let headerData = Base64URL.decode(parts[0]),
-            let header = JSONValue.object(from: headerData, maximumDepth: depth),
-            let payloadData = Base64URL.decode(parts[1]),
-            let claims = JSONValue.object(from: payloadData, maximumDepth: depth)
-        else {
+        guard let (header, claims, _) = Self.decodeCompact(token) else {
             return .failure(AuthFailure(
                 code: .malformedToken,
                 message: "The bearer token is not a JWT with a JSON header and payload (nesting at most \(depth) levels, no repeated keys)."

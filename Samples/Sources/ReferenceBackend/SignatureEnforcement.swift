@@ -496,14 +496,7 @@ extension SignatureRegistry {
             return fail(.decodingError, "The signature is longer than \(limit) bytes; it was not decoded.")
         }
         let depth = ReferenceBackend.maximumTokenJSONDepth
-        let parts = signature.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3,
-            let headerData = Base64URL.decode(parts[0]),
-            let tokenHeader = JSONValue.object(from: headerData, maximumDepth: depth),
-            let payloadData = Base64URL.decode(parts[1]),
-            let claims = JSONValue.object(from: payloadData, maximumDepth: depth),
-            Base64URL.decode(parts[2]) != nil
-        else {
+        guard let (tokenHeader, claims, signaturePart) = KeyRing.decodeCompact(signature), Base64URL.decode(signaturePart) != nil else {
             return fail(
                 .decodingError,
                 "The signature is not a JWT of three base64url parts with a JSON object header and payload (nesting at most \(depth) levels, no repeated keys)."

@@ -34,12 +34,6 @@ struct SlowTransport: HTTPTransport {
     }
 }
 
-/// A device without network: every send fails, so the queue only stores.
-struct Offline: HTTPTransport {
-    struct Failure: Error {}
-    func send(_ request: OutgoingRequest) async throws -> ServerResponse { throw Failure() }
-}
-
 switch arguments.first {
 case "enqueue":
     guard let directory = value("--directory"), let backend = value("--backend-url").flatMap(URL.init(string:)),
@@ -66,7 +60,7 @@ case "measure":
     defer { try? FileManager.default.removeItem(at: directory) }
     let authentication = try SignatureAuthentication(diagnostics: StandardErrorDiagnosticsSink(minimumLevel: .error))
     try authentication.changeUser("user-1")
-    let client = try SignatureModeSample.makeClient(baseURL: URL(string: "http://127.0.0.1:9")!, authentication: authentication, transport: Offline())
+    let client = try SignatureModeSample.makeClient(baseURL: URL(string: "http://127.0.0.1:9")!, authentication: authentication, transport: OfflineTransport())
     let options = SignatureRequestQueue.Options(maximumEntries: max(count, 1) + 10_000, maximumBytes: 1 << 30)
     func open(_ name: String) throws -> SignatureRequestQueue {
         try SignatureRequestQueue(name: name, directory: directory, authentication: authentication, client: client, options: options,
