@@ -195,7 +195,6 @@ final class RequestJournalFile: Sendable {
 
     var count: Int { state.withLock(\.count) }
     var first: QueuedEntry? { state.withLock(\.first) }
-    func contains(_ id: UUID) -> Bool { state.withLock { $0.entries[id] != nil } }
 
     // MARK: Writing
 

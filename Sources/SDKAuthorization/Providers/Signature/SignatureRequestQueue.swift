@@ -131,7 +131,6 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         var waiter: CheckedContinuation<Void, Never>?
         var timer: Task<Void, Never>?
         var closed = false
-        var sent = 0
     }
 
     /// The queue's name: its file is `<name>.queue`.
@@ -453,7 +452,6 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
                 if case .sent = outcome {
                     state.consecutiveFailures = 0
                     state.consecutiveAuthenticationFailures = 0
-                    state.sent += 1
                 }
                 state.nextAttempt = nil
                 state.waitingForUser = nil
