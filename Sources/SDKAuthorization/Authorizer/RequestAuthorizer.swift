@@ -220,34 +220,32 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         try await authorize(previous.original, endpoint: previous.endpoint, attempt: previous.attempt + 1)
     }
 
-    /// A request that needs a provider's credential: everything known before the provider is asked.
+    /// A request about to be authorized: everything known before its provider (if any) is asked.
     private struct PendingAuthorization {
-        let provider: any AuthorizationProvider
+        /// `nil` when the scheme is ``AuthorizationScheme/none``: nothing to ask.
+        let provider: (any AuthorizationProvider)?
         let context: AuthorizationContext
     }
 
-    /// What authorizing a request takes: nothing more, or one provider's credential.
-    private enum AuthorizationStep {
-        case done(AuthorizedRequest)
-        case ask(PendingAuthorization)
-    }
-
-    // The work before and after the provider's answer is in plain functions: the async frames a
-    // request keeps while its provider waits (for a refreshed token, say) hold the pending state,
-    // not every local of the whole function.
+    // The work before and after the provider's answer is in plain functions that are never inlined
+    // here, so the async frame a request keeps while its provider waits (for a refreshed token, say)
+    // holds the pending state rather than every local and error temporary of the whole job.
     private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) async throws(RequestError) -> AuthorizedRequest {
-        switch try prepareAuthorization(request, endpoint: endpoint, attempt: attempt) {
-        case .done(let authorized):
-            return authorized
-        case .ask(let pending):
-            let credential = try await credential(for: pending)
-            return try completeAuthorization(pending, with: credential)
+        let pending = try prepareAuthorization(request, endpoint: endpoint, attempt: attempt)
+        guard let provider = pending.provider else { return try completeAuthorization(pending, with: nil) }
+        let credential: Credential
+        do {
+            credential = try await provider.credential(for: pending.context)
+        } catch {
+            throw providerFailure(error, pending.context)
         }
+        return try completeAuthorization(pending, with: credential)
     }
 
-    /// Checks the caller's header fields, finds the scheme and its provider; ``AuthorizationStep/done(_:)``
-    /// when the scheme is ``AuthorizationScheme/none``.
-    private func prepareAuthorization(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) throws(RequestError) -> AuthorizationStep {
+    /// Checks the caller's header fields, finds the scheme and its provider (none for
+    /// ``AuthorizationScheme/none``).
+    @inline(never)
+    private func prepareAuthorization(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) throws(RequestError) -> PendingAuthorization {
         for (name, value) in request.headers where !HeaderFieldRules.isValidHeader(name: name, value: value) {
             throw .invalidHeader(name: name)
         }
@@ -264,26 +262,16 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         } else {
             (scheme, endpointID) = self.scheme(for: request)
         }
-        guard scheme != .none else {
-            observer?.observe(AuthorizationEvent(.requestAuthorized, scheme: scheme, endpoint: endpointID, attempt: attempt))
-            return .done(AuthorizedRequest(request: request, original: request, endpoint: endpointID, scheme: scheme, attempt: attempt, carriesCredential: false, issued: nil))
-        }
+        let context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt)
+        guard scheme != .none else { return PendingAuthorization(provider: nil, context: context) }
         guard let provider = provider(for: scheme) else {
             throw scheme == .apiKey ? .missingProjectAuthorization(endpoint: endpointID) : .noProvider(endpoint: endpointID, scheme: scheme)
         }
-        return .ask(PendingAuthorization(provider: provider, context: AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt)))
-    }
-
-    /// Asks the provider; its errors become ``RequestError``s.
-    private func credential(for pending: PendingAuthorization) async throws(RequestError) -> Credential {
-        do {
-            return try await pending.provider.credential(for: pending.context)
-        } catch {
-            throw providerFailure(error, pending.context)
-        }
+        return PendingAuthorization(provider: provider, context: context)
     }
 
     /// The ``RequestError`` a provider's error becomes, logged.
+    @inline(never)
     private func providerFailure(_ error: any Error, _ context: AuthorizationContext) -> RequestError {
         if let error = error as? RequestError {
             diagnostics.log(.error, error.description, endpoint: context.endpoint, scheme: context.scheme, event: error.code.rawValue)
@@ -296,10 +284,16 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Attaches the provider's credential, after checking it.
-    private func completeAuthorization(_ pending: PendingAuthorization, with credential: Credential) throws(RequestError) -> AuthorizedRequest {
-        if Task.isCancelled { throw .cancelled }
+    @inline(never)
+    private func completeAuthorization(_ pending: PendingAuthorization, with answer: Credential?) throws(RequestError) -> AuthorizedRequest {
         let context = pending.context
         let endpointID = context.endpoint, scheme = context.scheme
+        guard let provider = pending.provider, let credential = answer else {
+            observer?.observe(AuthorizationEvent(.requestAuthorized, scheme: scheme, endpoint: endpointID, attempt: context.attempt))
+            return AuthorizedRequest(request: context.request, original: context.request, endpoint: endpointID, scheme: scheme, attempt: context.attempt,
+                                     carriesCredential: false, issued: nil)
+        }
+        if Task.isCancelled { throw .cancelled }
         var authorized = context.request
         if let headerName = credential.headerName, let headerValue = credential.headerValue {
             switch credential.verdict {
@@ -318,7 +312,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         return AuthorizedRequest(
             request: authorized, original: context.request, endpoint: endpointID, scheme: scheme, attempt: context.attempt,
             carriesCredential: !credential.isOmitted,
-            issued: IssuedCredential(provider: pending.provider, credential: credential, context: context)
+            issued: IssuedCredential(provider: provider, credential: credential, context: context)
         )
     }
 

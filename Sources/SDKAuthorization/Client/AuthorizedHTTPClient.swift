@@ -282,18 +282,36 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         endpoint: EndpointID?,
         _ work: @escaping @Sendable () async throws(RequestError) -> ServerResponse
     ) async throws(RequestError) -> ServerResponse {
-        // An unstructured task does not inherit cancellation: a cancelled caller sends nothing.
-        if Task.isCancelled { throw .cancelled }
-        let seconds = authorizer.options.requestDeadline
-        let ticket = deadlines.begin(seconds: seconds)
-        let task = startRequestTask { () async throws -> ServerResponse in try await work() }
-        deadlines.attach(task, to: ticket)
+        let (task, ticket) = try startWithDeadline(work)
         let result = await withTaskCancellationHandler {
             await task.result
         } onCancel: {
             task.cancel()
         }
+        return try finish(result, ticket: ticket, endpoint: endpoint)
+    }
+
+    // The work before and after the wait is in plain functions never inlined into `withDeadline`:
+    // the frame each waiting request keeps then holds the task and ticket, not their temporaries.
+
+    /// Starts `work` in a task of its own and hands it to the deadline driver.
+    @inline(never)
+    private func startWithDeadline(
+        _ work: @escaping @Sendable () async throws(RequestError) -> ServerResponse
+    ) throws(RequestError) -> (Task<ServerResponse, any Error>, RequestDeadlines.Ticket) {
+        // An unstructured task does not inherit cancellation: a cancelled caller sends nothing.
+        if Task.isCancelled { throw .cancelled }
+        let ticket = deadlines.begin(seconds: authorizer.options.requestDeadline)
+        let task = startRequestTask { () async throws -> ServerResponse in try await work() }
+        deadlines.attach(task, to: ticket)
+        return (task, ticket)
+    }
+
+    /// What the work's result means for the caller, once its ticket is out of the deadline queue.
+    @inline(never)
+    private func finish(_ result: Result<ServerResponse, any Error>, ticket: RequestDeadlines.Ticket, endpoint: EndpointID?) throws(RequestError) -> ServerResponse {
         let expired = deadlines.end(ticket)
+        let seconds = authorizer.options.requestDeadline
         switch result {
         case .success(let response):
             return response

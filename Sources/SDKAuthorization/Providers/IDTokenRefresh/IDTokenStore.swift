@@ -329,13 +329,32 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         // The work before and after the wait is in plain functions: the frame that stays allocated
         // while a request waits holds little more than the context, which matters at 100,000 waiters.
         if let credential = credentialWithoutWaiting(for: context) { return credential }
-        let waitStartedAt = waitStarted(context)
-        let outcome = await waitForToken()
+        let (id, deadline, waitStartedAt) = beginWait(context)
+        let outcome = await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<WaitOutcome, Never>) in
+                register(id, deadline: deadline, continuation: continuation)
+            }
+        } onCancel: {
+            resolve(id, with: .cancelled)
+        }
         return try credential(after: outcome, for: context, waitStartedAt: waitStartedAt)
+    }
+
+    /// Reports the wait to the observer, if any, and gives it an ID and its deadline.
+    @inline(never)
+    private func beginWait(_ context: AuthorizationContext) -> (id: UInt64, deadline: TimeInterval, startedAt: TimeInterval?) {
+        let startedAt = waitStarted(context)
+        let (id, deadline) = state.withLock { state -> (UInt64, TimeInterval) in
+            state.nextWaiterID += 1
+            state.unregistered[state.nextWaiterID] = false
+            return (state.nextWaiterID, clock.monotonicNow() + options.refreshTimeout)
+        }
+        return (id, deadline, startedAt)
     }
 
     /// `.omitted` for a host outside the authorized domains, the fresh token if there is one, or nil
     /// when the request must wait.
+    @inline(never)
     private func credentialWithoutWaiting(for context: AuthorizationContext) -> Credential? {
         guard let host = context.url.host, authorizedDomains.contains(where: { $0.matches(host) }) else {
             return .omitted
@@ -353,6 +372,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     }
 
     /// What a wait's outcome means for the request.
+    @inline(never)
     private func credential(after outcome: WaitOutcome, for context: AuthorizationContext, waitStartedAt: TimeInterval?) throws -> Credential {
         if let observer, let waitStartedAt {
             observer.observe(AuthorizationEvent(.waitEnded, endpoint: context.endpoint, duration: clock.monotonicNow() - waitStartedAt, outcome: outcome.eventOutcome))
