@@ -10,13 +10,13 @@ public struct AuthorizedRequest: Sendable, CustomStringConvertible, CustomReflec
     /// The request to send now, credential attached.
     public internal(set) var request: OutgoingRequest
     /// The request as the caller made it, before authorization.
-    public let original: OutgoingRequest
+    public var original: OutgoingRequest { origin.original }
     /// The endpoint's name, when the request was made from the policy's catalogue.
-    public let endpoint: EndpointID?
+    public var endpoint: EndpointID? { origin.endpoint }
     /// The scheme the policy chose.
-    public let scheme: AuthorizationScheme
+    public var scheme: AuthorizationScheme { origin.scheme }
     /// 1 for the first try, 2 for the retry after a rejection.
-    public let attempt: Int
+    public var attempt: Int { origin.attempt }
     /// How many redirects led to ``request``.
     public internal(set) var redirectCount: Int = 0
     /// Whether ``request`` carries the credential: false when the scheme is ``AuthorizationScheme/none``,
@@ -25,7 +25,35 @@ public struct AuthorizedRequest: Sendable, CustomStringConvertible, CustomReflec
     public internal(set) var carriesCredential: Bool
 
     /// The provider that issued the credential, and what it was asked with.
-    let issued: IssuedCredential?
+    var issued: IssuedCredential? { origin.issued }
+
+    /// What does not change while the request is sent, redirected and evaluated, in one shared box:
+    /// the async frames that hold an authorized request (while it is sent, and while an
+    /// ``AuthorizedRequest`` is returned to them) stay small.
+    private final class Origin: Sendable {
+        let original: OutgoingRequest
+        let endpoint: EndpointID?
+        let scheme: AuthorizationScheme
+        let attempt: Int
+        let issued: IssuedCredential?
+
+        init(original: OutgoingRequest, endpoint: EndpointID?, scheme: AuthorizationScheme, attempt: Int, issued: IssuedCredential?) {
+            self.original = original
+            self.endpoint = endpoint
+            self.scheme = scheme
+            self.attempt = attempt
+            self.issued = issued
+        }
+    }
+
+    private let origin: Origin
+
+    init(request: OutgoingRequest, original: OutgoingRequest, endpoint: EndpointID?, scheme: AuthorizationScheme, attempt: Int,
+         carriesCredential: Bool, issued: IssuedCredential?) {
+        self.request = request
+        self.carriesCredential = carriesCredential
+        origin = Origin(original: original, endpoint: endpoint, scheme: scheme, attempt: attempt, issued: issued)
+    }
 
     public var description: String {
         "\(request) scheme: \(scheme) attempt: \(attempt)\(carriesCredential ? " with credential" : " without credential")"

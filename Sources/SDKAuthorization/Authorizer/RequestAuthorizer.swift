@@ -232,14 +232,18 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     // holds the pending state rather than every local and error temporary of the whole job.
     private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) async throws(RequestError) -> AuthorizedRequest {
         let pending = try prepareAuthorization(request, endpoint: endpoint, attempt: attempt)
-        guard let provider = pending.provider else { return try completeAuthorization(pending, with: nil) }
-        let credential: Credential
+        return try completeAuthorization(pending, with: await askProvider(pending))
+    }
+
+    /// The provider's credential, or nil when the scheme has no provider to ask.
+    @inline(never)
+    private func askProvider(_ pending: PendingAuthorization) async throws(RequestError) -> Credential? {
+        guard let provider = pending.provider else { return nil }
         do {
-            credential = try await provider.credential(for: pending.context)
+            return try await provider.credential(for: pending.context)
         } catch {
             throw providerFailure(error, pending.context)
         }
-        return try completeAuthorization(pending, with: credential)
     }
 
     /// Checks the caller's header fields, finds the scheme and its provider (none for

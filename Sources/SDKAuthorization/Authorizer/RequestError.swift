@@ -70,30 +70,47 @@ public struct RequestError: Error, Sendable, Equatable, CustomStringConvertible,
         public var description: String { rawValue }
     }
 
+    /// Everything but `wasSent`, in one shared box: an error is one reference and a flag wide, so
+    /// every async frame that may throw it (each holds room for one) stays small.
+    private final class Storage: Sendable {
+        let code: Code
+        let endpoint: EndpointID?
+        let scheme: AuthorizationScheme?
+        let response: ServerResponse?
+        let underlyingError: (any Error)?
+        let detail: String
+
+        init(code: Code, endpoint: EndpointID?, scheme: AuthorizationScheme?, response: ServerResponse?, underlyingError: (any Error)?, detail: String) {
+            self.code = code
+            self.endpoint = endpoint
+            self.scheme = scheme
+            self.response = response
+            self.underlyingError = underlyingError
+            self.detail = detail
+        }
+    }
+
+    private let storage: Storage
+
     /// What went wrong.
-    public let code: Code
+    public var code: Code { storage.code }
     /// The endpoint's name, when the request was made from the policy's catalogue.
-    public let endpoint: EndpointID?
+    public var endpoint: EndpointID? { storage.endpoint }
     /// Whether any attempt of the request reached the transport.
     public internal(set) var wasSent: Bool
     /// The scheme whose credential was concerned, when one was.
-    public let scheme: AuthorizationScheme?
+    public var scheme: AuthorizationScheme? { storage.scheme }
     /// The server's response (status, header fields, body), when there was one.
-    public let response: ServerResponse?
+    public var response: ServerResponse? { storage.response }
     /// The error behind this one: the provider's, the transport's, the refresh callback's.
-    public let underlyingError: (any Error)?
+    public var underlyingError: (any Error)? { storage.underlyingError }
     /// A sentence that says what happened; never a whole credential.
-    let detail: String
+    var detail: String { storage.detail }
 
     init(_ code: Code, _ detail: String, endpoint: EndpointID? = nil, wasSent: Bool = false, scheme: AuthorizationScheme? = nil,
          response: ServerResponse? = nil, underlyingError: (any Error)? = nil) {
-        self.code = code
-        self.detail = detail
-        self.endpoint = endpoint
+        storage = Storage(code: code, endpoint: endpoint, scheme: scheme, response: response, underlyingError: underlyingError, detail: detail)
         self.wasSent = wasSent
-        self.scheme = scheme
-        self.response = response
-        self.underlyingError = underlyingError
     }
 
     /// The response's status, when there was a response.

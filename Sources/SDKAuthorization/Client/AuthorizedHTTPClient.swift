@@ -230,27 +230,21 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     }
 
     /// Sends the authorized request, follows redirects, and retries once when the provider asks.
+    ///
+    /// Each step is a function of its own: a response that needs no provider (any status but 401
+    /// and 403) never allocates the frames of evaluating and retrying.
     private func exchange(_ first: AuthorizedRequest) async throws(RequestError) -> ServerResponse {
         var authorized = first
         do throws(RequestError) {
             while true {
                 let response = try await sendFollowingRedirects(&authorized)
-                switch await authorizer.evaluate(response, to: authorized) {
-                case .accept:
-                    guard (200..<300).contains(response.statusCode) else { throw .httpError(response: response, endpoint: authorized.endpoint) }
-                    return response
-                case .retry:
-                    authorized = try await authorizer.authorize(retrying: authorized)
-                case .retryAfter(let seconds):
-                    do {
-                        try await authorizer.clock.sleep(untilMonotonic: authorizer.clock.monotonicNow() + seconds)
-                    } catch {
-                        throw .cancelled
-                    }
-                    authorized = try await authorizer.authorize(retrying: authorized)
-                case .fail(let error):
-                    throw error
+                if response.statusCode != 401, response.statusCode != 403 {
+                    return try accepted(response, endpoint: authorized.endpoint)
                 }
+                guard let next = try await nextAttempt(after: response, to: authorized) else {
+                    return try accepted(response, endpoint: authorized.endpoint)
+                }
+                authorized = next
             }
         } catch {
             var error = error
@@ -259,6 +253,34 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         }
     }
 
+    /// The response, when it is a 2xx.
+    private func accepted(_ response: ServerResponse, endpoint: EndpointID?) throws(RequestError) -> ServerResponse {
+        guard (200..<300).contains(response.statusCode) else { throw .httpError(response: response, endpoint: endpoint) }
+        return response
+    }
+
+    /// Asks the authorizer what a 401 or 403 means: the request's next attempt, or nil when the
+    /// response stands as it is.
+    @inline(never)
+    private func nextAttempt(after response: ServerResponse, to authorized: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest? {
+        switch await authorizer.evaluate(response, to: authorized) {
+        case .accept:
+            return nil
+        case .retry:
+            return try await authorizer.authorize(retrying: authorized)
+        case .retryAfter(let seconds):
+            do {
+                try await authorizer.clock.sleep(untilMonotonic: authorizer.clock.monotonicNow() + seconds)
+            } catch {
+                throw .cancelled
+            }
+            return try await authorizer.authorize(retrying: authorized)
+        case .fail(let error):
+            throw error
+        }
+    }
+
+    @inline(never)
     private func sendFollowingRedirects(_ authorized: inout AuthorizedRequest) async throws(RequestError) -> ServerResponse {
         while true {
             let response: ServerResponse
