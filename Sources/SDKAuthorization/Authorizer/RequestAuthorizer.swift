@@ -221,10 +221,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// A request about to be authorized: everything known before its provider (if any) is asked.
-    private struct PendingAuthorization {
+    struct PendingAuthorization: Sendable {
         /// `nil` when the scheme is ``AuthorizationScheme/none``: nothing to ask.
         let provider: (any AuthorizationProvider)?
-        let context: AuthorizationContext
+        var context: AuthorizationContext
     }
 
     // The work before and after the provider's answer is in plain functions that are never inlined
@@ -237,7 +237,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// The provider's credential, or nil when the scheme has no provider to ask.
     @inline(never)
-    private func askProvider(_ pending: PendingAuthorization) async throws(RequestError) -> Credential? {
+    func askProvider(_ pending: PendingAuthorization) async throws(RequestError) -> Credential? {
         guard let provider = pending.provider else { return nil }
         do {
             return try await provider.credential(for: pending.context)
@@ -249,7 +249,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// Checks the caller's header fields, finds the scheme and its provider (none for
     /// ``AuthorizationScheme/none``).
     @inline(never)
-    private func prepareAuthorization(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) throws(RequestError) -> PendingAuthorization {
+    func prepareAuthorization(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) throws(RequestError) -> PendingAuthorization {
         for (name, value) in request.headers where !HeaderFieldRules.isValidHeader(name: name, value: value) {
             throw .invalidHeader(name: name)
         }
@@ -276,7 +276,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// The ``RequestError`` a provider's error becomes, logged.
     @inline(never)
-    private func providerFailure(_ error: any Error, _ context: AuthorizationContext) -> RequestError {
+    func providerFailure(_ error: any Error, _ context: AuthorizationContext) -> RequestError {
         if let error = error as? RequestError {
             diagnostics.log(.error, error.description, endpoint: context.endpoint, scheme: context.scheme, event: error.code.rawValue)
             return error.withEndpoint(context.endpoint)
@@ -289,7 +289,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// Attaches the provider's credential, after checking it.
     @inline(never)
-    private func completeAuthorization(_ pending: PendingAuthorization, with answer: Credential?) throws(RequestError) -> AuthorizedRequest {
+    func completeAuthorization(_ pending: PendingAuthorization, with answer: Credential?) throws(RequestError) -> AuthorizedRequest {
         let context = pending.context
         let endpointID = context.endpoint, scheme = context.scheme
         guard let provider = pending.provider, let credential = answer else {

@@ -207,9 +207,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         headers: [String: String] = [:]
     ) async throws(RequestError) -> ServerResponse {
         let request = try authorizer.request(for: endpoint, parameters: parameters, query: query, body: body, headers: headers)
-        return try await withDeadline(endpoint: endpoint) { () async throws(RequestError) -> ServerResponse in
-            try await self.perform(request, endpoint: endpoint)
-        }
+        return try await send(request, endpoint: endpoint)
     }
 
     /// Sends any request: the policy gives it the scheme of the catalogue endpoint or rule it
@@ -218,15 +216,79 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// - Returns: The 2xx response.
     /// - Throws: ``RequestError``.
     public func send(_ request: OutgoingRequest) async throws(RequestError) -> ServerResponse {
-        try await withDeadline(endpoint: nil) { () async throws(RequestError) -> ServerResponse in
-            try await self.perform(request, endpoint: nil)
+        try await send(request, endpoint: nil)
+    }
+
+    /// Authorizes and sends one request within its deadline (``AuthorizationOptions/requestDeadline``,
+    /// on the monotonic clock; the client's one ``RequestDeadlines`` driver watches every deadline).
+    ///
+    /// The deadline must end the request's work without cancelling the caller's task. A built-in
+    /// provider (`AnswersWithinRequestDeadline`) ends its own wait at the deadline, so it is asked in
+    /// the caller's task, with the deadline in its context: a request waiting for a refreshed token
+    /// then holds nothing but its caller's task. Any other provider, and every exchange with the
+    /// transport, runs in a task of its own that the deadline cancels, started on the calling thread.
+    private func send(_ request: OutgoingRequest, endpoint: EndpointID?) async throws(RequestError) -> ServerResponse {
+        let run = try begin(request, endpoint: endpoint)
+        if run.answersWithinDeadline { try await authorizeInCallersTask(run) }
+        return try await inOwnTask(run) { () async throws(RequestError) -> ServerResponse in
+            try await self.authorizeAndExchange(run)
         }
     }
 
-    private func perform(_ request: OutgoingRequest, endpoint: EndpointID?) async throws(RequestError) -> ServerResponse {
-        // Authorizing (which may wait for a credential) happens in this small frame; the exchange
-        // loop, with its many locals, has a frame of its own only once there is something to send.
-        try await exchange(authorizer.authorize(request, endpoint: endpoint))
+    /// The request's own task: asks a provider that does not honour deadlines (one that does was
+    /// asked already), then sends.
+    private func authorizeAndExchange(_ run: RequestRun) async throws(RequestError) -> ServerResponse {
+        if let authorized = run.authorized { return try await exchange(authorized) }
+        return try await exchange(authorizer.completeAuthorization(run.pending, with: await authorizer.askProvider(run.pending)))
+    }
+
+    /// One request on its way: what the frames of a waiting request point to, instead of holding.
+    private final class RequestRun: Sendable {
+        let pending: RequestAuthorizer.PendingAuthorization
+        let ticket: RequestDeadlines.Ticket
+        let endpoint: EndpointID?
+        let answersWithinDeadline: Bool
+        /// Set once, by the caller's task, before the request's own task starts.
+        nonisolated(unsafe) var authorized: AuthorizedRequest?
+
+        init(pending: RequestAuthorizer.PendingAuthorization, ticket: RequestDeadlines.Ticket, endpoint: EndpointID?, answersWithinDeadline: Bool) {
+            self.pending = pending
+            self.ticket = ticket
+            self.endpoint = endpoint
+            self.answersWithinDeadline = answersWithinDeadline
+        }
+    }
+
+    /// Checks the request and finds its provider, then starts its deadline. A provider that honours
+    /// deadlines gets the request's in its context.
+    @inline(never)
+    private func begin(_ request: OutgoingRequest, endpoint: EndpointID?) throws(RequestError) -> RequestRun {
+        // The work may run in an unstructured task, which does not inherit cancellation: a
+        // cancelled caller sends nothing.
+        if Task.isCancelled { throw .cancelled }
+        var pending = try authorizer.prepareAuthorization(request, endpoint: endpoint, attempt: 1)
+        let ticket = deadlines.begin(seconds: authorizer.options.requestDeadline)
+        let answersWithinDeadline = pending.provider == nil || pending.provider is any AnswersWithinRequestDeadline
+        if answersWithinDeadline { pending.context.requestDeadline = RequestDeadline(deadlines: deadlines, ticket: ticket) }
+        return RequestRun(pending: pending, ticket: ticket, endpoint: endpoint, answersWithinDeadline: answersWithinDeadline)
+    }
+
+    /// Asks a provider that honours deadlines, in the caller's task.
+    @inline(never)
+    private func authorizeInCallersTask(_ run: RequestRun) async throws(RequestError) {
+        var credential: Credential?
+        if let provider = run.pending.provider {
+            do {
+                credential = try await provider.credential(for: run.pending.context)
+            } catch {
+                throw ended(run, with: authorizer.providerFailure(error, run.pending.context))
+            }
+        }
+        do {
+            run.authorized = try authorizer.completeAuthorization(run.pending, with: credential)
+        } catch {
+            throw ended(run, with: error)
+        }
     }
 
     /// Sends the authorized request, follows redirects, and retries once when the provider asks.
@@ -295,57 +357,48 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         }
     }
 
-    /// Runs `work` until it ends or the request's deadline passes on the monotonic clock, whichever
-    /// comes first; the work is cancelled at the deadline.
-    ///
-    /// The work runs in a task of its own (the deadline cancels it, not the caller's task), started
-    /// on the calling thread; the client's one ``RequestDeadlines`` driver watches every deadline.
-    private func withDeadline(
-        endpoint: EndpointID?,
-        _ work: @escaping @Sendable () async throws(RequestError) -> ServerResponse
+    /// Runs `work` in a task of its own until it ends or the request's deadline passes, whichever
+    /// comes first; the deadline cancels the task, never the caller's.
+    private func inOwnTask(
+        _ run: RequestRun, _ work: @escaping @Sendable () async throws(RequestError) -> ServerResponse
     ) async throws(RequestError) -> ServerResponse {
-        let (task, ticket) = try startWithDeadline(work)
+        let task = start(work, ticket: run.ticket)
         let result = await withTaskCancellationHandler {
             await task.result
         } onCancel: {
             task.cancel()
         }
-        return try finish(result, ticket: ticket, endpoint: endpoint)
-    }
-
-    // The work before and after the wait is in plain functions never inlined into `withDeadline`:
-    // the frame each waiting request keeps then holds the task and ticket, not their temporaries.
-
-    /// Starts `work` in a task of its own and hands it to the deadline driver.
-    @inline(never)
-    private func startWithDeadline(
-        _ work: @escaping @Sendable () async throws(RequestError) -> ServerResponse
-    ) throws(RequestError) -> (Task<ServerResponse, any Error>, RequestDeadlines.Ticket) {
-        // An unstructured task does not inherit cancellation: a cancelled caller sends nothing.
-        if Task.isCancelled { throw .cancelled }
-        let ticket = deadlines.begin(seconds: authorizer.options.requestDeadline)
-        let task = startRequestTask { () async throws -> ServerResponse in try await work() }
-        deadlines.attach(task, to: ticket)
-        return (task, ticket)
-    }
-
-    /// What the work's result means for the caller, once its ticket is out of the deadline queue.
-    @inline(never)
-    private func finish(_ result: Result<ServerResponse, any Error>, ticket: RequestDeadlines.Ticket, endpoint: EndpointID?) throws(RequestError) -> ServerResponse {
-        let expired = deadlines.end(ticket)
-        let seconds = authorizer.options.requestDeadline
         switch result {
         case .success(let response):
+            _ = deadlines.end(run.ticket)
             return response
-        case .failure(let error as RequestError) where !(expired && error.code == .cancelled):
-            throw error
-        case .failure where expired:
-            authorizer.diagnostics.log(.warning, RequestError.deadlineExceeded(endpoint: endpoint, after: seconds).description,
-                                       endpoint: endpoint, event: RequestError.Code.deadlineExceeded.rawValue)
-            throw .deadlineExceeded(endpoint: endpoint, after: seconds)
-        case .failure:
-            throw .cancelled
+        case .failure(let error):
+            throw ended(run, with: error)
         }
+    }
+
+    // The work before and after a wait is in plain functions never inlined into the frames that
+    // wait: those frames then hold the task and the run, not temporaries.
+
+    /// Starts `work` in a task of its own, on the calling thread, and hands it to the deadline driver.
+    @inline(never)
+    private func start(_ work: @escaping @Sendable () async throws(RequestError) -> ServerResponse, ticket: RequestDeadlines.Ticket) -> Task<ServerResponse, any Error> {
+        let task = startRequestTask { () async throws -> ServerResponse in try await work() }
+        deadlines.attach(task, to: ticket)
+        return task
+    }
+
+    /// Takes the request out of the deadline queue, and says what its failure means: a cancellation
+    /// caused by the deadline is ``RequestError/Code/deadlineExceeded``.
+    @inline(never)
+    private func ended(_ run: RequestRun, with error: any Error) -> RequestError {
+        let expired = deadlines.end(run.ticket)
+        if let error = error as? RequestError, !(expired && error.code == .cancelled) { return error }
+        guard expired else { return .cancelled }
+        let seconds = authorizer.options.requestDeadline
+        authorizer.diagnostics.log(.warning, RequestError.deadlineExceeded(endpoint: run.endpoint, after: seconds).description,
+                                   endpoint: run.endpoint, event: RequestError.Code.deadlineExceeded.rawValue)
+        return .deadlineExceeded(endpoint: run.endpoint, after: seconds)
     }
 
     // MARK: Loading
@@ -403,7 +456,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
 }
 
 /// The configured project authorization (`Token <key>` or `Bearer <jwt>`), for the API-key scheme.
-struct ProjectAuthorizationProvider: AuthorizationProvider {
+struct ProjectAuthorizationProvider: AuthorizationProvider, AnswersWithinRequestDeadline {
     let credential: Credential
 
     init(_ authorization: ProjectAuthorization) {

@@ -26,8 +26,8 @@ import Foundation
 /// Durations are seconds on the clock's monotonic time. Every ``Kind/refreshStarted`` has exactly one
 /// ``Kind/refreshFinished`` (when the app sets the token on another thread at the same moment, the
 /// two may reach the observer in either order). Every ``Kind/waitStarted`` is followed by exactly
-/// one ``Kind/waitEnded``, both sent from the waiting request's own task, so a tracer sees them in
-/// the request's context.
+/// one ``Kind/waitEnded``, both sent from the task that waits (through ``AuthorizedHTTPClient``, the
+/// caller's own), so a tracer sees them in the request's context.
 public struct AuthorizationEvent: Sendable, Equatable, CustomStringConvertible {
     /// What happened, as a stable name an observer can match on.
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

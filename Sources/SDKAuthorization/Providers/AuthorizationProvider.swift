@@ -15,6 +15,9 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     public let scheme: AuthorizationScheme
     /// 1 for the first try; 2 for the single retry after a rejected credential.
     public let attempt: Int
+    /// The request's deadline, when the client asks the provider in the caller's own task (see
+    /// `AnswersWithinRequestDeadline`); `nil` when a cancelled task ends the request instead.
+    var requestDeadline: RequestDeadline?
 
     /// Creates a context for `request`.
     public init(request: OutgoingRequest, endpoint: EndpointID? = nil, scheme: AuthorizationScheme = .bearer, attempt: Int = 1) {
@@ -31,6 +34,11 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
 
     /// The URL the request goes to.
     public var url: URL { request.url }
+
+    /// Equal when the request, endpoint, scheme and attempt are.
+    public static func == (lhs: AuthorizationContext, rhs: AuthorizationContext) -> Bool {
+        lhs.request == rhs.request && lhs.endpoint == rhs.endpoint && lhs.scheme == rhs.scheme && lhs.attempt == rhs.attempt
+    }
 
     /// The endpoint's name, or the method and URL (without its query) when there is none: what
     /// diagnostics call the request.

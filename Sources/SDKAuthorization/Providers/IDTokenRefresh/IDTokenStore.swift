@@ -33,7 +33,7 @@ import Foundation
 /// }
 /// let client = try AuthorizedHTTPClient(configuration: configuration, provider: idTokens)
 /// ```
-public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
+public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable, AnswersWithinRequestDeadline {
     /// How the store waits and what a timeout does.
     public struct Options: Sendable, Equatable {
         /// What happens to a request whose wait for a token runs out.
@@ -330,6 +330,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         // while a request waits holds little more than the context, which matters at 100,000 waiters.
         if let credential = credentialWithoutWaiting(for: context) { return credential }
         let (id, deadline, waitStartedAt) = beginWait(context)
+        // Asked in the caller's task by the client: the request's deadline ends the wait as a
+        // cancellation would (the client reports it as deadlineExceeded).
+        context.requestDeadline?.onExpiry { [self] in resolve(id, with: .cancelled) }
         let outcome = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<WaitOutcome, Never>) in
                 register(id, deadline: deadline, continuation: continuation)

@@ -1,0 +1,137 @@
+import Foundation
+import SDKAuthorizationTesting
+import Testing
+@testable import SDKAuthorization
+
+/// An async provider of the app's own that never answers, and records the context it was asked with.
+final class NeverAnsweringProvider: AuthorizationProvider {
+    let contexts = Locked<[AuthorizationContext]>([])
+
+    func credential(for context: AuthorizationContext) async throws -> Credential {
+        contexts.withLock { $0.append(context) }
+        try await Task.sleep(nanoseconds: 3_600_000_000_000)
+        return .bearer("late")
+    }
+}
+
+/// A request that waits for a built-in provider waits in its caller's task, and its deadline ends
+/// that wait; a provider of the app's own is asked in a task of the request's own, which the
+/// deadline cancels. Either way the caller's task is never cancelled. All on the manual clock.
+@Suite("Request deadlines while a provider waits")
+struct RequestDeadlineWhileWaitingTests {
+    let clock = ManualClock()
+    let sink = RecordingDiagnosticsSink()
+    let url = URL(string: "https://api.rover.io/ticketing")!
+
+    func client(_ provider: any AuthorizationProvider, transport: RecordingTransport = RecordingTransport()) throws -> AuthorizedHTTPClient {
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "api.rover.io", scheme: .bearer))
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider], options: AuthorizationOptions(requestDeadline: 5),
+                                               clock: clock, diagnostics: sink)
+        return AuthorizedHTTPClient(authorizer: authorizer, transport: transport)
+    }
+
+    /// Sends one request in a task; returns the error's code (nil on success) and whether the
+    /// caller's task was cancelled afterwards.
+    func send(_ client: AuthorizedHTTPClient) -> Task<(code: RequestError.Code?, callerCancelled: Bool), Never> {
+        let request = OutgoingRequest(method: "GET", url: url)
+        return Task {
+            do {
+                _ = try await client.send(request)
+                return (nil, Task.isCancelled)
+            } catch let error as RequestError {
+                return (error.code, Task.isCancelled)
+            } catch {
+                return (RequestError.Code(rawValue: "not a RequestError"), Task.isCancelled)
+            }
+        }
+    }
+
+    @Test func aRequestWaitingForARefreshedTokenFailsAtItsDeadlineWithoutCancellingItsCaller() async throws {
+        let store = try IDTokenStore(authorizedDomains: ["api.rover.io"], options: .init(refreshTimeout: 30), clock: clock, diagnostics: sink)
+        store.registerRefreshCallback {}
+        let transport = RecordingTransport()
+        let request = send(try client(store, transport: transport))
+        await eventually("waiting", { store.waitingRequestCount == 1 })
+        await clock.waitForSleepers(count: 2)   // the store's timeouts (30 s) and the client's deadlines (5 s)
+        clock.advance(by: 4.999)
+        #expect(store.waitingRequestCount == 1)
+        clock.advance(by: 0.001)
+        await eventually("the wait ended at the deadline", { store.waitingRequestCount == 0 })
+        if store.waitingRequestCount != 0 { request.cancel() }   // recorded above; do not hang
+        let outcome = await request.value
+        #expect(outcome.code == .deadlineExceeded)
+        #expect(!outcome.callerCancelled)
+        #expect(store.heldWaitRecords == 0)
+        #expect(transport.requests.isEmpty)
+        #expect(sink.messages(at: .warning).contains { $0.contains("5") && $0.lowercased().contains("deadline") })
+    }
+
+    @Test func aTokenSetBeforeTheDeadlineSendsTheRequestWithIt() async throws {
+        let store = try IDTokenStore(authorizedDomains: ["api.rover.io"], options: .init(refreshTimeout: 30), clock: clock, diagnostics: sink)
+        store.registerRefreshCallback {}
+        let transport = RecordingTransport()
+        let request = send(try client(store, transport: transport))
+        await eventually("waiting", { store.waitingRequestCount == 1 })
+        clock.advance(by: 4.9)
+        try store.setIDToken("fresh-token")
+        let outcome = await request.value
+        #expect(outcome.code == nil)
+        #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer fresh-token"])
+    }
+
+    @Test func aRequestAuthorizedInItsCallersTaskIsStillCancelledAtItsDeadlineWhenTheServerNeverAnswers() async throws {
+        let store = try IDTokenStore(authorizedDomains: ["api.rover.io"], clock: clock, diagnostics: sink)
+        try store.setIDToken("id-token")
+        let transport = RecordingTransport { _ in
+            try await Task.sleep(nanoseconds: 3_600_000_000_000)
+            return ServerResponse(statusCode: 200)
+        }
+        let request = send(try client(store, transport: transport))
+        await eventually("sent", { transport.requests.count == 1 })
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: 5)
+        let outcome = await request.value
+        #expect(outcome.code == .deadlineExceeded)
+        #expect(!outcome.callerCancelled)
+    }
+
+    @Test func aProviderOfTheAppsOwnIsAskedInATaskTheDeadlineCancelsAndSeesNoDeadlineOfItsOwn() async throws {
+        let provider = NeverAnsweringProvider()
+        let request = send(try client(provider))
+        await eventually("asked", { provider.contexts.withLock { $0.count } == 1 })
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: 5)
+        let outcome = await request.value
+        #expect(outcome.code == .deadlineExceeded)
+        #expect(!outcome.callerCancelled)
+        #expect(provider.contexts.withLock { $0.first?.requestDeadline == nil })
+    }
+
+    @Test func cancellingTheCallerWhileItWaitsForATokenFailsItAsCancelled() async throws {
+        let store = try IDTokenStore(authorizedDomains: ["api.rover.io"], clock: clock, diagnostics: sink)
+        store.registerRefreshCallback {}
+        let request = send(try client(store))
+        await eventually("waiting", { store.waitingRequestCount == 1 })
+        request.cancel()
+        let outcome = await request.value
+        #expect(outcome.code == .cancelled)
+        #expect(store.heldWaitRecords == 0)
+    }
+
+    @Test func anExpiryActionRunsAtTheDeadlineAtOnceWhenItHasPassedAndNeverAfterTheRequestEnded() async throws {
+        let deadlines = RequestDeadlines(clock: clock)
+        let runs = Locked<[String]>([])
+        let first = deadlines.begin(seconds: 5), second = deadlines.begin(seconds: 5), ended = deadlines.begin(seconds: 5)
+        deadlines.onExpiry(of: first) { runs.withLock { $0.append("first") } }
+        #expect(deadlines.end(ended) == false)
+        deadlines.onExpiry(of: ended) { runs.withLock { $0.append("ended") } }
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: 5)
+        await eventually("the first ran", { runs.withLock { $0 } == ["first"] })
+        // The second's deadline has passed too: an action registered now runs at once.
+        deadlines.onExpiry(of: second) { runs.withLock { $0.append("second") } }
+        #expect(runs.withLock { $0 } == ["first", "second"])
+        #expect(deadlines.end(first) && deadlines.end(second))
+    }
+}
