@@ -14,7 +14,7 @@ import Foundation
 /// request cancelled (or past its deadline) while the provider is inside `getAuthorizationToken()`
 /// returns at once; the provider's late answer is dropped, and the stuck call is reported through
 /// diagnostics.
-public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Sendable, CustomStringConvertible, CustomReflectable {
+public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Sendable, CustomStringConvertible, CustomReflectable, AnswersWithinRequestDeadline {
     // `@unchecked Sendable` is sound: `provider` is created and read only inside `drain()`, which
     // runs only as a block on `queue`; `queue` is serial, so every access to the non-Sendable
     // instance happens on one thread at a time, in order. `calls` is a `Locked`; the other stored
@@ -43,17 +43,24 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         let call = ProviderCall()
+        // Asked in the caller's task by the client: the request's deadline ends the wait as a
+        // cancellation would (the client reports it as deadlineExceeded).
+        context.requestDeadline?.onExpiry { [self] in abandon(call, for: context, because: "which reached its deadline") }
         let token: String? = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<String?, any Error>) in
                 enqueue(call, continuation)
             }
         } onCancel: {
-            if cancel(call) {
-                diagnostics.log(.warning, "getAuthorizationToken() of \(providerTypeName) is still running for \(context.requestName), which was cancelled; the request returns without waiting for it, and later requests queue behind it")
-            }
+            abandon(call, for: context, because: "which was cancelled")
         }
         guard let token, !token.isEmpty else { throw RequestError.missingCustomerToken(endpoint: context.endpoint) }
         return .bearer(token)
+    }
+
+    /// Ends the call's wait with `CancellationError`, and reports a provider still inside its call.
+    private func abandon(_ call: ProviderCall, for context: AuthorizationContext, because reason: String) {
+        guard cancel(call) else { return }
+        diagnostics.log(.warning, "getAuthorizationToken() of \(providerTypeName) is still running for \(context.requestName), \(reason); the request returns without waiting for it, and later requests queue behind it")
     }
 
     // MARK: One queue turn for every waiting call

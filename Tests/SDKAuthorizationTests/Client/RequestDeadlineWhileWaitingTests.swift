@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import SDKAuthorizationTesting
 import Testing
@@ -11,6 +12,20 @@ final class NeverAnsweringProvider: AuthorizationProvider {
         contexts.withLock { $0.append(context) }
         try await Task.sleep(nanoseconds: 3_600_000_000_000)
         return .bearer("late")
+    }
+}
+
+/// A provider class that blocks inside its call until the test lets it go.
+final class BlockedAtTheDeadlineProvider: NSObject, AuthorizationProviderType {
+    static let gate = DispatchSemaphore(value: 0)
+    static let entered = Locked(0)
+
+    required override init() {}
+
+    func getAuthorizationToken() -> String? {
+        Self.entered.withLock { $0 += 1 }
+        _ = Self.gate.wait(timeout: .now() + 60)
+        return "late.jwt.token"
     }
 }
 
@@ -117,6 +132,23 @@ struct RequestDeadlineWhileWaitingTests {
         let outcome = await request.value
         #expect(outcome.code == .cancelled)
         #expect(store.heldWaitRecords == 0)
+    }
+
+    @Test func aRequestBehindABlockedProviderClassReturnsAtItsDeadlineWhileTheProviderIsStillBlocked() async throws {
+        let provider = CustomerTokenProvider(type: BlockedAtTheDeadlineProvider.self, diagnostics: sink)
+        let transport = RecordingTransport()
+        let request = send(try client(provider, transport: transport))
+        await eventually("the provider is blocked", { BlockedAtTheDeadlineProvider.entered.withLock { $0 } == 1 })
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: 5)
+        let outcome = await request.value
+        // The request has returned and the provider is still inside its call.
+        #expect(outcome.code == .deadlineExceeded)
+        #expect(!outcome.callerCancelled)
+        #expect(transport.requests.isEmpty)
+        #expect(sink.messages(at: .warning).contains { $0.contains("still running") && $0.contains("reached its deadline") })
+        BlockedAtTheDeadlineProvider.gate.signal()
+        await eventually("late answer reported", { sink.messages(at: .info).contains { $0.contains("returned after its request was cancelled") } })
     }
 
     @Test func anExpiryActionRunsAtTheDeadlineAtOnceWhenItHasPassedAndNeverAfterTheRequestEnded() async throws {

@@ -330,9 +330,6 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         // while a request waits holds little more than the context, which matters at 100,000 waiters.
         if let credential = credentialWithoutWaiting(for: context) { return credential }
         let (id, deadline, waitStartedAt) = beginWait(context)
-        // Asked in the caller's task by the client: the request's deadline ends the wait as a
-        // cancellation would (the client reports it as deadlineExceeded).
-        context.requestDeadline?.onExpiry { [self] in resolve(id, with: .cancelled) }
         let outcome = await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<WaitOutcome, Never>) in
                 register(id, deadline: deadline, continuation: continuation)
@@ -352,6 +349,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             state.unregistered[state.nextWaiterID] = false
             return (state.nextWaiterID, clock.monotonicNow() + options.refreshTimeout)
         }
+        // Asked in the caller's task by the client: the request's deadline ends the wait as a
+        // cancellation would (the client reports it as deadlineExceeded).
+        context.requestDeadline?.onExpiry { [self] in resolve(id, with: .cancelled) }
         return (id, deadline, startedAt)
     }
 

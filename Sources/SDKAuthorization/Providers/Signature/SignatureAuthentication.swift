@@ -35,7 +35,7 @@ extension AuthorizationScheme {
 /// - Subscribers added late do not receive earlier failures.
 ///
 /// Its `description` and mirror never show a signature.
-public final class SignatureAuthentication: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
+public final class SignatureAuthentication: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable, AnswersWithinRequestDeadline {
     /// `X-Braze-Auth-Signature`.
     public static let defaultHeaderName = "X-Braze-Auth-Signature"
     /// How many users' signatures are kept (64): the current user's and those of the users before.
