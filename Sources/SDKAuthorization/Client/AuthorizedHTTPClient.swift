@@ -246,15 +246,16 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     private final class RequestRun: Sendable {
         let pending: RequestAuthorizer.PendingAuthorization
         let ticket: RequestDeadlines.Ticket
-        let endpoint: EndpointID?
         let answersWithinDeadline: Bool
         /// Set once, by the caller's task, before the request's own task starts.
         nonisolated(unsafe) var authorized: AuthorizedRequest?
 
-        init(pending: RequestAuthorizer.PendingAuthorization, ticket: RequestDeadlines.Ticket, endpoint: EndpointID?, answersWithinDeadline: Bool) {
+        /// The endpoint's name, when the request was made from the catalogue.
+        var endpoint: EndpointID? { pending.context.endpoint }
+
+        init(pending: RequestAuthorizer.PendingAuthorization, ticket: RequestDeadlines.Ticket, answersWithinDeadline: Bool) {
             self.pending = pending
             self.ticket = ticket
-            self.endpoint = endpoint
             self.answersWithinDeadline = answersWithinDeadline
         }
     }
@@ -268,9 +269,10 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         if Task.isCancelled { throw .cancelled }
         var pending = try authorizer.prepareAuthorization(request, endpoint: endpoint, attempt: 1)
         let ticket = deadlines.begin(seconds: authorizer.options.requestDeadline)
-        let answersWithinDeadline = pending.provider == nil || pending.provider is any AnswersWithinRequestDeadline
-        if answersWithinDeadline { pending.context.requestDeadline = RequestDeadline(deadlines: deadlines, ticket: ticket) }
-        return RequestRun(pending: pending, ticket: ticket, endpoint: endpoint, answersWithinDeadline: answersWithinDeadline)
+        let honouring = pending.provider as? any AnswersWithinRequestDeadline
+        let answersWithinDeadline = pending.provider == nil || honouring != nil
+        if honouring?.mayWait == true { pending.context.requestDeadline = RequestDeadline(deadlines: deadlines, ticket: ticket) }
+        return RequestRun(pending: pending, ticket: ticket, answersWithinDeadline: answersWithinDeadline)
     }
 
     /// Asks a provider that honours deadlines, in the caller's task.
@@ -467,4 +469,6 @@ struct ProjectAuthorizationProvider: AuthorizationProvider, AnswersWithinRequest
     }
 
     func credential(for context: AuthorizationContext) async throws -> Credential { credential }
+
+    var mayWait: Bool { false }
 }

@@ -177,7 +177,14 @@ final class RequestDeadline: Sendable {
 /// A provider whose waits end when the request's deadline passes (``AuthorizationContext``'s
 /// `requestDeadline`), or that never waits: the client asks it in the caller's own task instead
 /// of a task per request, so a request that waits for it holds no second task.
-protocol AnswersWithinRequestDeadline: AuthorizationProvider {}
+protocol AnswersWithinRequestDeadline: AuthorizationProvider {
+    /// False for a provider that answers at once: it is given no deadline.
+    var mayWait: Bool { get }
+}
+
+extension AnswersWithinRequestDeadline {
+    var mayWait: Bool { true }
+}
 
 /// Starts `operation` in a task of its own that runs on the calling thread until it first suspends
 /// (`Task.immediate` where the runtime has it): a request that never waits never changes threads.

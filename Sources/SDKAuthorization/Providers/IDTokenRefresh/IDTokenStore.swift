@@ -88,8 +88,71 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         let deadline: TimeInterval
         /// Unsafe rather than checked (which allocates a canary per wait and checks each resume):
         /// exactly one resume is guaranteed by construction. A waiter is resumed only by whoever
-        /// removed it from `waiters` (or `register`, which never stored it), under the lock.
+        /// moved its slot out of `.waiting` (or `register`, which never stored it), under the lock.
         let continuation: UnsafeContinuation<WaitOutcome, Never>
+    }
+
+    /// One wait's place in the queue.
+    private enum Slot {
+        /// It has an ID and a deadline, and will register its continuation.
+        case unregistered
+        /// It was cancelled (or reached the request's deadline) before it registered.
+        case cancelledBeforeRegistering
+        case waiting(UnsafeContinuation<WaitOutcome, Never>)
+        /// Ended; dropped from the queue once every slot before it has ended too.
+        case ended
+    }
+
+    /// The waits, in the order they began: one array, indexed by wait ID. Deadlines are taken on
+    /// the monotonic clock under the lock with one timeout, so this is also deadline order, and
+    /// handing every waiter back in arrival order is one pass with no lookup.
+    private struct WaitQueue {
+        var slots: [Slot] = []
+        var deadlines: [TimeInterval] = []
+        /// The ID of `slots[0]`.
+        var firstID: UInt64 = 1
+        /// Every slot before `head` has ended.
+        var head = 0
+        /// Slots in `.waiting`.
+        var waitingCount = 0
+        /// Every wait with a smaller ID has ended, been timed out, or times itself out when it registers.
+        var nextToExpire: UInt64 = 1
+
+        func index(of id: UInt64) -> Int? {
+            guard id >= firstID, id - firstID < UInt64(slots.count) else { return nil }
+            return Int(id - firstID)
+        }
+
+        mutating func append(deadline: TimeInterval) -> UInt64 {
+            slots.append(.unregistered)
+            deadlines.append(deadline)
+            return firstID + UInt64(slots.count - 1)
+        }
+
+        /// Ends the wait at `index` and returns its continuation, if it was waiting.
+        mutating func end(at index: Int) -> UnsafeContinuation<WaitOutcome, Never>? {
+            guard case .waiting(let continuation) = slots[index] else { return nil }
+            slots[index] = .ended
+            waitingCount -= 1
+            return continuation
+        }
+
+        /// Drops the ended slots at the front, in amortized constant time.
+        mutating func dropEnded() {
+            while head < slots.count, case .ended = slots[head] { head += 1 }
+            if head == slots.count {
+                firstID += UInt64(head)
+                slots.removeAll(keepingCapacity: slots.count <= 4_096)
+                deadlines.removeAll(keepingCapacity: deadlines.count <= 4_096)
+                head = 0
+            } else if head >= 1_024, head * 2 >= slots.count {
+                firstID += UInt64(head)
+                slots.removeFirst(head)
+                deadlines.removeFirst(head)
+                head = 0
+            }
+            nextToExpire = max(nextToExpire, firstID + UInt64(head))
+        }
     }
 
     private struct State {
@@ -99,14 +162,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         var callback: Callback?
         /// Monotonic seconds.
         var refreshStartedAt: TimeInterval?
-        var waiters: [UInt64: Waiter] = [:]
-        /// Waits that have an ID but no continuation yet, and whether they were cancelled meanwhile.
-        var unregistered: [UInt64: Bool] = [:]
-        var nextWaiterID: UInt64 = 0
-        /// Waits in the order they began, which is deadline order; entries of waits that ended
-        /// another way are skipped when reached. `deadlineHead` is the first live index.
-        var deadlines: [(id: UInt64, deadline: TimeInterval)] = []
-        var deadlineHead = 0
+        var waits = WaitQueue()
         /// The one task that times waits out, sleeping until the earliest deadline.
         var timeoutDriver: Task<Void, Never>?
         var timeoutDriverGeneration = 0
@@ -128,15 +184,17 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             return takeAllWaiters()
         }
 
-        /// Every waiter, in the order the waits began (the deadline queue's order), for the caller to
-        /// resume outside the lock; nothing waits afterwards. One copy, no sorting.
+        /// Every waiter, in the order the waits began, for the caller to resume outside the lock;
+        /// nothing waits afterwards. One pass over the queue, no lookup, no sorting.
         mutating func takeAllWaiters() -> [Waiter] {
             var ended: [Waiter] = []
-            ended.reserveCapacity(waiters.count)
-            for entry in deadlines[deadlineHead...] {
-                if let waiter = waiters[entry.id] { ended.append(waiter) }
+            ended.reserveCapacity(waits.waitingCount)
+            for index in waits.head..<waits.slots.count {
+                if let continuation = waits.end(at: index) {
+                    ended.append(Waiter(deadline: waits.deadlines[index], continuation: continuation))
+                }
             }
-            waiters.removeAll()
+            waits.dropEnded()
             stopTimeoutsIfIdle()
             return ended
         }
@@ -148,11 +206,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             return uptime - started
         }
 
-        /// Forgets the deadline queue and stops the driver once nothing waits.
+        /// Stops the driver once nothing waits.
         mutating func stopTimeoutsIfIdle() {
-            guard waiters.isEmpty else { return }
-            deadlines.removeAll()
-            deadlineHead = 0
+            guard waits.waitingCount == 0 else { return }
             timeoutDriver?.cancel()
             timeoutDriver = nil
         }
@@ -316,11 +372,11 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     public var currentToken: String? { state.withLock { $0.token } }
 
     /// How many requests are waiting for a token now.
-    public var waitingRequestCount: Int { state.withLock { $0.waiters.count } }
+    public var waitingRequestCount: Int { state.withLock { $0.waits.waitingCount } }
 
     /// Waits and wait IDs still held; zero when nothing waits (for leak tests).
     var heldWaitRecords: Int {
-        state.withLock { $0.waiters.count + $0.unregistered.count + $0.deadlines.count + ($0.timeoutDriver == nil ? 0 : 1) }
+        state.withLock { $0.waits.slots.count + $0.waits.deadlines.count + ($0.timeoutDriver == nil ? 0 : 1) }
     }
 
     // MARK: AuthorizationProvider
@@ -345,9 +401,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     private func beginWait(_ context: AuthorizationContext) -> (id: UInt64, deadline: TimeInterval, startedAt: TimeInterval?) {
         let startedAt = waitStarted(context)
         let (id, deadline) = state.withLock { state -> (UInt64, TimeInterval) in
-            state.nextWaiterID += 1
-            state.unregistered[state.nextWaiterID] = false
-            return (state.nextWaiterID, clock.monotonicNow() + options.refreshTimeout)
+            let deadline = clock.monotonicNow() + options.refreshTimeout
+            return (state.waits.append(deadline: deadline), deadline)
         }
         // Asked in the caller's task by the client: the request's deadline ends the wait as a
         // cancellation would (the client reports it as deadlineExceeded).
@@ -423,42 +478,29 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     // MARK: Waiting
 
 
-    /// Waits for the next ``setIDToken(_:)``, at most ``Options/refreshTimeout`` by the clock.
-    ///
-    /// A wait holds only its continuation and two small records; one driver task per store times
-    /// out every wait, so many waiters cost no timer each.
-    private func waitForToken() async -> WaitOutcome {
-        let (id, deadline) = state.withLock { state -> (UInt64, TimeInterval) in
-            state.nextWaiterID += 1
-            state.unregistered[state.nextWaiterID] = false
-            return (state.nextWaiterID, clock.monotonicNow() + options.refreshTimeout)
-        }
-        return await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<WaitOutcome, Never>) in
-                register(id, deadline: deadline, continuation: continuation)
-            }
-        } onCancel: {
-            resolve(id, with: .cancelled)
-        }
-    }
-
     /// The driver: sleeps until the earliest deadline, times out every wait that has reached its
     /// deadline, and repeats until nothing waits.
     private func runTimeouts(generation: Int) async {
         while true {
             let next = state.withLock { state -> TimeInterval? in
                 guard state.timeoutDriverGeneration == generation else { return nil }
-                while state.deadlineHead < state.deadlines.count,
-                      state.waiters[state.deadlines[state.deadlineHead].id] == nil {
-                    state.deadlineHead += 1
+                // The earliest deadline of a wait that is waiting; one not registered yet times itself
+                // out when it registers.
+                var id = state.waits.nextToExpire
+                while let index = state.waits.index(of: id) {
+                    switch state.waits.slots[index] {
+                    case .waiting:
+                        return state.waits.deadlines[index]
+                    case .ended:
+                        // Nothing to time out there; a wait not registered yet keeps its place.
+                        if id == state.waits.nextToExpire { state.waits.nextToExpire += 1 }
+                    case .unregistered, .cancelledBeforeRegistering:
+                        break
+                    }
+                    id += 1
                 }
-                guard state.deadlineHead < state.deadlines.count else {
-                    state.deadlines.removeAll()
-                    state.deadlineHead = 0
-                    state.timeoutDriver = nil
-                    return nil
-                }
-                return state.deadlines[state.deadlineHead].deadline
+                state.timeoutDriver = nil
+                return nil
             }
             guard let next else { return }
             do {
@@ -470,12 +512,15 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                 guard state.timeoutDriverGeneration == generation else { return ([], nil) }
                 let now = clock.monotonicNow()
                 var expired: [Waiter] = []
-                while state.deadlineHead < state.deadlines.count, state.deadlines[state.deadlineHead].deadline <= now {
-                    if let waiter = state.waiters.removeValue(forKey: state.deadlines[state.deadlineHead].id) {
-                        expired.append(waiter)
+                var id = state.waits.nextToExpire
+                while let index = state.waits.index(of: id), state.waits.deadlines[index] <= now {
+                    if let continuation = state.waits.end(at: index) {
+                        expired.append(Waiter(deadline: state.waits.deadlines[index], continuation: continuation))
                     }
-                    state.deadlineHead += 1
+                    id += 1
                 }
+                state.waits.nextToExpire = id
+                state.waits.dropEnded()
                 return (expired, state.endRefreshIfTimedOut(at: now, timeout: options.refreshTimeout))
             }
             if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .timedOut)) }
@@ -496,12 +541,17 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         let next = state.withLock { state -> Next in
             // Read the clock under the lock, so a deadline the clock has already passed is seen here.
             let uptime = clock.monotonicNow()
-            if state.unregistered.removeValue(forKey: id) == true { return .resume(.cancelled) }
-            if uptime >= deadline { return .resume(.timedOut) }
+            // The slot is there: a slot is dropped only once it has ended, and only this call ends
+            // an unregistered one.
+            guard let index = state.waits.index(of: id) else { return .resume(.cancelled) }
+            let cancelled = if case .cancelledBeforeRegistering = state.waits.slots[index] { true } else { false }
+            state.waits.slots[index] = .ended
+            if cancelled { state.waits.dropEnded(); return .resume(.cancelled) }
+            if uptime >= deadline { state.waits.dropEnded(); return .resume(.timedOut) }
             // A token that became fresh since the request looked (set by another thread) serves it.
-            if let token = state.freshToken(at: clock.now(), leeway: options.staleLeeway) { return .resume(.token(token)) }
-            state.waiters[id] = Waiter(deadline: deadline, continuation: continuation)
-            state.deadlines.append((id, deadline))
+            if let token = state.freshToken(at: clock.now(), leeway: options.staleLeeway) { state.waits.dropEnded(); return .resume(.token(token)) }
+            state.waits.slots[index] = .waiting(continuation)
+            state.waits.waitingCount += 1
             if state.timeoutDriver == nil {
                 state.timeoutDriverGeneration += 1
                 let generation = state.timeoutDriverGeneration
@@ -557,14 +607,17 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// Ends one wait, once: whichever of token, timeout, clear or cancellation comes first wins.
     private func resolve(_ id: UInt64, with outcome: WaitOutcome) {
-        let waiter = state.withLock { state -> Waiter? in
-            guard let waiter = state.waiters.removeValue(forKey: id) else {
-                if case .cancelled = outcome, state.unregistered[id] != nil { state.unregistered[id] = true }
+        let continuation = state.withLock { state -> UnsafeContinuation<WaitOutcome, Never>? in
+            guard let index = state.waits.index(of: id) else { return nil }
+            if case .unregistered = state.waits.slots[index] {
+                if case .cancelled = outcome { state.waits.slots[index] = .cancelledBeforeRegistering }
                 return nil
             }
+            guard let continuation = state.waits.end(at: index) else { return nil }
+            state.waits.dropEnded()
             state.stopTimeoutsIfIdle()
-            return waiter
+            return continuation
         }
-        waiter?.continuation.resume(returning: outcome)
+        continuation?.resume(returning: outcome)
     }
 }

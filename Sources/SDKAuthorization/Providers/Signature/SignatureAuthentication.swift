@@ -241,6 +241,9 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
         return .header(headerName, value: signature)
     }
 
+    /// Answers at once: the client gives it no deadline to watch.
+    var mayWait: Bool { false }
+
     /// Reports the failure in the response body (`auth_error`) to the subscribers, once per
     /// signature, and fails the request: a new signature has to come from the app's server.
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
