@@ -83,13 +83,19 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
     }
 
-    private struct Waiter {
-        /// Monotonic seconds.
-        let deadline: TimeInterval
-        /// Unsafe rather than checked (which allocates a canary per wait and checks each resume):
-        /// exactly one resume is guaranteed by construction. A waiter is resumed only by whoever
-        /// moved its slot out of `.waiting` (or `register`, which never stored it), under the lock.
-        let continuation: UnsafeContinuation<WaitOutcome, Never>
+    /// Waiters taken out of the queue, each to be resumed once by whoever took them.
+    private struct TakenWaiters {
+        let slots: [Slot]
+        let deadlines: [TimeInterval]
+        let range: Range<Int>
+        let count: Int
+
+        /// Each waiter's deadline and continuation, in arrival order.
+        func forEach(_ body: (TimeInterval, UnsafeContinuation<WaitOutcome, Never>) -> Void) {
+            for index in range {
+                if case .waiting(let continuation) = slots[index] { body(deadlines[index], continuation) }
+            }
+        }
     }
 
     /// One wait's place in the queue.
@@ -98,6 +104,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         case unregistered
         /// It was cancelled (or reached the request's deadline) before it registered.
         case cancelledBeforeRegistering
+        /// Unsafe rather than checked (which allocates a canary per wait and checks each resume):
+        /// exactly one resume is guaranteed by construction. A waiter is resumed only by whoever
+        /// moved its slot out of `.waiting` (or `register`, which never stored it), under the lock.
         case waiting(UnsafeContinuation<WaitOutcome, Never>)
         /// Ended; dropped from the queue once every slot before it has ended too.
         case ended
@@ -115,6 +124,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         var head = 0
         /// Slots in `.waiting`.
         var waitingCount = 0
+        /// Slots in `.unregistered` or `.cancelledBeforeRegistering`.
+        var unregisteredCount = 0
         /// Every wait with a smaller ID has ended, been timed out, or times itself out when it registers.
         var nextToExpire: UInt64 = 1
 
@@ -124,6 +135,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
 
         mutating func append(deadline: TimeInterval) -> UInt64 {
+            unregisteredCount += 1
             slots.append(.unregistered)
             deadlines.append(deadline)
             return firstID + UInt64(slots.count - 1)
@@ -176,7 +188,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
         /// Installs a new token (or none), ends the refresh in progress, and hands back every waiter
         /// for the caller to resume outside the lock.
-        mutating func replaceToken(with newToken: String?, expiresAt newExpiry: Date?) -> [Waiter] {
+        mutating func replaceToken(with newToken: String?, expiresAt newExpiry: Date?) -> TakenWaiters {
             token = newToken
             expiresAt = newExpiry
             rejected = false
@@ -185,18 +197,32 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
 
         /// Every waiter, in the order the waits began, for the caller to resume outside the lock;
-        /// nothing waits afterwards. One pass over the queue, no lookup, no sorting.
-        mutating func takeAllWaiters() -> [Waiter] {
-            var ended: [Waiter] = []
-            ended.reserveCapacity(waits.waitingCount)
+        /// nothing waits afterwards. When no wait is between taking its ID and registering (the
+        /// usual case), the queue's arrays are handed over whole; otherwise the waiting ones are
+        /// copied out in one pass. No lookup, no sorting.
+        mutating func takeAllWaiters() -> TakenWaiters {
+            defer { stopTimeoutsIfIdle() }
+            guard waits.unregisteredCount > 0 else {
+                let taken = TakenWaiters(slots: waits.slots, deadlines: waits.deadlines, range: waits.head..<waits.slots.count, count: waits.waitingCount)
+                waits.firstID += UInt64(waits.slots.count)
+                waits.slots = []
+                waits.deadlines = []
+                waits.head = 0
+                waits.waitingCount = 0
+                waits.nextToExpire = max(waits.nextToExpire, waits.firstID)
+                return taken
+            }
+            var slots: [Slot] = [], deadlines: [TimeInterval] = []
+            slots.reserveCapacity(waits.waitingCount)
+            deadlines.reserveCapacity(waits.waitingCount)
             for index in waits.head..<waits.slots.count {
                 if let continuation = waits.end(at: index) {
-                    ended.append(Waiter(deadline: waits.deadlines[index], continuation: continuation))
+                    slots.append(.waiting(continuation))
+                    deadlines.append(waits.deadlines[index])
                 }
             }
             waits.dropEnded()
-            stopTimeoutsIfIdle()
-            return ended
+            return TakenWaiters(slots: slots, deadlines: deadlines, range: 0..<slots.count, count: slots.count)
         }
 
         /// Ends the refresh in progress when it has run out of time, and returns how long it ran.
@@ -310,7 +336,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
         let expiresAt = try? JWTClaims(decoding: token).expiresAt
         let now = clock.now()
-        let (waiters, uptime, refreshTook) = state.withLock { state -> ([Waiter], TimeInterval, TimeInterval?) in
+        let (waiters, uptime, refreshTook) = state.withLock { state -> (TakenWaiters, TimeInterval, TimeInterval?) in
             let uptime = clock.monotonicNow()
             let refreshTook = state.refreshStartedAt.map { uptime - $0 }
             return (state.replaceToken(with: token, expiresAt: expiresAt), uptime, refreshTook)
@@ -321,19 +347,19 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
         persist { try $0.save(StoredCredential(token: token, expiresAt: expiresAt), identity: credentialIdentity) }
         // In arrival order; a wait whose deadline had passed when the token came times out.
-        for waiter in waiters { waiter.continuation.resume(returning: uptime < waiter.deadline ? .token(token) : .timedOut) }
+        waiters.forEach { deadline, continuation in continuation.resume(returning: uptime < deadline ? .token(token) : .timedOut) }
     }
 
     /// Forgets the token (logout). Requests waiting for a token fail with
     /// ``RequestError/Code/credentialCleared``.
     public func clearIDToken() {
-        let (waiters, refreshTook) = state.withLock { state -> ([Waiter], TimeInterval?) in
+        let (waiters, refreshTook) = state.withLock { state -> (TakenWaiters, TimeInterval?) in
             let refreshTook = state.refreshStartedAt.map { clock.monotonicNow() - $0 }
             return (state.replaceToken(with: nil, expiresAt: nil), refreshTook)
         }
         if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .cleared)) }
         persist { try $0.remove(identity: credentialIdentity) }
-        for waiter in waiters { waiter.continuation.resume(returning: .cleared) }
+        waiters.forEach { _, continuation in continuation.resume(returning: .cleared) }
     }
 
     /// Runs `change` on the credential store, if any; a failure is logged, never thrown.
@@ -508,15 +534,13 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             } catch {
                 return // cancelled: nothing waits any more
             }
-            let (expired, refreshTook) = state.withLock { state -> ([Waiter], TimeInterval?) in
+            let (expired, refreshTook) = state.withLock { state -> ([UnsafeContinuation<WaitOutcome, Never>], TimeInterval?) in
                 guard state.timeoutDriverGeneration == generation else { return ([], nil) }
                 let now = clock.monotonicNow()
-                var expired: [Waiter] = []
+                var expired: [UnsafeContinuation<WaitOutcome, Never>] = []
                 var id = state.waits.nextToExpire
                 while let index = state.waits.index(of: id), state.waits.deadlines[index] <= now {
-                    if let continuation = state.waits.end(at: index) {
-                        expired.append(Waiter(deadline: state.waits.deadlines[index], continuation: continuation))
-                    }
+                    if let continuation = state.waits.end(at: index) { expired.append(continuation) }
                     id += 1
                 }
                 state.waits.nextToExpire = id
@@ -524,7 +548,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                 return (expired, state.endRefreshIfTimedOut(at: now, timeout: options.refreshTimeout))
             }
             if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .timedOut)) }
-            for waiter in expired { waiter.continuation.resume(returning: .timedOut) }
+            for continuation in expired { continuation.resume(returning: .timedOut) }
         }
     }
 
@@ -546,6 +570,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             guard let index = state.waits.index(of: id) else { return .resume(.cancelled) }
             let cancelled = if case .cancelledBeforeRegistering = state.waits.slots[index] { true } else { false }
             state.waits.slots[index] = .ended
+            state.waits.unregisteredCount -= 1
             if cancelled { state.waits.dropEnded(); return .resume(.cancelled) }
             if uptime >= deadline { state.waits.dropEnded(); return .resume(.timedOut) }
             // A token that became fresh since the request looked (set by another thread) serves it.
@@ -594,7 +619,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// Ends every wait with the refresh callback's error, at once.
     private func failRefresh(_ error: any Error) {
-        let (waiters, refreshTook) = state.withLock { state -> ([Waiter], TimeInterval?) in
+        let (waiters, refreshTook) = state.withLock { state -> (TakenWaiters, TimeInterval?) in
             let refreshTook = state.refreshStartedAt.map { clock.monotonicNow() - $0 }
             state.refreshStartedAt = nil
             return (state.takeAllWaiters(), refreshTook)
@@ -602,7 +627,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .failed)) }
         diagnostics.log(.warning, "The ID token refresh callback failed (\(RequestError.summary(of: error))); \(waiters.count) waiting requests fail now",
                         event: AuthorizationEvent.Kind.refreshFinished.rawValue)
-        for waiter in waiters { waiter.continuation.resume(returning: .refreshFailed(error)) }
+        waiters.forEach { _, continuation in continuation.resume(returning: .refreshFailed(error)) }
     }
 
     /// Ends one wait, once: whichever of token, timeout, clear or cancellation comes first wins.
