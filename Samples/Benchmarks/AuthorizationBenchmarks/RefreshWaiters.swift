@@ -1,5 +1,6 @@
 // Benchmark 3: N requests wait on a stale ID token, the app sets it once. The IDTokenStore against
-// two gates that do nothing but park continuations (a lock-based one and an actor), and then the
+// gates that do nothing but park continuations (a lock-based one, the same inside a cancellation
+// handler, since a request's wait must end when its task is cancelled, and an actor), and then the
 // same N through client.send. Each round measures every side once, in rotating order.
 import Benchmark
 import BenchmarkSupport
@@ -64,6 +65,11 @@ enum WaiterFixtures {
         return try await measureWaiters(count, start: { await gate.wait() }, waiting: { gate.waitingCount }, release: { gate.set(token) }, check: { $0 == token })
     }
 
+    static func cancellableLockGate(_ count: Int) async throws -> WaiterCost {
+        let gate = LockGate()
+        return try await measureWaiters(count, start: { await gate.waitCancellable() }, waiting: { gate.waitingCount }, release: { gate.set(token) }, check: { $0 == token })
+    }
+
     static func actorGate(_ count: Int) async throws -> WaiterCost {
         let gate = ActorGate()
         return try await measureWaiters(count, start: { await gate.wait() }, waiting: { await gate.waitingCount }, release: { await gate.set(token) }, check: { $0 == token })
@@ -111,6 +117,8 @@ func refreshWaiterBenchmarks() {
         let rounds = BenchmarkSettings.pick(full: size >= 100_000 ? 7 : 15, quick: 1)
         let lockRatio = BenchmarkMetric.custom("time ratio x100 (IDTokenStore / lock gate)", useScalingFactor: false)
         let actorRatio = BenchmarkMetric.custom("time ratio x100 (IDTokenStore / actor gate)", useScalingFactor: false)
+        let cancellableRatio = BenchmarkMetric.custom("time ratio x100 (IDTokenStore / lock gate in a cancellation handler)", useScalingFactor: false)
+        let cancellableMicros = BenchmarkMetric.custom("us set-to-all-resumed: lock gate in a cancellation handler", useScalingFactor: false)
         let callbacks = BenchmarkMetric.custom("refresh callbacks per round (must be 1)", useScalingFactor: false)
         let storeMicros = BenchmarkMetric.custom("us set-to-all-resumed: IDTokenStore", useScalingFactor: false)
         let lockMicros = BenchmarkMetric.custom("us set-to-all-resumed: lock gate", useScalingFactor: false)
@@ -118,21 +126,24 @@ func refreshWaiterBenchmarks() {
         let storeBytes = BenchmarkMetric.custom("bytes per waiter: IDTokenStore", useScalingFactor: false)
         let lockBytes = BenchmarkMetric.custom("bytes per waiter: lock gate", useScalingFactor: false)
         let actorBytes = BenchmarkMetric.custom("bytes per waiter: actor gate", useScalingFactor: false)
-        let metrics = [lockRatio, actorRatio, callbacks, storeMicros, lockMicros, actorMicros, storeBytes, lockBytes, actorBytes]
+        let metrics = [lockRatio, actorRatio, cancellableRatio, callbacks, storeMicros, lockMicros, actorMicros, cancellableMicros, storeBytes, lockBytes, actorBytes]
         Benchmark("3 waiters: \(size) on IDTokenStore vs gates", configuration: BenchmarkSettings.rounds(rounds, metrics: metrics)) { benchmark in
             do {
                 let counter = CallCounter()
-                var lock = WaiterCost(releaseNanoseconds: 0, bytesPerWaiter: 0), actor = lock, store = lock
+                var lock = WaiterCost(releaseNanoseconds: 0, bytesPerWaiter: 0), actor = lock, cancellable = lock, store = lock
                 // Rotate the order, so no side always runs first on a fresh heap.
-                for side in (0..<3).map({ ($0 + benchmark.currentIteration) % 3 }) {
+                for side in (0..<4).map({ ($0 + benchmark.currentIteration) % 4 }) {
                     switch side {
                     case 0: lock = try await WaiterFixtures.lockGate(size)
                     case 1: actor = try await WaiterFixtures.actorGate(size)
+                    case 2: cancellable = try await WaiterFixtures.cancellableLockGate(size)
                     default: store = try await WaiterFixtures.store(size, callbacks: counter)
                     }
                 }
                 benchmark.measurement(lockRatio, Int(store.releaseNanoseconds * 100 / max(lock.releaseNanoseconds, 1)))
                 benchmark.measurement(actorRatio, Int(store.releaseNanoseconds * 100 / max(actor.releaseNanoseconds, 1)))
+                benchmark.measurement(cancellableRatio, Int(store.releaseNanoseconds * 100 / max(cancellable.releaseNanoseconds, 1)))
+                benchmark.measurement(cancellableMicros, Int(cancellable.releaseNanoseconds / 1_000))
                 benchmark.measurement(callbacks, counter.count)
                 benchmark.measurement(storeMicros, Int(store.releaseNanoseconds / 1_000))
                 benchmark.measurement(lockMicros, Int(lock.releaseNanoseconds / 1_000))

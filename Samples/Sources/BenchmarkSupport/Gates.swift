@@ -24,6 +24,14 @@ public final class LockGate: Sendable {
         }
     }
 
+    /// The same wait inside a cancellation handler that does nothing: what any wait that must end
+    /// when its task is cancelled pays on top (a status record added to the task and removed).
+    public func waitCancellable() async -> String {
+        await withTaskCancellationHandler {
+            await wait()
+        } onCancel: {}
+    }
+
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public func set(_ token: String) {
