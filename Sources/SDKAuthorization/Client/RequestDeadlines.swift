@@ -28,33 +28,15 @@ final class RequestDeadlines: Sendable {
     }
 
     private struct State {
-        var entries: [Entry] = []
-        /// The id of `entries[0]`.
-        var firstID: UInt64 = 0
-        /// Every entry before `head` has finished.
-        var head = 0
-        /// Every entry with a smaller id has expired or finished.
+        var entries = NumberedQueue<Entry>()
+        /// Every entry with a smaller number has expired or finished.
         var nextToExpire: UInt64 = 0
         var driverRunning = false
 
-        func index(of id: UInt64) -> Int? {
-            guard id >= firstID, id - firstID < UInt64(entries.count) else { return nil }
-            return Int(id - firstID)
-        }
-
-        /// Drops the finished entries at the front, in amortized constant time.
+        /// Drops the finished entries at the front.
         mutating func dropFinished() {
-            while head < entries.count, entries[head].finished { head += 1 }
-            if head == entries.count {
-                firstID += UInt64(head)
-                entries.removeAll(keepingCapacity: entries.count <= 4_096)
-                head = 0
-            } else if head >= 1_024, head * 2 >= entries.count {
-                firstID += UInt64(head)
-                entries.removeFirst(head)
-                head = 0
-            }
-            nextToExpire = max(nextToExpire, firstID + UInt64(head))
+            entries.dropDone { $0.finished }
+            nextToExpire = max(nextToExpire, entries.frontNumber)
         }
     }
 
@@ -68,8 +50,7 @@ final class RequestDeadlines: Sendable {
     /// Queues a request whose deadline is `seconds` from now, and starts the driver if none runs.
     func begin(seconds: TimeInterval) -> Ticket {
         let (ticket, startDriver) = state.withLock { state -> (Ticket, Bool) in
-            let ticket = Ticket(id: state.firstID + UInt64(state.entries.count))
-            state.entries.append(Entry(deadline: clock.monotonicNow() + seconds))
+            let ticket = Ticket(id: state.entries.append(Entry(deadline: clock.monotonicNow() + seconds)))
             guard !state.driverRunning else { return (ticket, false) }
             state.driverRunning = true
             return (ticket, true)
@@ -83,7 +64,7 @@ final class RequestDeadlines: Sendable {
     /// Hands the request's task to the driver; cancels it at once when the deadline has passed already.
     func attach(_ task: Task<ServerResponse, any Error>, to ticket: Ticket) {
         let expired = state.withLock { state -> Bool in
-            guard let index = state.index(of: ticket.id) else { return false }
+            guard let index = state.entries.index(of: ticket.id) else { return false }
             if state.entries[index].expired { return true }
             state.entries[index].task = task
             state.entries[index].expiryAction = nil
@@ -96,7 +77,7 @@ final class RequestDeadlines: Sendable {
     /// forgotten once the request ends or a task is attached.
     func onExpiry(of ticket: Ticket, _ action: @escaping @Sendable () -> Void) {
         let expired = state.withLock { state -> Bool in
-            guard let index = state.index(of: ticket.id), !state.entries[index].finished else { return false }
+            guard let index = state.entries.index(of: ticket.id), !state.entries[index].finished else { return false }
             if state.entries[index].expired { return true }
             state.entries[index].expiryAction = action
             return false
@@ -107,7 +88,7 @@ final class RequestDeadlines: Sendable {
     /// Takes the request out of the queue; returns whether its deadline passed while it ran.
     func end(_ ticket: Ticket) -> Bool {
         state.withLock { state -> Bool in
-            guard let index = state.index(of: ticket.id) else { return false }
+            guard let index = state.entries.index(of: ticket.id) else { return false }
             let expired = state.entries[index].expired
             state.entries[index].finished = true
             state.entries[index].task = nil
@@ -124,8 +105,8 @@ final class RequestDeadlines: Sendable {
             let next = state.withLock { state -> TimeInterval? in
                 state.dropFinished()
                 var id = state.nextToExpire
-                while let index = state.index(of: id), state.entries[index].finished || state.entries[index].expired { id += 1 }
-                guard let index = state.index(of: id) else {
+                while let index = state.entries.index(of: id), state.entries[index].finished || state.entries[index].expired { id += 1 }
+                guard let index = state.entries.index(of: id) else {
                     state.driverRunning = false
                     return nil
                 }
@@ -137,8 +118,8 @@ final class RequestDeadlines: Sendable {
                 let now = clock.monotonicNow()
                 var tasks: [Task<ServerResponse, any Error>] = []
                 var actions: [@Sendable () -> Void] = []
-                var id = max(state.nextToExpire, state.firstID + UInt64(state.head))
-                while let index = state.index(of: id), state.entries[index].deadline <= now {
+                var id = max(state.nextToExpire, state.entries.frontNumber)
+                while let index = state.entries.index(of: id), state.entries[index].deadline <= now {
                     if !state.entries[index].finished, !state.entries[index].expired {
                         state.entries[index].expired = true
                         if let task = state.entries[index].task { tasks.append(task) }

@@ -85,17 +85,23 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// Waiters taken out of the queue, each to be resumed once by whoever took them.
     private struct TakenWaiters {
-        let slots: [Slot]
-        let deadlines: [TimeInterval]
+        let waits: [Wait]
         let range: Range<Int>
+        /// How many of them are waiting.
         let count: Int
 
         /// Each waiter's deadline and continuation, in arrival order.
         func forEach(_ body: (TimeInterval, UnsafeContinuation<WaitOutcome, Never>) -> Void) {
             for index in range {
-                if case .waiting(let continuation) = slots[index] { body(deadlines[index], continuation) }
+                if case .waiting(let continuation) = waits[index].slot { body(waits[index].deadline, continuation) }
             }
         }
+    }
+
+    /// One wait: its deadline (monotonic seconds) and where it stands.
+    private struct Wait {
+        let deadline: TimeInterval
+        var slot: Slot
     }
 
     /// One wait's place in the queue.
@@ -112,58 +118,35 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         case ended
     }
 
-    /// The waits, in the order they began: one array, indexed by wait ID. Deadlines are taken on
-    /// the monotonic clock under the lock with one timeout, so this is also deadline order, and
-    /// handing every waiter back in arrival order is one pass with no lookup.
+    /// The waits, in the order they began, numbered by wait ID (``NumberedQueue``). Deadlines are
+    /// taken on the monotonic clock under the lock with one timeout, so this is also deadline
+    /// order, and handing every waiter back in arrival order is one pass with no lookup.
     private struct WaitQueue {
-        var slots: [Slot] = []
-        var deadlines: [TimeInterval] = []
-        /// The ID of `slots[0]`.
-        var firstID: UInt64 = 1
-        /// Every slot before `head` has ended.
-        var head = 0
-        /// Slots in `.waiting`.
+        var queue = NumberedQueue<Wait>(firstNumber: 1)
+        /// Waits in `.waiting`.
         var waitingCount = 0
-        /// Slots in `.unregistered` or `.cancelledBeforeRegistering`.
+        /// Waits in `.unregistered` or `.cancelledBeforeRegistering`.
         var unregisteredCount = 0
         /// Every wait with a smaller ID has ended, been timed out, or times itself out when it registers.
         var nextToExpire: UInt64 = 1
 
-        func index(of id: UInt64) -> Int? {
-            guard id >= firstID, id - firstID < UInt64(slots.count) else { return nil }
-            return Int(id - firstID)
-        }
-
         mutating func append(deadline: TimeInterval) -> UInt64 {
             unregisteredCount += 1
-            slots.append(.unregistered)
-            deadlines.append(deadline)
-            return firstID + UInt64(slots.count - 1)
+            return queue.append(Wait(deadline: deadline, slot: .unregistered))
         }
 
         /// Ends the wait at `index` and returns its continuation, if it was waiting.
         mutating func end(at index: Int) -> UnsafeContinuation<WaitOutcome, Never>? {
-            guard case .waiting(let continuation) = slots[index] else { return nil }
-            slots[index] = .ended
+            guard case .waiting(let continuation) = queue[index].slot else { return nil }
+            queue[index].slot = .ended
             waitingCount -= 1
             return continuation
         }
 
-        /// Drops the ended slots at the front, in amortized constant time.
+        /// Drops the ended waits at the front.
         mutating func dropEnded() {
-            while head < slots.count, case .ended = slots[head] { head += 1 }
-            if head == slots.count {
-                firstID += UInt64(head)
-                slots.removeAll(keepingCapacity: slots.count <= 4_096)
-                deadlines.removeAll(keepingCapacity: deadlines.count <= 4_096)
-                head = 0
-            } else if head >= 1_024, head * 2 >= slots.count {
-                firstID += UInt64(head)
-                slots.removeFirst(head)
-                deadlines.removeFirst(head)
-                head = 0
-            }
-            nextToExpire = max(nextToExpire, firstID + UInt64(head))
+            queue.dropDone { if case .ended = $0.slot { true } else { false } }
+            nextToExpire = max(nextToExpire, queue.frontNumber)
         }
     }
 
@@ -203,26 +186,20 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         mutating func takeAllWaiters() -> TakenWaiters {
             defer { stopTimeoutsIfIdle() }
             guard waits.unregisteredCount > 0 else {
-                let taken = TakenWaiters(slots: waits.slots, deadlines: waits.deadlines, range: waits.head..<waits.slots.count, count: waits.waitingCount)
-                waits.firstID += UInt64(waits.slots.count)
-                waits.slots = []
-                waits.deadlines = []
-                waits.head = 0
+                let count = waits.waitingCount
+                let (taken, live) = waits.queue.takeAll()
                 waits.waitingCount = 0
-                waits.nextToExpire = max(waits.nextToExpire, waits.firstID)
-                return taken
+                waits.nextToExpire = max(waits.nextToExpire, waits.queue.frontNumber)
+                return TakenWaiters(waits: taken, range: live, count: count)
             }
-            var slots: [Slot] = [], deadlines: [TimeInterval] = []
-            slots.reserveCapacity(waits.waitingCount)
-            deadlines.reserveCapacity(waits.waitingCount)
-            for index in waits.head..<waits.slots.count {
-                if let continuation = waits.end(at: index) {
-                    slots.append(.waiting(continuation))
-                    deadlines.append(waits.deadlines[index])
-                }
+            var taken: [Wait] = []
+            taken.reserveCapacity(waits.waitingCount)
+            for index in waits.queue.liveIndices {
+                let deadline = waits.queue[index].deadline
+                if let continuation = waits.end(at: index) { taken.append(Wait(deadline: deadline, slot: .waiting(continuation))) }
             }
             waits.dropEnded()
-            return TakenWaiters(slots: slots, deadlines: deadlines, range: 0..<slots.count, count: slots.count)
+            return TakenWaiters(waits: taken, range: taken.indices, count: taken.count)
         }
 
         /// Ends the refresh in progress when it has run out of time, and returns how long it ran.
@@ -402,7 +379,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// Waits and wait IDs still held; zero when nothing waits (for leak tests).
     var heldWaitRecords: Int {
-        state.withLock { $0.waits.slots.count + $0.waits.deadlines.count + ($0.timeoutDriver == nil ? 0 : 1) }
+        state.withLock { $0.waits.queue.entries.count + ($0.timeoutDriver == nil ? 0 : 1) }
     }
 
     // MARK: AuthorizationProvider
@@ -513,10 +490,10 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                 // The earliest deadline of a wait that is waiting; one not registered yet times itself
                 // out when it registers.
                 var id = state.waits.nextToExpire
-                while let index = state.waits.index(of: id) {
-                    switch state.waits.slots[index] {
+                while let index = state.waits.queue.index(of: id) {
+                    switch state.waits.queue[index].slot {
                     case .waiting:
-                        return state.waits.deadlines[index]
+                        return state.waits.queue[index].deadline
                     case .ended:
                         // Nothing to time out there; a wait not registered yet keeps its place.
                         if id == state.waits.nextToExpire { state.waits.nextToExpire += 1 }
@@ -539,7 +516,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                 let now = clock.monotonicNow()
                 var expired: [UnsafeContinuation<WaitOutcome, Never>] = []
                 var id = state.waits.nextToExpire
-                while let index = state.waits.index(of: id), state.waits.deadlines[index] <= now {
+                while let index = state.waits.queue.index(of: id), state.waits.queue[index].deadline <= now {
                     if let continuation = state.waits.end(at: index) { expired.append(continuation) }
                     id += 1
                 }
@@ -567,15 +544,15 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             let uptime = clock.monotonicNow()
             // The slot is there: a slot is dropped only once it has ended, and only this call ends
             // an unregistered one.
-            guard let index = state.waits.index(of: id) else { return .resume(.cancelled) }
-            let cancelled = if case .cancelledBeforeRegistering = state.waits.slots[index] { true } else { false }
-            state.waits.slots[index] = .ended
+            guard let index = state.waits.queue.index(of: id) else { return .resume(.cancelled) }
+            let cancelled = if case .cancelledBeforeRegistering = state.waits.queue[index].slot { true } else { false }
+            state.waits.queue[index].slot = .ended
             state.waits.unregisteredCount -= 1
             if cancelled { state.waits.dropEnded(); return .resume(.cancelled) }
             if uptime >= deadline { state.waits.dropEnded(); return .resume(.timedOut) }
             // A token that became fresh since the request looked (set by another thread) serves it.
             if let token = state.freshToken(at: clock.now(), leeway: options.staleLeeway) { state.waits.dropEnded(); return .resume(.token(token)) }
-            state.waits.slots[index] = .waiting(continuation)
+            state.waits.queue[index].slot = .waiting(continuation)
             state.waits.waitingCount += 1
             if state.timeoutDriver == nil {
                 state.timeoutDriverGeneration += 1
@@ -633,9 +610,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// Ends one wait, once: whichever of token, timeout, clear or cancellation comes first wins.
     private func resolve(_ id: UInt64, with outcome: WaitOutcome) {
         let continuation = state.withLock { state -> UnsafeContinuation<WaitOutcome, Never>? in
-            guard let index = state.waits.index(of: id) else { return nil }
-            if case .unregistered = state.waits.slots[index] {
-                if case .cancelled = outcome { state.waits.slots[index] = .cancelledBeforeRegistering }
+            guard let index = state.waits.queue.index(of: id) else { return nil }
+            if case .unregistered = state.waits.queue[index].slot {
+                if case .cancelled = outcome { state.waits.queue[index].slot = .cancelledBeforeRegistering }
                 return nil
             }
             guard let continuation = state.waits.end(at: index) else { return nil }

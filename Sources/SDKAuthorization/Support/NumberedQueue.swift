@@ -1,0 +1,65 @@
+/// Entries numbered in the order they are added, each kept until it and every entry before it are
+/// done: an array with a moving front. An entry is found by its number in constant time, and the
+/// done entries at the front are dropped in amortized constant time.
+///
+/// The waits of an ``IDTokenStore`` and the deadlines of a client's requests are kept in one each:
+/// both arrive in deadline order (one time limit, taken on the monotonic clock under a lock), so
+/// the oldest entry is always the next to expire.
+struct NumberedQueue<Entry> {
+    private(set) var entries: [Entry] = []
+    /// The number of `entries[0]`.
+    private(set) var firstNumber: UInt64
+    /// Every entry before `head` is done.
+    private(set) var head = 0
+
+    init(firstNumber: UInt64 = 0) {
+        self.firstNumber = firstNumber
+    }
+
+    /// The number of the first entry not known to be done.
+    var frontNumber: UInt64 { firstNumber + UInt64(head) }
+
+    /// The indices of the entries not known to be done, oldest first.
+    var liveIndices: Range<Int> { head..<entries.count }
+
+    /// The index of the entry numbered `number`, while it is in the queue.
+    func index(of number: UInt64) -> Int? {
+        guard number >= firstNumber, number - firstNumber < UInt64(entries.count) else { return nil }
+        return Int(number - firstNumber)
+    }
+
+    /// Adds `entry` at the back; returns its number.
+    mutating func append(_ entry: Entry) -> UInt64 {
+        entries.append(entry)
+        return firstNumber + UInt64(entries.count - 1)
+    }
+
+    subscript(index: Int) -> Entry {
+        get { entries[index] }
+        _modify { yield &entries[index] }
+    }
+
+    /// Drops the entries at the front for which `isDone` holds.
+    mutating func dropDone(_ isDone: (Entry) -> Bool) {
+        while head < entries.count, isDone(entries[head]) { head += 1 }
+        if head == entries.count {
+            firstNumber += UInt64(head)
+            entries.removeAll(keepingCapacity: entries.count <= 4_096)
+            head = 0
+        } else if head >= 1_024, head * 2 >= entries.count {
+            firstNumber += UInt64(head)
+            entries.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// Hands every entry over, without copying, and leaves the queue empty; numbers go on from
+    /// where they were.
+    mutating func takeAll() -> (entries: [Entry], live: Range<Int>) {
+        let taken = (entries, head..<entries.count)
+        firstNumber += UInt64(entries.count)
+        entries = []
+        head = 0
+        return taken
+    }
+}
