@@ -181,7 +181,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
         /// Every waiter, in the order the waits began, for the caller to resume outside the lock;
         /// nothing waits afterwards. When no wait is between taking its ID and registering (the
-        /// usual case), the queue's arrays are handed over whole; otherwise the waiting ones are
+        /// usual case), the queue's array is handed over whole; otherwise the waiting ones are
         /// copied out in one pass. No lookup, no sorting.
         mutating func takeAllWaiters() -> TakenWaiters {
             defer { stopTimeoutsIfIdle() }
