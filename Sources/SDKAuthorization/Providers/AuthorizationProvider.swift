@@ -80,7 +80,10 @@ public enum RejectionDecision: Sendable, Equatable {
 ///
 /// # Implementation requirements
 /// `credential(for:)` is called concurrently from many tasks; it must not block a thread (await
-/// instead) and should honour task cancellation. An error it throws fails that request with
+/// instead) and should honour task cancellation: through ``AuthorizedHTTPClient`` it is asked in a
+/// task of the request's own, which the request's deadline
+/// (``AuthorizationOptions/requestDeadline``) cancels, so a wait that ends on cancellation ends at
+/// the deadline too. An error it throws fails that request with
 /// ``RequestError/Code/providerFailed``; nothing is sent. A ``RequestError`` it throws is passed on
 /// as it is.
 public protocol AuthorizationProvider: Sendable {
