@@ -99,6 +99,7 @@ let package = Package(
                 .product(name: "SDKAuthorization", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -32,8 +33,8 @@ final class LoopbackServer: Sendable {
     }
 
     private let handler: Handler
-    private let state = Locked(State())
-    private let channel = Locked<(any Channel)?>(nil)
+    private let state = NIOLockedValueBox(State())
+    private let channel = NIOLockedValueBox<(any Channel)?>(nil)
 
     private init(handler: @escaping Handler) {
         self.handler = handler
@@ -52,22 +53,22 @@ final class LoopbackServer: Sendable {
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        server.channel.withLock { $0 = channel }
+        server.channel.withLockedValue { $0 = channel }
         return server
     }
 
     /// `http://127.0.0.1:<port>`.
     var baseURL: URL {
-        let port = channel.withLock { $0?.localAddress?.port } ?? 0
+        let port = channel.withLockedValue { $0?.localAddress?.port } ?? 0
         return URL(string: "http://127.0.0.1:\(port)")!
     }
 
     func stop() async throws {
-        try await channel.withLock { $0 }?.close()
+        try await channel.withLockedValue { $0 }?.close()
     }
 
-    var requests: [Request] { state.withLock { $0.requests } }
-    var closedConnections: Int { state.withLock { $0.closedConnections } }
+    var requests: [Request] { state.withLockedValue { $0.requests } }
+    var closedConnections: Int { state.withLockedValue { $0.closedConnections } }
 
     /// Returns once the server has received `count` requests.
     func waitForRequests(_ count: Int) async {
@@ -81,7 +82,7 @@ final class LoopbackServer: Sendable {
 
     private func wait(_ condition: @escaping @Sendable (State) -> Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
+            let ready = state.withLockedValue { state -> Bool in
                 if condition(state) { return true }
                 state.waiters.append((condition, continuation))
                 return false
@@ -91,7 +92,7 @@ final class LoopbackServer: Sendable {
     }
 
     private func update(_ change: (inout State) -> Void) {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let ready = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             change(&state)
             let snapshot = state
             let ready = state.waiters.filter { $0.condition(snapshot) }.map(\.continuation)
@@ -152,21 +153,5 @@ private final class RequestHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         server.connectionClosed()
         context.fireChannelInactive()
-    }
-}
-
-/// A value guarded by a lock.
-///
-/// `@unchecked Sendable` is sound: `value` is only touched inside `withLock`, which holds `lock`.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }
