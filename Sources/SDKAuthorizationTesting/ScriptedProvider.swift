@@ -41,7 +41,12 @@ public final class ScriptedProvider: AuthorizationProvider, Sendable {
     private let state: TestingLock<State>
 
     /// Creates a provider that answers `steps` in order and repeats the last one afterwards.
-    public init(_ steps: Step...) {
+    public convenience init(_ steps: Step...) {
+        self.init(steps)
+    }
+
+    /// Creates a provider that answers `steps` in order and repeats the last one afterwards.
+    public init(_ steps: [Step]) {
         state = TestingLock(State(steps: steps))
     }
 

@@ -10,13 +10,15 @@ public struct AuthorizedRequest: Sendable, CustomStringConvertible, CustomReflec
     /// The request to send now, credential attached.
     public internal(set) var request: OutgoingRequest
     /// The request as the caller made it, before authorization.
-    public var original: OutgoingRequest { origin.original }
+    public let original: OutgoingRequest
     /// The endpoint's name, when the request was made from the policy's catalogue.
-    public var endpoint: EndpointID? { origin.endpoint }
+    public let endpoint: EndpointID?
     /// The scheme the policy chose.
-    public var scheme: AuthorizationScheme { origin.scheme }
+    public let scheme: AuthorizationScheme
     /// 1 for the first try, 2 for the retry after a rejection.
-    public var attempt: Int { origin.attempt }
+    public let attempt: Int
+    /// When the whole request must be done; a retry keeps it.
+    public let deadline: RequestDeadline?
     /// How many redirects led to ``request``.
     public internal(set) var redirectCount: Int = 0
     /// Whether ``request`` carries the credential: false when the scheme is ``AuthorizationScheme/none``,
@@ -25,34 +27,18 @@ public struct AuthorizedRequest: Sendable, CustomStringConvertible, CustomReflec
     public internal(set) var carriesCredential: Bool
 
     /// The provider that issued the credential, and what it was asked with.
-    var issued: IssuedCredential? { origin.issued }
-
-    /// What does not change while the request is sent, redirected and evaluated, in one shared box:
-    /// the async frames that hold an authorized request (while it is sent, and while an
-    /// ``AuthorizedRequest`` is returned to them) stay small.
-    private final class Origin: Sendable {
-        let original: OutgoingRequest
-        let endpoint: EndpointID?
-        let scheme: AuthorizationScheme
-        let attempt: Int
-        let issued: IssuedCredential?
-
-        init(original: OutgoingRequest, endpoint: EndpointID?, scheme: AuthorizationScheme, attempt: Int, issued: IssuedCredential?) {
-            self.original = original
-            self.endpoint = endpoint
-            self.scheme = scheme
-            self.attempt = attempt
-            self.issued = issued
-        }
-    }
-
-    private let origin: Origin
+    let issued: IssuedCredential?
 
     init(request: OutgoingRequest, original: OutgoingRequest, endpoint: EndpointID?, scheme: AuthorizationScheme, attempt: Int,
-         carriesCredential: Bool, issued: IssuedCredential?) {
+         deadline: RequestDeadline?, carriesCredential: Bool, issued: IssuedCredential?) {
         self.request = request
+        self.original = original
+        self.endpoint = endpoint
+        self.scheme = scheme
+        self.attempt = attempt
+        self.deadline = deadline
         self.carriesCredential = carriesCredential
-        origin = Origin(original: original, endpoint: endpoint, scheme: scheme, attempt: attempt, issued: issued)
+        self.issued = issued
     }
 
     public var description: String {

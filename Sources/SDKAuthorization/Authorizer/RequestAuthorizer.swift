@@ -14,16 +14,9 @@ import Foundation
 /// try policy.add(AuthorizationRule(host: "api.example.com", scheme: .bearer))
 /// let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: SessionTokenProvider(session: session)])
 ///
-/// var authorized = try await authorizer.authorize(request)
-/// while true {
-///     let response = try await myStack.send(authorized.request)
-///     switch await authorizer.evaluate(response, to: authorized) {
-///     case .accept: return response
-///     case .retry: authorized = try await authorizer.authorize(retrying: authorized)
-///     case .retryAfter(let seconds): try await Task.sleep(for: .seconds(seconds)); authorized = try await authorizer.authorize(retrying: authorized)
-///     case .fail(let error): throw error
-///     }
-/// }
+/// let response = try await authorizer.send(request, through: { request in
+///     try await myStack.send(request)   // one request in, one ServerResponse out
+/// })
 /// ```
 ///
 /// Rules it keeps for every stack:
@@ -32,7 +25,11 @@ import Foundation
 /// - A rejection counts against a credential only when the response answered a request that
 ///   carried it (``AuthorizedRequest/carriesCredential``).
 /// - One retry per request, and at most ``RefreshWindow/maximumRefreshes`` refreshes per
-///   ``RefreshWindow/interval`` for each scheme.
+///   ``RefreshWindow/interval`` for each scheme, counted per rejected credential.
+/// - One deadline per request (``RequestDeadline``), shown to every provider.
+///
+/// A stack that cannot hand over a closure uses the four steps the loop is made of:
+/// ``authorize(_:endpoint:)``, ``redirect(_:after:)``, ``evaluate(_:to:)`` and ``authorize(retrying:)``.
 public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomReflectable {
     private struct Route: Sendable {
         let endpoint: Endpoint
@@ -44,8 +41,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     private struct State {
         var providers: [AuthorizationScheme: any AuthorizationProvider]
-        /// Monotonic times of the refreshes granted per scheme, oldest first.
-        var refreshes: [AuthorizationScheme: [TimeInterval]] = [:]
+        /// The refreshes granted per scheme, oldest first: when (monotonic seconds), and a hash of
+        /// the credential whose rejection was granted one (never the credential itself).
+        var refreshes: [AuthorizationScheme: [(time: TimeInterval, credential: Int)]] = [:]
     }
 
     /// The policy in force.
@@ -63,6 +61,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     private let routes: [EndpointID: Route]
     private let routeOrder: [Route]
     private let state: Locked<State>
+    /// The deadlines of the requests that run in a task of their own.
+    let alarms: Alarms
 
     /// Creates an authorizer.
     ///
@@ -117,6 +117,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         self.routes = routes
         self.routeOrder = order
         self.state = Locked(State(providers: providers))
+        self.alarms = Alarms(clock: clock)
     }
 
     /// The schemes with a provider, the base URL and the policy's size; never a credential.
@@ -200,9 +201,133 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         return (.none, nil)
     }
 
+    // MARK: The pipeline
+
+    /// Runs the whole request through any HTTP stack: authorizes it, sends it through `stack`,
+    /// follows redirects (dropping credentials on a hop to another origin), hands a 401 or 403 to
+    /// the provider that issued the rejected credential, and sends once more when it asks.
+    ///
+    /// This is the one request loop of the framework: ``AuthorizedHTTPClient``,
+    /// ``data(for:using:endpoint:)`` and the OpenAPI middleware are thin adapters over it. Give it
+    /// a closure that sends one request and returns your stack's response, and one that reads the
+    /// status and header fields of a response (and, for a 401 or 403, its body):
+    ///
+    /// ```swift
+    /// let (data, response) = try await authorizer.send(request, through: { request in
+    ///     try await mySession.send(request.urlRequest)            // your stack's own type
+    /// }, reading: { response in
+    ///     ServerResponse(statusCode: response.status, headers: response.headers, body: response.body)
+    /// })
+    /// ```
+    ///
+    /// It runs in the caller's task. The request's ``RequestDeadline``
+    /// (``AuthorizationOptions/requestDeadline`` from now) is shown to every provider, ends every
+    /// wait for a credential and every retry delay, and is checked before each send; a stack that
+    /// may hang must time out by itself (or send through ``AuthorizedHTTPClient``, which cancels the
+    /// whole request at its deadline).
+    ///
+    /// - Parameters:
+    ///   - request: Any request: method, URL with path and query, header fields, body.
+    ///   - endpoint: The catalogue endpoint it was made for; `nil` to let the policy match it.
+    ///   - stack: Sends one request (the authorized one, a redirect's next hop, or a retry).
+    ///   - read: The status, header fields and, for a 401 or 403, the body of a response.
+    /// - Returns: The last response, whatever its status, unless it is a 401 or 403: those end in
+    ///   a retry or a thrown ``RequestError/Code/authorizationRejected``.
+    /// - Throws: ``RequestError``: the request must not be sent, `stack` or `read` threw
+    ///   (``RequestError/Code/transportFailed``; a thrown ``RequestError`` passes as it is), a
+    ///   redirect was refused, the credential was rejected, the deadline passed, the task was cancelled.
+    public func send<Response>(
+        _ request: OutgoingRequest,
+        endpoint: EndpointID? = nil,
+        through stack: (OutgoingRequest) async throws -> Response,
+        reading read: (Response) async throws -> ServerResponse
+    ) async throws(RequestError) -> Response {
+        try await send(request, endpoint: endpoint, deadline: RequestDeadline(seconds: options.requestDeadline, from: clock), through: stack, reading: read)
+    }
+
+    /// ``send(_:endpoint:through:reading:)`` for a stack that answers with a ``ServerResponse``.
+    public func send(
+        _ request: OutgoingRequest,
+        endpoint: EndpointID? = nil,
+        through stack: (OutgoingRequest) async throws -> ServerResponse
+    ) async throws(RequestError) -> ServerResponse {
+        try await send(request, endpoint: endpoint, through: stack, reading: { $0 })
+    }
+
+    /// The loop, with the deadline already started.
+    func send<Response>(
+        _ request: OutgoingRequest,
+        endpoint: EndpointID?,
+        deadline: RequestDeadline,
+        through stack: (OutgoingRequest) async throws -> Response,
+        reading read: (Response) async throws -> ServerResponse
+    ) async throws(RequestError) -> Response {
+        var authorized = try await authorize(request, endpoint: endpoint, attempt: 1, deadline: deadline)
+        do throws(RequestError) {
+            while true {
+                let (response, head) = try await sendFollowingRedirects(&authorized, through: stack, reading: read)
+                guard head.statusCode == 401 || head.statusCode == 403 else { return response }
+                switch await evaluate(head, to: authorized) {
+                case .accept:
+                    return response
+                case .retry:
+                    break
+                case .retryAfter(let seconds):
+                    try await sleep(seconds, before: deadline, endpoint: authorized.endpoint)
+                case .fail(let error):
+                    throw error
+                }
+                authorized = try await authorize(retrying: authorized)
+            }
+        } catch {
+            var error = error
+            error.wasSent = true
+            throw error
+        }
+    }
+
+    /// Sends `authorized` and every redirect it leads to; returns the first response that is not a
+    /// redirect to follow, with what `read` made of it.
+    private func sendFollowingRedirects<Response>(
+        _ authorized: inout AuthorizedRequest,
+        through stack: (OutgoingRequest) async throws -> Response,
+        reading read: (Response) async throws -> ServerResponse
+    ) async throws(RequestError) -> (Response, ServerResponse) {
+        while true {
+            if let deadline = authorized.deadline, deadline.hasPassed(on: clock) {
+                throw .deadlineExceeded(endpoint: authorized.endpoint, after: deadline.seconds)
+            }
+            let response: Response
+            let head: ServerResponse
+            do {
+                response = try await stack(authorized.request)
+                head = try await read(response)
+            } catch let error as RequestError {
+                throw error
+            } catch {
+                if Task.isCancelled || error is CancellationError { throw .cancelled }
+                throw .transportFailed(error, endpoint: authorized.endpoint)
+            }
+            guard let next = try redirect(authorized, after: head) else { return (response, head) }
+            authorized = next
+        }
+    }
+
+    /// Waits `seconds` on the clock before a retry, or fails at the deadline if it comes first.
+    private func sleep(_ seconds: TimeInterval, before deadline: RequestDeadline, endpoint: EndpointID?) async throws(RequestError) {
+        let until = clock.monotonicNow() + seconds
+        do {
+            try await clock.sleep(untilMonotonic: min(until, deadline.uptime))
+        } catch {
+            throw .cancelled
+        }
+        if until > deadline.uptime { throw .deadlineExceeded(endpoint: endpoint, after: deadline.seconds) }
+    }
+
     // MARK: Authorizing
 
-    /// Authorizes `request`: adds the credential header field its scheme names, or none.
+    /// Authorizes `request`: adds the credential header field its scheme names, or none. Its
+    /// deadline (``AuthorizationOptions/requestDeadline``) starts now.
     ///
     /// - Parameters:
     ///   - request: Any request: method, URL with path and query, header fields, body.
@@ -211,45 +336,32 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     ///   provider, a provider failure, an empty or unsendable credential, a request that goes to
     ///   another origin than its endpoint's.
     public func authorize(_ request: OutgoingRequest, endpoint: EndpointID? = nil) async throws(RequestError) -> AuthorizedRequest {
-        try await authorize(request, endpoint: endpoint, attempt: 1)
+        try await authorize(request, endpoint: endpoint, attempt: 1, deadline: RequestDeadline(seconds: options.requestDeadline, from: clock))
     }
 
-    /// Authorizes the request of `previous` again, as its next attempt, after
-    /// ``evaluate(_:to:)`` answered ``ResponseEvaluation/retry`` or ``ResponseEvaluation/retryAfter(_:)``.
+    /// Authorizes the request of `previous` again, as its next attempt and within its deadline,
+    /// after ``evaluate(_:to:)`` answered ``ResponseEvaluation/retry`` or ``ResponseEvaluation/retryAfter(_:)``.
     public func authorize(retrying previous: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest {
-        try await authorize(previous.original, endpoint: previous.endpoint, attempt: previous.attempt + 1)
+        try await authorize(previous.original, endpoint: previous.endpoint, attempt: previous.attempt + 1, deadline: previous.deadline)
     }
 
-    /// A request about to be authorized: everything known before its provider (if any) is asked.
-    struct PendingAuthorization: Sendable {
-        /// `nil` when the scheme is ``AuthorizationScheme/none``: nothing to ask.
-        let provider: (any AuthorizationProvider)?
-        var context: AuthorizationContext
-    }
-
-    // The work before and after the provider's answer is in plain functions that are never inlined
-    // here, so the async frame a request keeps while its provider waits (for a refreshed token, say)
-    // holds the pending state rather than every local and error temporary of the whole job.
-    private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) async throws(RequestError) -> AuthorizedRequest {
-        let pending = try prepareAuthorization(request, endpoint: endpoint, attempt: attempt)
-        return try completeAuthorization(pending, with: await askProvider(pending))
-    }
-
-    /// The provider's credential, or nil when the scheme has no provider to ask.
-    @inline(never)
-    func askProvider(_ pending: PendingAuthorization) async throws(RequestError) -> Credential? {
-        guard let provider = pending.provider else { return nil }
+    private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?) async throws(RequestError) -> AuthorizedRequest {
+        let (context, provider) = try prepare(request, endpoint: endpoint, attempt: attempt, deadline: deadline)
+        guard let provider else { return authorizedWithoutProvider(context) }
+        let credential: Credential
         do {
-            return try await provider.credential(for: pending.context)
+            credential = try await provider.credential(for: context)
         } catch {
-            throw providerFailure(error, pending.context)
+            throw providerFailure(error, context)
         }
+        return try attach(credential, from: provider, to: context)
     }
 
     /// Checks the caller's header fields, finds the scheme and its provider (none for
     /// ``AuthorizationScheme/none``).
-    @inline(never)
-    func prepareAuthorization(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int) throws(RequestError) -> PendingAuthorization {
+    private func prepare(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?)
+        throws(RequestError) -> (AuthorizationContext, (any AuthorizationProvider)?) {
+        if Task.isCancelled { throw .cancelled }
         for (name, value) in request.headers where !HeaderFieldRules.isValidHeader(name: name, value: value) {
             throw .invalidHeader(name: name)
         }
@@ -266,19 +378,20 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         } else {
             (scheme, endpointID) = self.scheme(for: request)
         }
-        let context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt)
-        guard scheme != .none else { return PendingAuthorization(provider: nil, context: context) }
+        let context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt, deadline: deadline)
+        guard scheme != .none else { return (context, nil) }
         guard let provider = provider(for: scheme) else {
             throw scheme == .apiKey ? .missingProjectAuthorization(endpoint: endpointID) : .noProvider(endpoint: endpointID, scheme: scheme)
         }
-        return PendingAuthorization(provider: provider, context: context)
+        return (context, provider)
     }
 
     /// The ``RequestError`` a provider's error becomes, logged.
-    @inline(never)
-    func providerFailure(_ error: any Error, _ context: AuthorizationContext) -> RequestError {
+    private func providerFailure(_ error: any Error, _ context: AuthorizationContext) -> RequestError {
         if let error = error as? RequestError {
-            diagnostics.log(.error, error.description, endpoint: context.endpoint, scheme: context.scheme, event: error.code.rawValue)
+            // Running out of time is the request's limit, not the provider's fault.
+            let level: DiagnosticLevel = error.code == .deadlineExceeded ? .warning : .error
+            diagnostics.log(level, error.description, endpoint: context.endpoint, scheme: context.scheme, event: error.code.rawValue)
             return error.withEndpoint(context.endpoint)
         }
         if error is CancellationError { return .cancelled }
@@ -287,16 +400,15 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         return failure
     }
 
+    private func authorizedWithoutProvider(_ context: AuthorizationContext) -> AuthorizedRequest {
+        observer?.observe(AuthorizationEvent(.requestAuthorized, scheme: context.scheme, endpoint: context.endpoint, attempt: context.attempt))
+        return AuthorizedRequest(request: context.request, original: context.request, endpoint: context.endpoint, scheme: context.scheme,
+                                 attempt: context.attempt, deadline: context.deadline, carriesCredential: false, issued: nil)
+    }
+
     /// Attaches the provider's credential, after checking it.
-    @inline(never)
-    func completeAuthorization(_ pending: PendingAuthorization, with answer: Credential?) throws(RequestError) -> AuthorizedRequest {
-        let context = pending.context
+    private func attach(_ credential: Credential, from provider: any AuthorizationProvider, to context: AuthorizationContext) throws(RequestError) -> AuthorizedRequest {
         let endpointID = context.endpoint, scheme = context.scheme
-        guard let provider = pending.provider, let credential = answer else {
-            observer?.observe(AuthorizationEvent(.requestAuthorized, scheme: scheme, endpoint: endpointID, attempt: context.attempt))
-            return AuthorizedRequest(request: context.request, original: context.request, endpoint: endpointID, scheme: scheme, attempt: context.attempt,
-                                     carriesCredential: false, issued: nil)
-        }
         if Task.isCancelled { throw .cancelled }
         var authorized = context.request
         if let headerName = credential.headerName, let headerValue = credential.headerValue {
@@ -315,20 +427,37 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         observer?.observe(AuthorizationEvent(.requestAuthorized, scheme: scheme, endpoint: endpointID, attempt: context.attempt))
         return AuthorizedRequest(
             request: authorized, original: context.request, endpoint: endpointID, scheme: scheme, attempt: context.attempt,
-            carriesCredential: !credential.isOmitted,
+            deadline: context.deadline, carriesCredential: !credential.isOmitted,
             issued: IssuedCredential(provider: provider, credential: credential, context: context)
         )
     }
 
     // MARK: Evaluating responses
 
+    /// Whether a rejection gets a refresh under the refresh window.
+    private enum RefreshGrant {
+        /// A refresh for this credential, the `count`th in the window.
+        case granted(count: Int)
+        /// This credential was rejected before within the window, and a refresh was granted then: the
+        /// request retries with whatever replaced it (or waits for the refresh that runs).
+        case alreadyRefreshing
+        /// The window allows no more refreshes.
+        case exceeded
+    }
+
     /// Decides what a response to `authorized` means for authorization.
     ///
     /// A status other than 401 and 403 is ``ResponseEvaluation/accept``. A 401 or 403 to a request
     /// that carried its credential is reported to the provider that issued it, which may ask for
-    /// one retry; a request is retried at most once, and refreshes beyond the refresh window fail
-    /// with ``RequestError/Code/refreshWindowExceeded``. A 401 or 403 to a request that carried no
+    /// one retry; a request is retried at most once. A 401 or 403 to a request that carried no
     /// credential (a redirect to another origin dropped it) fails without telling any provider.
+    ///
+    /// The refresh window counts refreshes, not retries: the first rejection of a credential within
+    /// the window counts as one refresh; every other request rejected with that same credential
+    /// retries without counting, and gets the credential that replaced it (or waits for the refresh
+    /// that is running). Once ``RefreshWindow/maximumRefreshes`` credentials have been rejected
+    /// within ``RefreshWindow/interval``, a rejection of yet another one fails with
+    /// ``RequestError/Code/refreshWindowExceeded``.
     public func evaluate(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> ResponseEvaluation {
         guard response.statusCode == 401 || response.statusCode == 403 else { return .accept }
         let rejection = RequestError.authorizationRejected(response: response, scheme: authorized.scheme, endpoint: authorized.endpoint)
@@ -337,7 +466,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                             endpoint: authorized.endpoint, scheme: authorized.scheme)
             return .fail(rejection)
         }
-        diagnostics.log(.warning, "\(issued.context.requestName) was rejected with HTTP \(response.statusCode) (\(issued.credential))",
+        let name = issued.context.requestName
+        diagnostics.log(.warning, "\(name) was rejected with HTTP \(response.statusCode) (\(issued.credential))",
                         endpoint: authorized.endpoint, scheme: authorized.scheme, event: AuthorizationEvent.Kind.credentialRejected.rawValue)
         observer?.observe(AuthorizationEvent(.credentialRejected, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode))
         let decision = await issued.provider.credentialRejected(issued.credential, response: response, context: issued.context)
@@ -347,21 +477,31 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         case .retry: delay = nil
         case .retryAfter(let seconds): delay = seconds.isFinite ? min(max(seconds, 0), options.requestDeadline) : options.requestDeadline
         }
-        guard authorized.attempt == 1 else { return .fail(rejection) }
-        let window = options.refreshWindow
-        let granted = state.withLock { state -> Bool in
-            let now = clock.monotonicNow()
-            var times = state.refreshes[authorized.scheme, default: []]
-            times.removeAll { now - $0 >= window.interval }
-            guard times.count < window.maximumRefreshes else {
-                state.refreshes[authorized.scheme] = times
-                return false
-            }
-            times.append(now)
-            state.refreshes[authorized.scheme] = times
-            return true
+        guard authorized.attempt == 1 else {
+            diagnostics.log(.info, "\(name) was rejected again on its retry; it fails (a request is retried once)",
+                            endpoint: authorized.endpoint, scheme: authorized.scheme)
+            return .fail(rejection)
         }
-        guard granted else {
+        let window = options.refreshWindow
+        let fingerprint = issued.credential.hashValue
+        let grant = state.withLock { state -> RefreshGrant in
+            let now = clock.monotonicNow()
+            var granted = state.refreshes[authorized.scheme, default: []]
+            granted.removeAll { now - $0.time >= window.interval }
+            defer { state.refreshes[authorized.scheme] = granted }
+            if granted.contains(where: { $0.credential == fingerprint }) { return .alreadyRefreshing }
+            guard granted.count < window.maximumRefreshes else { return .exceeded }
+            granted.append((now, fingerprint))
+            return .granted(count: granted.count)
+        }
+        switch grant {
+        case .granted(let count):
+            diagnostics.log(.info, "\(name): refresh \(count) of at most \(window.maximumRefreshes) within \(window.interval) seconds; retrying once",
+                            endpoint: authorized.endpoint, scheme: authorized.scheme)
+        case .alreadyRefreshing:
+            diagnostics.log(.debug, "\(name) carried a credential already rejected and refreshed; retrying with its replacement (not counted as a refresh)",
+                            endpoint: authorized.endpoint, scheme: authorized.scheme)
+        case .exceeded:
             let failure = RequestError.refreshWindowExceeded(endpoint: authorized.endpoint, scheme: authorized.scheme, window: window, response: response)
             diagnostics.log(.warning, failure.description, endpoint: authorized.endpoint, scheme: authorized.scheme,
                             event: AuthorizationEvent.Kind.refreshWindowExceeded.rawValue)

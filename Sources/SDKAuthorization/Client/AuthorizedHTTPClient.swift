@@ -47,8 +47,6 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
 
     private let transport: any HTTPTransport
     private let source: ProviderSource
-    /// The deadlines of the requests in flight, enforced by one task for the whole client.
-    private let deadlines: RequestDeadlines
 
     /// Creates a client whose customer-token provider is found by name in `registry`, as the
     /// Exponea SDKs find theirs, and loads it when advanced auth is enabled.
@@ -89,7 +87,6 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
                                                         options: options, clock: clock, diagnostics: diagnostics, observer: observer)
         self.configuration = configuration
         self.transport = transport
-        self.deadlines = RequestDeadlines(clock: authorizer.clock)
         self.source = configuration.advancedAuthEnabled ? .registry(registry, isClassBased: Locked(classBased)) : .none
     }
 
@@ -121,7 +118,6 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
                                                         options: options, clock: clock, diagnostics: diagnostics, observer: observer)
         self.configuration = configuration
         self.transport = transport
-        self.deadlines = RequestDeadlines(clock: authorizer.clock)
         self.source = .fixed
     }
 
@@ -130,7 +126,6 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         self.authorizer = authorizer
         self.configuration = nil
         self.transport = transport
-        self.deadlines = RequestDeadlines(clock: authorizer.clock)
         self.source = .fixed
     }
 
@@ -219,188 +214,18 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         try await send(request, endpoint: nil)
     }
 
-    /// Authorizes and sends one request within its deadline (``AuthorizationOptions/requestDeadline``,
-    /// on the monotonic clock; the client's one ``RequestDeadlines`` driver watches every deadline).
-    ///
-    /// The deadline must end the request's work without cancelling the caller's task. A built-in
-    /// provider (`AnswersWithinRequestDeadline`) ends its own wait at the deadline, so it is asked in
-    /// the caller's task, with the deadline in its context: a request waiting for a refreshed token
-    /// then holds nothing but its caller's task. Any other provider, and every exchange with the
-    /// transport, runs in a task of its own that the deadline cancels, started on the calling thread.
+    /// Sends one request through the authorizer's request loop, in a task of its own that the
+    /// request's deadline (``AuthorizationOptions/requestDeadline``) cancels; the 2xx check is the
+    /// client's own.
     private func send(_ request: OutgoingRequest, endpoint: EndpointID?) async throws(RequestError) -> ServerResponse {
-        let run = try begin(request, endpoint: endpoint)
-        if run.answersWithinDeadline { try await authorizeInCallersTask(run) }
-        return try await inOwnTask(run) { () async throws(RequestError) -> ServerResponse in
-            try await self.authorizeAndExchange(run)
+        let transport = transport
+        let response = try await authorizer.sendCancellingAtDeadline(request, endpoint: endpoint) { request in
+            try await transport.send(request)
         }
-    }
-
-    /// The request's own task: asks a provider that does not honour deadlines (one that does was
-    /// asked already), then sends.
-    private func authorizeAndExchange(_ run: RequestRun) async throws(RequestError) -> ServerResponse {
-        if let authorized = run.authorized { return try await exchange(authorized) }
-        return try await exchange(authorizer.completeAuthorization(run.pending, with: await authorizer.askProvider(run.pending)))
-    }
-
-    /// One request on its way: what the frames of a waiting request point to, instead of holding.
-    private final class RequestRun: Sendable {
-        let pending: RequestAuthorizer.PendingAuthorization
-        let ticket: RequestDeadlines.Ticket
-        let answersWithinDeadline: Bool
-        /// Set once, by the caller's task, before the request's own task starts.
-        nonisolated(unsafe) var authorized: AuthorizedRequest?
-
-        /// The endpoint's name, when the request was made from the catalogue.
-        var endpoint: EndpointID? { pending.context.endpoint }
-
-        init(pending: RequestAuthorizer.PendingAuthorization, ticket: RequestDeadlines.Ticket, answersWithinDeadline: Bool) {
-            self.pending = pending
-            self.ticket = ticket
-            self.answersWithinDeadline = answersWithinDeadline
+        guard (200..<300).contains(response.statusCode) else {
+            throw .httpError(response: response, endpoint: endpoint ?? authorizer.scheme(for: request).endpoint)
         }
-    }
-
-    /// Checks the request and finds its provider, then starts its deadline. A provider that honours
-    /// deadlines gets the request's in its context.
-    @inline(never)
-    private func begin(_ request: OutgoingRequest, endpoint: EndpointID?) throws(RequestError) -> RequestRun {
-        // The work may run in an unstructured task, which does not inherit cancellation: a
-        // cancelled caller sends nothing.
-        if Task.isCancelled { throw .cancelled }
-        var pending = try authorizer.prepareAuthorization(request, endpoint: endpoint, attempt: 1)
-        let ticket = deadlines.begin(seconds: authorizer.options.requestDeadline)
-        let honouring = pending.provider as? any AnswersWithinRequestDeadline
-        let answersWithinDeadline = pending.provider == nil || honouring != nil
-        if honouring?.mayWait == true { pending.context.requestDeadline = RequestDeadline(deadlines: deadlines, ticket: ticket) }
-        return RequestRun(pending: pending, ticket: ticket, answersWithinDeadline: answersWithinDeadline)
-    }
-
-    /// Asks a provider that honours deadlines, in the caller's task.
-    @inline(never)
-    private func authorizeInCallersTask(_ run: RequestRun) async throws(RequestError) {
-        var credential: Credential?
-        if let provider = run.pending.provider {
-            do {
-                credential = try await provider.credential(for: run.pending.context)
-            } catch {
-                throw ended(run, with: authorizer.providerFailure(error, run.pending.context))
-            }
-        }
-        do {
-            run.authorized = try authorizer.completeAuthorization(run.pending, with: credential)
-        } catch {
-            throw ended(run, with: error)
-        }
-    }
-
-    /// Sends the authorized request, follows redirects, and retries once when the provider asks.
-    ///
-    /// Each step is a function of its own: a response that needs no provider (any status but 401
-    /// and 403) never allocates the frames of evaluating and retrying.
-    private func exchange(_ first: AuthorizedRequest) async throws(RequestError) -> ServerResponse {
-        var authorized = first
-        do throws(RequestError) {
-            while true {
-                let response = try await sendFollowingRedirects(&authorized)
-                if response.statusCode != 401, response.statusCode != 403 {
-                    return try accepted(response, endpoint: authorized.endpoint)
-                }
-                guard let next = try await nextAttempt(after: response, to: authorized) else {
-                    return try accepted(response, endpoint: authorized.endpoint)
-                }
-                authorized = next
-            }
-        } catch {
-            var error = error
-            error.wasSent = true
-            throw error
-        }
-    }
-
-    /// The response, when it is a 2xx.
-    private func accepted(_ response: ServerResponse, endpoint: EndpointID?) throws(RequestError) -> ServerResponse {
-        guard (200..<300).contains(response.statusCode) else { throw .httpError(response: response, endpoint: endpoint) }
         return response
-    }
-
-    /// Asks the authorizer what a 401 or 403 means: the request's next attempt, or nil when the
-    /// response stands as it is.
-    @inline(never)
-    private func nextAttempt(after response: ServerResponse, to authorized: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest? {
-        switch await authorizer.evaluate(response, to: authorized) {
-        case .accept:
-            return nil
-        case .retry:
-            return try await authorizer.authorize(retrying: authorized)
-        case .retryAfter(let seconds):
-            do {
-                try await authorizer.clock.sleep(untilMonotonic: authorizer.clock.monotonicNow() + seconds)
-            } catch {
-                throw .cancelled
-            }
-            return try await authorizer.authorize(retrying: authorized)
-        case .fail(let error):
-            throw error
-        }
-    }
-
-    @inline(never)
-    private func sendFollowingRedirects(_ authorized: inout AuthorizedRequest) async throws(RequestError) -> ServerResponse {
-        while true {
-            let response: ServerResponse
-            do {
-                response = try await transport.send(authorized.request)
-            } catch {
-                if Task.isCancelled || error is CancellationError { throw .cancelled }
-                throw .transportFailed(error, endpoint: authorized.endpoint)
-            }
-            guard let next = try authorizer.redirect(authorized, after: response) else { return response }
-            authorized = next
-        }
-    }
-
-    /// Runs `work` in a task of its own until it ends or the request's deadline passes, whichever
-    /// comes first; the deadline cancels the task, never the caller's.
-    private func inOwnTask(
-        _ run: RequestRun, _ work: @escaping @Sendable () async throws(RequestError) -> ServerResponse
-    ) async throws(RequestError) -> ServerResponse {
-        let task = start(work, ticket: run.ticket)
-        let result = await withTaskCancellationHandler {
-            await task.result
-        } onCancel: {
-            task.cancel()
-        }
-        switch result {
-        case .success(let response):
-            _ = deadlines.end(run.ticket)
-            return response
-        case .failure(let error):
-            throw ended(run, with: error)
-        }
-    }
-
-    // The work before and after a wait is in plain functions never inlined into the frames that
-    // wait: those frames then hold the task and the run, not temporaries.
-
-    /// Starts `work` in a task of its own, on the calling thread, and hands it to the deadline driver.
-    @inline(never)
-    private func start(_ work: @escaping @Sendable () async throws(RequestError) -> ServerResponse, ticket: RequestDeadlines.Ticket) -> Task<ServerResponse, any Error> {
-        let task = startRequestTask { () async throws -> ServerResponse in try await work() }
-        deadlines.attach(task, to: ticket)
-        return task
-    }
-
-    /// Takes the request out of the deadline queue, and says what its failure means: a cancellation
-    /// caused by the deadline is ``RequestError/Code/deadlineExceeded``.
-    @inline(never)
-    private func ended(_ run: RequestRun, with error: any Error) -> RequestError {
-        let expired = deadlines.end(run.ticket)
-        if let error = error as? RequestError, !(expired && error.code == .cancelled) { return error }
-        guard expired else { return .cancelled }
-        let seconds = authorizer.options.requestDeadline
-        authorizer.diagnostics.log(.warning, RequestError.deadlineExceeded(endpoint: run.endpoint, after: seconds).description,
-                                   endpoint: run.endpoint, event: RequestError.Code.deadlineExceeded.rawValue)
-        return .deadlineExceeded(endpoint: run.endpoint, after: seconds)
     }
 
     // MARK: Loading
@@ -458,7 +283,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
 }
 
 /// The configured project authorization (`Token <key>` or `Bearer <jwt>`), for the API-key scheme.
-struct ProjectAuthorizationProvider: AuthorizationProvider, AnswersWithinRequestDeadline {
+struct ProjectAuthorizationProvider: AuthorizationProvider {
     let credential: Credential
 
     init(_ authorization: ProjectAuthorization) {
@@ -469,6 +294,4 @@ struct ProjectAuthorizationProvider: AuthorizationProvider, AnswersWithinRequest
     }
 
     func credential(for context: AuthorizationContext) async throws -> Credential { credential }
-
-    var mayWait: Bool { false }
 }

@@ -78,6 +78,8 @@ public struct AuthorizationEvent: Sendable, Equatable, CustomStringConvertible {
         public static let cleared = Outcome(rawValue: "cleared")
         /// The waiting request was cancelled.
         public static let cancelled = Outcome(rawValue: "cancelled")
+        /// The waiting request reached its ``RequestDeadline`` first.
+        public static let deadlineExceeded = Outcome(rawValue: "deadlineExceeded")
 
         public var description: String { rawValue }
     }

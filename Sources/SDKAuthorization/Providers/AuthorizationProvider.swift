@@ -15,27 +15,31 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     public let scheme: AuthorizationScheme
     /// 1 for the first try; 2 for the single retry after a rejected credential.
     public let attempt: Int
-    /// The request's deadline, when the client asks the provider in the caller's own task (see
-    /// `AnswersWithinRequestDeadline`); `nil` when a cancelled task ends the request instead.
-    var requestDeadline: RequestDeadline?
+    /// When the whole request must be done. A provider that waits (for a refresh, a network call)
+    /// ends its wait by then; every built-in provider does. `nil` when the request has none (a
+    /// context made by hand).
+    public let deadline: RequestDeadline?
 
     /// Creates a context for `request`.
-    public init(request: OutgoingRequest, endpoint: EndpointID? = nil, scheme: AuthorizationScheme = .bearer, attempt: Int = 1) {
+    public init(request: OutgoingRequest, endpoint: EndpointID? = nil, scheme: AuthorizationScheme = .bearer, attempt: Int = 1,
+                deadline: RequestDeadline? = nil) {
         self.request = request
         self.endpoint = endpoint
         self.scheme = scheme
         self.attempt = attempt
+        self.deadline = deadline
     }
 
     /// Creates a context for a bodiless request to `url` (handy in a provider's own tests).
-    public init(endpoint: EndpointID?, url: URL, method: String = "GET", scheme: AuthorizationScheme = .bearer, attempt: Int = 1) {
-        self.init(request: OutgoingRequest(method: method, url: url), endpoint: endpoint, scheme: scheme, attempt: attempt)
+    public init(endpoint: EndpointID?, url: URL, method: String = "GET", scheme: AuthorizationScheme = .bearer, attempt: Int = 1,
+                deadline: RequestDeadline? = nil) {
+        self.init(request: OutgoingRequest(method: method, url: url), endpoint: endpoint, scheme: scheme, attempt: attempt, deadline: deadline)
     }
 
     /// The URL the request goes to.
     public var url: URL { request.url }
 
-    /// Equal when the request, endpoint, scheme and attempt are.
+    /// Equal when the request, endpoint, scheme and attempt are; the deadline is not compared.
     public static func == (lhs: AuthorizationContext, rhs: AuthorizationContext) -> Bool {
         lhs.request == rhs.request && lhs.endpoint == rhs.endpoint && lhs.scheme == rhs.scheme && lhs.attempt == rhs.attempt
     }
@@ -80,12 +84,12 @@ public enum RejectionDecision: Sendable, Equatable {
 ///
 /// # Implementation requirements
 /// `credential(for:)` is called concurrently from many tasks; it must not block a thread (await
-/// instead) and should honour task cancellation: through ``AuthorizedHTTPClient`` it is asked in a
-/// task of the request's own, which the request's deadline
-/// (``AuthorizationOptions/requestDeadline``) cancels, so a wait that ends on cancellation ends at
-/// the deadline too. An error it throws fails that request with
-/// ``RequestError/Code/providerFailed``; nothing is sent. A ``RequestError`` it throws is passed on
-/// as it is.
+/// instead), should honour task cancellation, and should end any wait by the request's
+/// ``AuthorizationContext/deadline``. Through ``AuthorizedHTTPClient`` and
+/// ``RequestAuthorizer/data(for:using:endpoint:)`` it is asked in a task that the deadline
+/// cancels, so a wait that ends on cancellation ends at the deadline too. An error it throws fails
+/// that request with ``RequestError/Code/providerFailed``; nothing is sent. A ``RequestError`` it
+/// throws is passed on as it is.
 public protocol AuthorizationProvider: Sendable {
     /// The credential for one request.
     func credential(for context: AuthorizationContext) async throws -> Credential

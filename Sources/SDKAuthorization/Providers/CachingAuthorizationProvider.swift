@@ -4,23 +4,30 @@ import Foundation
 /// than `leeway` away, and never longer than `maximumAge` (default one hour), however far away
 /// `exp` is: a token that claims a century is still asked for again within the hour.
 ///
-/// Concurrent requests that find no usable token share one call to the wrapped provider. A token
-/// without a readable `exp` is used for the request that got it and not cached. The cache is
-/// dropped when the server rejects the cached token and on identity change.
+/// Concurrent requests that find no usable token share one call to the wrapped provider. Each
+/// request waits for it until its own deadline or cancellation; a call whose requests have all
+/// left is cancelled, and the next request asks anew, so a wrapped provider that hangs holds no
+/// request past its deadline. A token without a readable `exp` is used for the requests that
+/// waited for it and not reused. The cache is dropped when the server rejects the cached token
+/// and on identity change; a call that returns after an identity change is not used.
 ///
 /// Turn it on with ``CustomerTokenCaching/honoringExpiry(leeway:maximumAge:)`` in the configuration.
-public actor CachingAuthorizationProvider: AuthorizationProvider, CustomReflectable {
-    private let wrapped: any AuthorizationProvider
-    private let leeway: TimeInterval
+public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable, CustomReflectable {
     /// The default ``init(wrapping:leeway:maximumAge:clock:)`` maximum age: one hour.
     public static let defaultMaximumAge: TimeInterval = 3_600
 
-    private let clock: any AuthorizationClock
+    /// One answer of the wrapped provider: its JWT expiry (wall clock), and when it came (monotonic).
+    private struct Cached: Sendable {
+        let credential: Credential
+        let expiresAt: Date?
+        let cachedAt: TimeInterval
+    }
+
+    private let wrapped: any AuthorizationProvider
+    private let leeway: TimeInterval
     private let maximumAge: TimeInterval
-    /// The cached credential, its JWT expiry (wall clock) and when it was cached (monotonic).
-    private var cached: (credential: Credential, expiresAt: Date, cachedAt: TimeInterval)?
-    private var inFlight: Task<Credential, any Error>?
-    private var generation = 0
+    private let clock: any AuthorizationClock
+    private let refresh: SingleFlight<Cached>
 
     /// Wraps `provider`.
     ///
@@ -28,49 +35,66 @@ public actor CachingAuthorizationProvider: AuthorizationProvider, CustomReflecta
     ///   - provider: The provider asked when no usable token is cached.
     ///   - leeway: A token is not reused once its `exp` is less than this many seconds away.
     ///   - maximumAge: A token is not reused this many seconds after it was cached (monotonic clock).
-    ///   - clock: Wall-clock time for `exp`, monotonic time for the age.
+    ///   - clock: Wall-clock time for `exp`, monotonic time for the age and deadlines.
     public init(wrapping provider: any AuthorizationProvider, leeway: TimeInterval = 60, maximumAge: TimeInterval = defaultMaximumAge,
                 clock: any AuthorizationClock = SystemClock()) {
         wrapped = provider
         self.leeway = leeway
         self.maximumAge = maximumAge
         self.clock = clock
+        refresh = SingleFlight(clock: clock, configuration: .init(abandonsUnwatchedFlights: true))
     }
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
-        if let cached, cached.expiresAt.timeIntervalSince(clock.now()) >= leeway, clock.monotonicNow() - cached.cachedAt < maximumAge {
+        // The shared call serves every waiter: it runs without this request's deadline, and is
+        // cancelled once every waiter has left.
+        let shared = AuthorizationContext(request: context.request, endpoint: context.endpoint, scheme: context.scheme, attempt: context.attempt)
+        let outcome = await refresh.value(deadline: context.deadline, isUsable: isReusable, join: .wait(start: { [self] flight in
+            let call = Task { await ask(for: shared, in: flight) }
+            return { call.cancel() }
+        }))
+        switch outcome {
+        case .value(let cached):
             return cached.credential
+        case .failed(let error):
+            throw error
+        case .deadlineExceeded:
+            throw RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
+        case .cleared:
+            throw RequestError.credentialCleared(endpoint: context.endpoint)
+        case .cancelled, .timedOut:
+            throw CancellationError()
         }
-        cached = nil
-        if let inFlight { return try await inFlight.value }
-        let wrapped = wrapped
-        let task = Task { try await wrapped.credential(for: context) }
-        inFlight = task
-        let startedGeneration = generation
-        defer { if generation == startedGeneration { inFlight = nil } }
-        let credential = try await task.value
-        if generation == startedGeneration, let token = credential.value,
-           let expiresAt = try? JWTClaims(decoding: token).expiresAt,
-           expiresAt.timeIntervalSince(clock.now()) >= leeway {
-            cached = (credential, expiresAt, clock.monotonicNow())
+    }
+
+    /// A cached token with a readable `exp` at least `leeway` away, cached less than `maximumAge` ago.
+    private func isReusable(_ cached: Cached) -> Bool {
+        guard let expiresAt = cached.expiresAt else { return false }
+        return expiresAt.timeIntervalSince(clock.now()) >= leeway && clock.monotonicNow() - cached.cachedAt < maximumAge
+    }
+
+    private func ask(for context: AuthorizationContext, in flight: SingleFlight<Cached>.Flight) async {
+        do {
+            let credential = try await wrapped.credential(for: context)
+            let expiresAt = credential.value.flatMap { try? JWTClaims(decoding: $0).expiresAt }
+            refresh.finish(flight, with: .success(Cached(credential: credential, expiresAt: expiresAt, cachedAt: clock.monotonicNow())))
+        } catch {
+            refresh.finish(flight, with: .failure(error))
         }
-        return credential
     }
 
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
-        if cached?.credential == credential { cached = nil }
+        refresh.modify { cached in if cached?.credential == credential { cached = nil } }
         return await wrapped.credentialRejected(credential, response: response, context: context)
     }
 
     public func identityDidChange() async {
-        cached = nil
-        inFlight = nil
-        generation += 1
+        refresh.reset()
         await wrapped.identityDidChange()
     }
 
     /// Shows the settings, never a token.
-    public nonisolated var customMirror: Mirror {
+    public var customMirror: Mirror {
         Mirror(self, children: ["leeway": leeway, "maximumAge": maximumAge], displayStyle: .class)
     }
 }

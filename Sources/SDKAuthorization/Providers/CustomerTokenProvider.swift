@@ -14,7 +14,7 @@ import Foundation
 /// request cancelled (or past its deadline) while the provider is inside `getAuthorizationToken()`
 /// returns at once; the provider's late answer is dropped, and the stuck call is reported through
 /// diagnostics.
-public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Sendable, CustomStringConvertible, CustomReflectable, AnswersWithinRequestDeadline {
+public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Sendable, CustomStringConvertible, CustomReflectable {
     // `@unchecked Sendable` is sound: `provider` is created and read only inside `drain()`, which
     // runs only as a block on `queue`; `queue` is serial, so every access to the non-Sendable
     // instance happens on one thread at a time, in order. `calls` is a `Locked`; the other stored
@@ -23,16 +23,25 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
     private var provider: (any AuthorizationProviderType)?
     private let makeProvider: () -> any AuthorizationProviderType
     private let diagnostics: any DiagnosticsSink
+    /// Where each call's deadline is set.
+    private let alarms: Alarms
     /// The calls waiting for their turn, and the phase of every call: one lock per provider, none per request.
     private let calls = Locked(PendingCalls())
     /// The wrapped type's name, for diagnostics.
     public let providerTypeName: String
 
     /// Wraps a new instance of `type`, created on the provider's own queue on first use.
-    public init(type: any AuthorizationProviderType.Type, diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()) {
+    ///
+    /// - Parameters:
+    ///   - type: The provider class.
+    ///   - clock: The clock a request's deadline runs on.
+    ///   - diagnostics: Where a call still running at its request's end is reported.
+    public init(type: any AuthorizationProviderType.Type, clock: any AuthorizationClock = SystemClock(),
+                diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()) {
         queue = DispatchQueue(label: "SDKAuthorization.CustomerTokenProvider.\(String(reflecting: type))")
         providerTypeName = String(reflecting: type)
         makeProvider = { type.init() }
+        alarms = Alarms(clock: clock)
         self.diagnostics = diagnostics
     }
 
@@ -43,23 +52,27 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         let call = ProviderCall()
-        // Asked in the caller's task by the client: the request's deadline ends the wait as a
-        // cancellation would (the client reports it as deadlineExceeded).
-        context.requestDeadline?.onExpiry { [self] in abandon(call, for: context, because: "which reached its deadline") }
+        // The request's deadline ends the wait, as a cancellation does.
+        let alarm = context.deadline.map { deadline in
+            alarms.schedule(at: deadline.uptime) { [self] in
+                abandon(call, for: context, with: RequestError.deadlineExceeded(endpoint: context.endpoint, after: deadline.seconds), because: "which reached its deadline")
+            }
+        }
+        defer { if let alarm { alarms.cancel(alarm) } }
         let token: String? = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<String?, any Error>) in
                 enqueue(call, continuation)
             }
         } onCancel: {
-            abandon(call, for: context, because: "which was cancelled")
+            abandon(call, for: context, with: CancellationError(), because: "which was cancelled")
         }
         guard let token, !token.isEmpty else { throw RequestError.missingCustomerToken(endpoint: context.endpoint) }
         return .bearer(token)
     }
 
-    /// Ends the call's wait with `CancellationError`, and reports a provider still inside its call.
-    private func abandon(_ call: ProviderCall, for context: AuthorizationContext, because reason: String) {
-        guard cancel(call) else { return }
+    /// Ends the call's wait with `error`, and reports a provider still inside its call.
+    private func abandon(_ call: ProviderCall, for context: AuthorizationContext, with error: any Error, because reason: String) {
+        guard cancel(call, with: error) else { return }
         diagnostics.log(.warning, "getAuthorizationToken() of \(providerTypeName) is still running for \(context.requestName), \(reason); the request returns without waiting for it, and later requests queue behind it")
     }
 
@@ -137,9 +150,9 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
         }
     }
 
-    /// Ends the wait with `CancellationError`, exactly once; returns true when the provider was
-    /// inside its call for it.
-    private func cancel(_ call: ProviderCall) -> Bool {
+    /// Ends the wait with `error`, exactly once; returns true when the provider was inside its
+    /// call for it.
+    private func cancel(_ call: ProviderCall, with error: any Error) -> Bool {
         let (continuation, wasRunning) = calls.withLock { _ -> (UnsafeContinuation<String?, any Error>?, Bool) in
             switch call.phase {
             case .finished, .cancelled:
@@ -151,7 +164,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
                 return (call.continuation, wasRunning)
             }
         }
-        continuation?.resume(throwing: CancellationError())
+        continuation?.resume(throwing: error)
         return wasRunning
     }
 }

@@ -141,7 +141,7 @@ public final class ProviderRegistry: Sendable {
     }
 
     private func wrap(_ type: any AuthorizationProviderType.Type, context: ProviderFactoryContext) -> ResolvedProvider {
-        let provider = CustomerTokenProvider(type: type, diagnostics: context.diagnostics)
+        let provider = CustomerTokenProvider(type: type, clock: context.clock, diagnostics: context.diagnostics)
         switch context.configuration.customerTokenCaching {
         case .disabled:
             return ResolvedProvider(provider: provider, isClassBased: true)

@@ -281,8 +281,9 @@ struct RequestAuthorizerTests {
         #expect(provider.rejections.isEmpty)
     }
 
-    @Test func refreshWindowStopsA401LoopAndOpensAgainWhenTheWindowPasses() async throws {
-        let provider = ScriptedProvider(.token("rejected.every.time"))
+    @Test func aCredentialRevokedForGoodEndsInRefreshWindowExceededAndTheWindowOpensAgainWhenItPasses() async throws {
+        // Every refresh gives a new token, and the server rejects every one of them.
+        let provider = ScriptedProvider((1...20).map { .token("refreshed.token.\($0)") })
         provider.rejectionDecision = .retry
         let options = AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 3, interval: 30))
         let authorizer = try authorizer(rulePolicy(try AuthorizationRule(host: "api.example.com", scheme: .bearer)), [.bearer: provider], options: options)

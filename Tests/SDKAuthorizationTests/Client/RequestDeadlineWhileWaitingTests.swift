@@ -111,7 +111,7 @@ struct RequestDeadlineWhileWaitingTests {
         #expect(!outcome.callerCancelled)
     }
 
-    @Test func aProviderOfTheAppsOwnIsAskedInATaskTheDeadlineCancelsAndSeesNoDeadlineOfItsOwn() async throws {
+    @Test func aProviderOfTheAppsOwnSeesTheRequestDeadlineAndIsCancelledAtIt() async throws {
         let provider = NeverAnsweringProvider()
         let request = send(try client(provider))
         await eventually("asked", { provider.contexts.withLock { $0.count } == 1 })
@@ -120,7 +120,9 @@ struct RequestDeadlineWhileWaitingTests {
         let outcome = await request.value
         #expect(outcome.code == .deadlineExceeded)
         #expect(!outcome.callerCancelled)
-        #expect(provider.contexts.withLock { $0.first?.requestDeadline == nil })
+        let deadline = try #require(provider.contexts.withLock { $0.first?.deadline })
+        #expect(deadline.seconds == 5)
+        #expect(deadline.hasPassed(on: clock))
     }
 
     @Test func cancellingTheCallerWhileItWaitsForATokenFailsItAsCancelled() async throws {
@@ -151,19 +153,23 @@ struct RequestDeadlineWhileWaitingTests {
         await eventually("late answer reported", { sink.messages(at: .info).contains { $0.contains("returned after its request was cancelled") } })
     }
 
-    @Test func anExpiryActionRunsAtTheDeadlineAtOnceWhenItHasPassedAndNeverAfterTheRequestEnded() async throws {
-        let deadlines = RequestDeadlines(clock: clock)
+    @Test func alarmsRunInTimeOrderOnceTheirTimeComesAndACancelledOneNever() async throws {
+        let alarms = Alarms(clock: clock)
         let runs = Locked<[String]>([])
-        let first = deadlines.begin(seconds: 5), second = deadlines.begin(seconds: 5), ended = deadlines.begin(seconds: 5)
-        deadlines.onExpiry(of: first) { runs.withLock { $0.append("first") } }
-        #expect(deadlines.end(ended) == false)
-        deadlines.onExpiry(of: ended) { runs.withLock { $0.append("ended") } }
+        let start = clock.monotonicNow()
+        _ = alarms.schedule(at: start + 5) { runs.withLock { $0.append("five") } }
+        let cancelled = alarms.schedule(at: start + 3) { runs.withLock { $0.append("cancelled") } }
+        _ = alarms.schedule(at: start + 2) { runs.withLock { $0.append("two") } }
+        alarms.cancel(cancelled)
         await clock.waitForSleepers(count: 1)
-        clock.advance(by: 5)
-        await eventually("the first ran", { runs.withLock { $0 } == ["first"] })
-        // The second's deadline has passed too: an action registered now runs at once.
-        deadlines.onExpiry(of: second) { runs.withLock { $0.append("second") } }
-        #expect(runs.withLock { $0 } == ["first", "second"])
-        #expect(deadlines.end(first) && deadlines.end(second))
+        clock.advance(by: 4)
+        await eventually("two ran", { runs.withLock { $0 } == ["two"] })
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: 1)
+        await eventually("five ran", { runs.withLock { $0 } == ["two", "five"] })
+        // A time already passed runs at once; nothing is held afterwards.
+        _ = alarms.schedule(at: start + 1) { runs.withLock { $0.append("late") } }
+        await eventually("late ran", { runs.withLock { $0 }.last == "late" })
+        await eventually("nothing held", { alarms.heldRecords == 0 })
     }
 }

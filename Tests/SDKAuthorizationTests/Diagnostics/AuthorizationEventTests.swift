@@ -77,7 +77,7 @@ struct AuthorizationEventTests {
     }
 
     @Test func theRefreshWindowTripIsReportedWithItsSchemeAndStatus() async throws {
-        let provider = ScriptedProvider(.token(Self.secret))
+        let provider = ScriptedProvider(.token(Self.secret + "1"), .token(Self.secret + "2"), .token(Self.secret + "3"))
         provider.rejectionDecision = .retry
         let authorizer = try bearerAuthorizer(provider, options: AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 1, interval: 30)))
         let client = AuthorizedHTTPClient(authorizer: authorizer, transport: RecordingTransport(statusCode: 401))
@@ -210,7 +210,7 @@ struct AuthorizationEventTests {
 
     @Test func noEventOrDiagnosticShowsATokenOrKeyInItsDescriptionDumpOrMirror() async throws {
         // Every kind of event, made by real scenarios with secret credentials.
-        let provider = ScriptedProvider(.token(Self.secret))
+        let provider = ScriptedProvider(.token(Self.secret), .token(Self.secret + "2"))
         provider.rejectionDecision = .retry
         let transport = RecordingTransport()
         transport.enqueue(.response(ServerResponse(statusCode: 401, headers: ["WWW-Authenticate": "Bearer \(Self.secret)"], body: Data(Self.secret.utf8))),

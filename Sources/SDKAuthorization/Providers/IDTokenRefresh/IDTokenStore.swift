@@ -33,7 +33,7 @@ import Foundation
 /// }
 /// let client = try AuthorizedHTTPClient(configuration: configuration, provider: idTokens)
 /// ```
-public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable, AnswersWithinRequestDeadline {
+public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
     /// How the store waits and what a timeout does.
     public struct Options: Sendable, Equatable {
         /// What happens to a request whose wait for a token runs out.
@@ -65,155 +65,22 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         case returningToken(@Sendable () async throws -> String)
     }
 
-    private enum WaitOutcome: Sendable {
-        case token(String)
-        case timedOut
-        case cleared
-        case cancelled
-        case refreshFailed(any Error)
-
-        var eventOutcome: AuthorizationEvent.Outcome {
-            switch self {
-            case .token: .succeeded
-            case .timedOut: .timedOut
-            case .cleared: .cleared
-            case .cancelled: .cancelled
-            case .refreshFailed: .failed
-            }
-        }
-    }
-
-    /// Waiters taken out of the queue, each to be resumed once by whoever took them.
-    private struct TakenWaiters {
-        let waits: [Wait]
-        let range: Range<Int>
-        /// How many of them are waiting.
-        let count: Int
-
-        /// Each waiter's deadline and continuation, in arrival order.
-        func forEach(_ body: (TimeInterval, UnsafeContinuation<WaitOutcome, Never>) -> Void) {
-            for index in range {
-                if case .waiting(let continuation) = waits[index].slot { body(waits[index].deadline, continuation) }
-            }
-        }
-    }
-
-    /// One wait: its deadline (monotonic seconds) and where it stands.
-    private struct Wait {
-        let deadline: TimeInterval
-        var slot: Slot
-    }
-
-    /// One wait's place in the queue.
-    private enum Slot {
-        /// It has an ID and a deadline, and will register its continuation.
-        case unregistered
-        /// It was cancelled (or reached the request's deadline) before it registered.
-        case cancelledBeforeRegistering
-        /// Unsafe rather than checked (which allocates a canary per wait and checks each resume):
-        /// exactly one resume is guaranteed by construction. A waiter is resumed only by whoever
-        /// moved its slot out of `.waiting` (or `register`, which never stored it), under the lock.
-        case waiting(UnsafeContinuation<WaitOutcome, Never>)
-        /// Ended; dropped from the queue once every slot before it has ended too.
-        case ended
-    }
-
-    /// The waits, in the order they began, numbered by wait ID (``NumberedQueue``). Deadlines are
-    /// taken on the monotonic clock under the lock with one timeout, so this is also deadline
-    /// order, and handing every waiter back in arrival order is one pass with no lookup.
-    private struct WaitQueue {
-        var queue = NumberedQueue<Wait>(firstNumber: 1)
-        /// Waits in `.waiting`.
-        var waitingCount = 0
-        /// Waits in `.unregistered` or `.cancelledBeforeRegistering`.
-        var unregisteredCount = 0
-        /// Every wait with a smaller ID has ended, been timed out, or times itself out when it registers.
-        var nextToExpire: UInt64 = 1
-
-        mutating func append(deadline: TimeInterval) -> UInt64 {
-            unregisteredCount += 1
-            return queue.append(Wait(deadline: deadline, slot: .unregistered))
-        }
-
-        /// Ends the wait at `index` and returns its continuation, if it was waiting.
-        mutating func end(at index: Int) -> UnsafeContinuation<WaitOutcome, Never>? {
-            guard case .waiting(let continuation) = queue[index].slot else { return nil }
-            queue[index].slot = .ended
-            waitingCount -= 1
-            return continuation
-        }
-
-        /// Drops the ended waits at the front.
-        mutating func dropEnded() {
-            queue.dropDone { if case .ended = $0.slot { true } else { false } }
-            nextToExpire = max(nextToExpire, queue.frontNumber)
-        }
-    }
-
-    private struct State {
-        var token: String?
-        var expiresAt: Date?
+    /// The token, its `exp` (when readable) and whether the server rejected it.
+    private struct IDToken: Sendable {
+        let token: String
+        let expiresAt: Date?
         var rejected = false
-        var callback: Callback?
-        /// Monotonic seconds.
-        var refreshStartedAt: TimeInterval?
-        var waits = WaitQueue()
-        /// The one task that times waits out, sleeping until the earliest deadline.
-        var timeoutDriver: Task<Void, Never>?
-        var timeoutDriverGeneration = 0
 
-        /// The token, when it is set, not rejected, and its `exp` (if readable) is at least `leeway` away.
-        func freshToken(at now: Date, leeway: TimeInterval) -> String? {
-            guard let token, !rejected else { return nil }
-            if let expiresAt, expiresAt.timeIntervalSince(now) < leeway { return nil }
-            return token
+        init(_ token: String) {
+            self.token = token
+            self.expiresAt = try? JWTClaims(decoding: token).expiresAt
         }
 
-        /// Installs a new token (or none), ends the refresh in progress, and hands back every waiter
-        /// for the caller to resume outside the lock.
-        mutating func replaceToken(with newToken: String?, expiresAt newExpiry: Date?) -> TakenWaiters {
-            token = newToken
-            expiresAt = newExpiry
-            rejected = false
-            refreshStartedAt = nil
-            return takeAllWaiters()
-        }
-
-        /// Every waiter, in the order the waits began, for the caller to resume outside the lock;
-        /// nothing waits afterwards. When no wait is between taking its ID and registering (the
-        /// usual case), the queue's array is handed over whole; otherwise the waiting ones are
-        /// copied out in one pass. No lookup, no sorting.
-        mutating func takeAllWaiters() -> TakenWaiters {
-            defer { stopTimeoutsIfIdle() }
-            guard waits.unregisteredCount > 0 else {
-                let count = waits.waitingCount
-                let (taken, live) = waits.queue.takeAll()
-                waits.waitingCount = 0
-                waits.nextToExpire = max(waits.nextToExpire, waits.queue.frontNumber)
-                return TakenWaiters(waits: taken, range: live, count: count)
-            }
-            var taken: [Wait] = []
-            taken.reserveCapacity(waits.waitingCount)
-            for index in waits.queue.liveIndices {
-                let deadline = waits.queue[index].deadline
-                if let continuation = waits.end(at: index) { taken.append(Wait(deadline: deadline, slot: .waiting(continuation))) }
-            }
-            waits.dropEnded()
-            return TakenWaiters(waits: taken, range: taken.indices, count: taken.count)
-        }
-
-        /// Ends the refresh in progress when it has run out of time, and returns how long it ran.
-        mutating func endRefreshIfTimedOut(at uptime: TimeInterval, timeout: TimeInterval) -> TimeInterval? {
-            guard let started = refreshStartedAt, uptime - started >= timeout else { return nil }
-            refreshStartedAt = nil
-            return uptime - started
-        }
-
-        /// Stops the driver once nothing waits.
-        mutating func stopTimeoutsIfIdle() {
-            guard waits.waitingCount == 0 else { return }
-            timeoutDriver?.cancel()
-            timeoutDriver = nil
+        /// Not rejected, and its `exp` (if readable) at least `leeway` away.
+        func isFresh(at now: Date, leeway: TimeInterval) -> Bool {
+            guard !rejected else { return false }
+            if let expiresAt, expiresAt.timeIntervalSince(now) < leeway { return false }
+            return true
         }
     }
 
@@ -228,7 +95,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     private let observer: (any AuthorizationEventObserver)?
     private let credentialStore: (any CredentialStore)?
     private let credentialIdentity: String
-    private let state = Locked(State())
+    private let callback = Locked<Callback?>(nil)
+    /// The token, the one refresh that runs, and the requests that wait for it.
+    private let refresh: SingleFlight<IDToken>
 
     /// Creates a store.
     ///
@@ -272,19 +141,31 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         self.observer = observer
         self.credentialStore = credentialStore
         self.credentialIdentity = credentialIdentity
+        var stored: IDToken?
         do {
-            if let stored = try credentialStore?.load(identity: credentialIdentity), HeaderFieldRules.check(stored.token) == .valid {
-                let expiresAt = try? JWTClaims(decoding: stored.token).expiresAt
-                _ = state.withLock { $0.replaceToken(with: stored.token, expiresAt: expiresAt) }
+            if let saved = try credentialStore?.load(identity: credentialIdentity), HeaderFieldRules.check(saved.token) == .valid {
+                stored = IDToken(saved.token)
             }
         } catch {
             diagnostics.log(.warning, "The stored ID token could not be read (\(RequestError.summary(of: error))); waiting for setIDToken")
         }
+        // A refresh lasts at most the timeout: a request that needs a token after that asks again.
+        let configuration = SingleFlight<IDToken>.Configuration(flightLifetime: options.refreshTimeout, flightEnded: { [observer] end, age in
+            let outcome: AuthorizationEvent.Outcome? = switch end {
+            case .succeeded: .succeeded
+            case .failed: .failed
+            case .timedOut: .timedOut
+            case .cleared: .cleared
+            case .abandoned: nil
+            }
+            if let outcome { observer?.observe(AuthorizationEvent(.refreshFinished, duration: age, outcome: outcome)) }
+        })
+        self.refresh = SingleFlight(clock: clock, configuration: configuration, value: stored)
     }
 
     /// The domains, options and whether a token is set; never the token.
     public var description: String {
-        "IDTokenStore(domains: \(authorizedDomains.map(\.description)), token: \(state.withLock { $0.token == nil } ? "none" : "set, redacted"), waiting: \(waitingRequestCount))"
+        "IDTokenStore(domains: \(authorizedDomains.map(\.description)), token: \(refresh.current == nil ? "none" : "set, redacted"), waiting: \(waitingRequestCount))"
     }
 
     public var customMirror: Mirror {
@@ -306,37 +187,37 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   ``ConfigurationError/credentialContainsControlCharacters(field:)``; the current token is
     ///   then left as it was. To log out, call ``clearIDToken()``.
     public func setIDToken(_ token: String) throws(ConfigurationError) {
-        switch HeaderFieldRules.check(token) {
-        case .valid: break
-        case .empty: throw .emptyCredential(field: "ID token")
-        case .forbiddenCharacters: throw .credentialContainsControlCharacters(field: "ID token")
-        }
-        let expiresAt = try? JWTClaims(decoding: token).expiresAt
-        let now = clock.now()
-        let (waiters, uptime, refreshTook) = state.withLock { state -> (TakenWaiters, TimeInterval, TimeInterval?) in
-            let uptime = clock.monotonicNow()
-            let refreshTook = state.refreshStartedAt.map { uptime - $0 }
-            return (state.replaceToken(with: token, expiresAt: expiresAt), uptime, refreshTook)
-        }
-        if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .succeeded)) }
-        if let expiresAt, expiresAt.timeIntervalSince(now) < options.staleLeeway {
-            diagnostics.log(.warning, "The ID token set expires within \(Int(options.staleLeeway)) seconds; requests will ask for a refresh again")
-        }
-        persist { try $0.save(StoredCredential(token: token, expiresAt: expiresAt), identity: credentialIdentity) }
-        // In arrival order; a wait whose deadline had passed when the token came times out.
-        waiters.forEach { deadline, continuation in continuation.resume(returning: uptime < deadline ? .token(token) : .timedOut) }
+        let idToken = try Self.checked(token)
+        let generation = refresh.set(idToken)
+        warnIfExpiringSoon(idToken)
+        save(idToken, generation: generation)
     }
 
     /// Forgets the token (logout). Requests waiting for a token fail with
-    /// ``RequestError/Code/credentialCleared``.
+    /// ``RequestError/Code/credentialCleared``; a refresh that returns after this is neither
+    /// installed nor stored.
     public func clearIDToken() {
-        let (waiters, refreshTook) = state.withLock { state -> (TakenWaiters, TimeInterval?) in
-            let refreshTook = state.refreshStartedAt.map { clock.monotonicNow() - $0 }
-            return (state.replaceToken(with: nil, expiresAt: nil), refreshTook)
+        refresh.reset(thenRemove: { persist { try $0.remove(identity: credentialIdentity) } })
+    }
+
+    private static func checked(_ token: String) throws(ConfigurationError) -> IDToken {
+        switch HeaderFieldRules.check(token) {
+        case .valid: return IDToken(token)
+        case .empty: throw .emptyCredential(field: "ID token")
+        case .forbiddenCharacters: throw .credentialContainsControlCharacters(field: "ID token")
         }
-        if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .cleared)) }
-        persist { try $0.remove(identity: credentialIdentity) }
-        waiters.forEach { _, continuation in continuation.resume(returning: .cleared) }
+    }
+
+    private func warnIfExpiringSoon(_ token: IDToken) {
+        if let expiresAt = token.expiresAt, expiresAt.timeIntervalSince(clock.now()) < options.staleLeeway {
+            diagnostics.log(.warning, "The ID token set expires within \(Int(options.staleLeeway)) seconds; requests will ask for a refresh again")
+        }
+    }
+
+    /// Stores `token` unless a logout has come since it was set.
+    private func save(_ token: IDToken, generation: UInt64) {
+        refresh.persist({ persist { try $0.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: credentialIdentity) } },
+                        generation: generation)
     }
 
     /// Runs `change` on the credential store, if any; a failure is logged, never thrown.
@@ -352,7 +233,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// Registers the callback invoked when requests need a new token. It should lead to
     /// ``setIDToken(_:)``. It runs in its own task, once for any number of waiting requests.
     public func registerRefreshCallback(_ callback: @escaping @Sendable () async -> Void) {
-        state.withLock { $0.callback = .async(callback) }
+        self.callback.withLock { $0 = .async(callback) }
     }
 
     /// Registers a callback that fetches the new token and returns it; the store sets it.
@@ -360,87 +241,45 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// It runs in its own task, once for any number of waiting requests. When it throws (or returns
     /// a token ``setIDToken(_:)`` refuses), every waiting request fails at once with
     /// ``RequestError/Code/refreshFailed`` carrying the error, instead of waiting out the timeout;
-    /// the next request that needs a token asks again.
+    /// the next request that needs a token asks again. A token it returns after
+    /// ``clearIDToken()`` is dropped.
     public func registerTokenRefresh(_ callback: @escaping @Sendable () async throws -> String) {
-        state.withLock { $0.callback = .returningToken(callback) }
+        self.callback.withLock { $0 = .returningToken(callback) }
     }
 
     /// Registers a plain closure as the refresh callback. It runs on a global dispatch queue, once
     /// for any number of waiting requests.
     public func registerRefreshCallback(synchronous callback: @escaping @Sendable () -> Void) {
-        state.withLock { $0.callback = .sync(callback) }
+        self.callback.withLock { $0 = .sync(callback) }
     }
 
     /// The current token, if any (fresh or not).
-    public var currentToken: String? { state.withLock { $0.token } }
+    public var currentToken: String? { refresh.current?.token }
 
     /// How many requests are waiting for a token now.
-    public var waitingRequestCount: Int { state.withLock { $0.waits.waitingCount } }
+    public var waitingRequestCount: Int { refresh.waitingCount }
 
-    /// Waits and wait IDs still held; zero when nothing waits (for leak tests).
-    var heldWaitRecords: Int {
-        state.withLock { $0.waits.queue.entries.count + ($0.timeoutDriver == nil ? 0 : 1) }
-    }
+    /// Waits and alarms still held; zero when nothing waits (for leak tests).
+    var heldWaitRecords: Int { refresh.heldRecords }
 
     // MARK: AuthorizationProvider
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
-        // The work before and after the wait is in plain functions: the frame that stays allocated
-        // while a request waits holds little more than the context, which matters at 100,000 waiters.
-        if let credential = credentialWithoutWaiting(for: context) { return credential }
-        let (id, deadline, waitStartedAt) = beginWait(context)
-        let outcome = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<WaitOutcome, Never>) in
-                register(id, deadline: deadline, continuation: continuation)
-            }
-        } onCancel: {
-            resolve(id, with: .cancelled)
-        }
-        return try credential(after: outcome, for: context, waitStartedAt: waitStartedAt)
-    }
-
-    /// Reports the wait to the observer, if any, and gives it an ID and its deadline.
-    @inline(never)
-    private func beginWait(_ context: AuthorizationContext) -> (id: UInt64, deadline: TimeInterval, startedAt: TimeInterval?) {
-        let startedAt = waitStarted(context)
-        let (id, deadline) = state.withLock { state -> (UInt64, TimeInterval) in
-            let deadline = clock.monotonicNow() + options.refreshTimeout
-            return (state.waits.append(deadline: deadline), deadline)
-        }
-        // Asked in the caller's task by the client: the request's deadline ends the wait as a
-        // cancellation would (the client reports it as deadlineExceeded).
-        context.requestDeadline?.onExpiry { [self] in resolve(id, with: .cancelled) }
-        return (id, deadline, startedAt)
-    }
-
-    /// `.omitted` for a host outside the authorized domains, the fresh token if there is one, or nil
-    /// when the request must wait.
-    @inline(never)
-    private func credentialWithoutWaiting(for context: AuthorizationContext) -> Credential? {
         guard let host = context.url.host, authorizedDomains.contains(where: { $0.matches(host) }) else {
             return .omitted
         }
-        let now = clock.now()
-        return state.withLock { $0.freshToken(at: now, leeway: options.staleLeeway) }.map { .bearer($0) }
-    }
-
-    /// Reports the wait to the observer, if any, and returns when it began.
-    private func waitStarted(_ context: AuthorizationContext) -> TimeInterval? {
-        observer.map { observer in
-            observer.observe(AuthorizationEvent(.waitStarted, endpoint: context.endpoint))
-            return clock.monotonicNow()
-        }
-    }
-
-    /// What a wait's outcome means for the request.
-    @inline(never)
-    private func credential(after outcome: WaitOutcome, for context: AuthorizationContext, waitStartedAt: TimeInterval?) throws -> Credential {
+        let clock = clock, leeway = options.staleLeeway
+        let isFresh = { (token: IDToken) in token.isFresh(at: clock.now(), leeway: leeway) }
+        if let token = refresh.usableValue(isFresh) { return .bearer(token.token) }
+        let waitStartedAt = waitStarted(context)
+        let outcome = await refresh.wait(deadline: context.deadline, waitLimit: options.refreshTimeout, isUsable: isFresh,
+                                         join: .wait(start: { [self] flight in startRefresh(flight) }))
         if let observer, let waitStartedAt {
-            observer.observe(AuthorizationEvent(.waitEnded, endpoint: context.endpoint, duration: clock.monotonicNow() - waitStartedAt, outcome: outcome.eventOutcome))
+            observer.observe(AuthorizationEvent(.waitEnded, endpoint: context.endpoint, duration: clock.monotonicNow() - waitStartedAt, outcome: Self.eventOutcome(outcome)))
         }
         switch outcome {
-        case .token(let token):
-            return .bearer(token)
+        case .value(let token):
+            return .bearer(token.token)
         case .timedOut:
             switch options.timeoutBehavior {
             case .sendWithoutToken:
@@ -452,13 +291,67 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                                 endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
                 throw RequestError.credentialTimedOut(endpoint: context.endpoint, after: options.refreshTimeout)
             }
+        case .deadlineExceeded:
+            throw RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
         case .cleared:
             throw RequestError.credentialCleared(endpoint: context.endpoint)
         case .cancelled:
             throw CancellationError()
-        case .refreshFailed(let error):
+        case .failed(let error):
             throw RequestError.refreshFailed(error, endpoint: context.endpoint)
         }
+    }
+
+    private static func eventOutcome(_ outcome: SingleFlight<IDToken>.Outcome) -> AuthorizationEvent.Outcome {
+        switch outcome {
+        case .value: .succeeded
+        case .timedOut: .timedOut
+        case .deadlineExceeded: .deadlineExceeded
+        case .cleared: .cleared
+        case .cancelled: .cancelled
+        case .failed: .failed
+        }
+    }
+
+    /// Reports the wait to the observer, if any, and returns when it began.
+    private func waitStarted(_ context: AuthorizationContext) -> TimeInterval? {
+        observer.map { observer in
+            observer.observe(AuthorizationEvent(.waitStarted, endpoint: context.endpoint))
+            return clock.monotonicNow()
+        }
+    }
+
+    /// Invokes the refresh callback for `flight`: the first request that needs a token and finds
+    /// no refresh running (or the last one past the timeout) does this, once.
+    private func startRefresh(_ flight: SingleFlight<IDToken>.Flight) -> (@Sendable () -> Void)? {
+        observer?.observe(AuthorizationEvent(.refreshStarted))
+        switch callback.withLock({ $0 }) {
+        case .async(let callback)?:
+            Task { await callback() }
+        case .sync(let callback)?:
+            DispatchQueue.global().async { callback() }
+        case .returningToken(let callback)?:
+            Task { [self] in
+                do {
+                    let token = try Self.checked(try await callback())
+                    // Taken only while no logout came since the refresh began.
+                    if refresh.finish(flight, with: .success(token)) != nil {
+                        warnIfExpiringSoon(token)
+                        save(token, generation: flight.generation)
+                    } else {
+                        diagnostics.log(.info, "The ID token refresh returned after a logout; its token was dropped")
+                    }
+                } catch {
+                    if let waiters = refresh.finish(flight, with: .failure(error)) {
+                        diagnostics.log(.warning, "The ID token refresh callback failed (\(RequestError.summary(of: error))); \(waiters) waiting requests fail now",
+                                        event: AuthorizationEvent.Kind.refreshFinished.rawValue)
+                    }
+                }
+            }
+        case nil:
+            diagnostics.log(.warning, "A request needs an ID token but no refresh callback is registered; waiting for setIDToken")
+        }
+        return nil
     }
 
     /// A 401 from an authorized host marks the rejected token stale and asks for one retry; any other
@@ -467,8 +360,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         guard response.statusCode == 401, let host = context.url.host, authorizedDomains.contains(where: { $0.matches(host) }) else {
             return .fail
         }
-        state.withLock { state in
-            if let value = credential.value, state.token == value { state.rejected = true }
+        refresh.modify { token in
+            if let value = credential.value, token?.token == value { token?.rejected = true }
         }
         return .retry
     }
@@ -476,150 +369,5 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// The user changed: the old user's token is forgotten, as by ``clearIDToken()``.
     public func identityDidChange() async {
         clearIDToken()
-    }
-
-    // MARK: Waiting
-
-
-    /// The driver: sleeps until the earliest deadline, times out every wait that has reached its
-    /// deadline, and repeats until nothing waits.
-    private func runTimeouts(generation: Int) async {
-        while true {
-            let next = state.withLock { state -> TimeInterval? in
-                guard state.timeoutDriverGeneration == generation else { return nil }
-                // The earliest deadline of a wait that is waiting; one not registered yet times itself
-                // out when it registers.
-                var id = state.waits.nextToExpire
-                while let index = state.waits.queue.index(of: id) {
-                    switch state.waits.queue[index].slot {
-                    case .waiting:
-                        return state.waits.queue[index].deadline
-                    case .ended:
-                        // Nothing to time out there; a wait not registered yet keeps its place.
-                        if id == state.waits.nextToExpire { state.waits.nextToExpire += 1 }
-                    case .unregistered, .cancelledBeforeRegistering:
-                        break
-                    }
-                    id += 1
-                }
-                state.timeoutDriver = nil
-                return nil
-            }
-            guard let next else { return }
-            do {
-                try await clock.sleep(untilMonotonic: next)
-            } catch {
-                return // cancelled: nothing waits any more
-            }
-            let (expired, refreshTook) = state.withLock { state -> ([UnsafeContinuation<WaitOutcome, Never>], TimeInterval?) in
-                guard state.timeoutDriverGeneration == generation else { return ([], nil) }
-                let now = clock.monotonicNow()
-                var expired: [UnsafeContinuation<WaitOutcome, Never>] = []
-                var id = state.waits.nextToExpire
-                while let index = state.waits.queue.index(of: id), state.waits.queue[index].deadline <= now {
-                    if let continuation = state.waits.end(at: index) { expired.append(continuation) }
-                    id += 1
-                }
-                state.waits.nextToExpire = id
-                state.waits.dropEnded()
-                return (expired, state.endRefreshIfTimedOut(at: now, timeout: options.refreshTimeout))
-            }
-            if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .timedOut)) }
-            for continuation in expired { continuation.resume(returning: .timedOut) }
-        }
-    }
-
-    private func register(_ id: UInt64, deadline: TimeInterval, continuation: UnsafeContinuation<WaitOutcome, Never>) {
-        enum Next {
-            /// The wait ends at once with this outcome.
-            case resume(WaitOutcome)
-            /// A refresh is already running; this wait shares it.
-            case joinRefresh
-            /// This wait starts a refresh: invoke the callback, or report that none is registered.
-            /// The refresh before it, when it ran out of time, took this long.
-            case startRefresh(Callback?, timedOutRefreshTook: TimeInterval?)
-        }
-        let next = state.withLock { state -> Next in
-            // Read the clock under the lock, so a deadline the clock has already passed is seen here.
-            let uptime = clock.monotonicNow()
-            // The slot is there: a slot is dropped only once it has ended, and only this call ends
-            // an unregistered one.
-            guard let index = state.waits.queue.index(of: id) else { return .resume(.cancelled) }
-            let cancelled = if case .cancelledBeforeRegistering = state.waits.queue[index].slot { true } else { false }
-            state.waits.queue[index].slot = .ended
-            state.waits.unregisteredCount -= 1
-            if cancelled { state.waits.dropEnded(); return .resume(.cancelled) }
-            if uptime >= deadline { state.waits.dropEnded(); return .resume(.timedOut) }
-            // A token that became fresh since the request looked (set by another thread) serves it.
-            if let token = state.freshToken(at: clock.now(), leeway: options.staleLeeway) { state.waits.dropEnded(); return .resume(.token(token)) }
-            state.waits.queue[index].slot = .waiting(continuation)
-            state.waits.waitingCount += 1
-            if state.timeoutDriver == nil {
-                state.timeoutDriverGeneration += 1
-                let generation = state.timeoutDriverGeneration
-                state.timeoutDriver = Task { await self.runTimeouts(generation: generation) }
-            }
-            // One callback per refresh: a new one only when none is running or the last ran out of time.
-            if let started = state.refreshStartedAt, uptime - started < options.refreshTimeout {
-                return .joinRefresh
-            }
-            let timedOutRefreshTook = state.endRefreshIfTimedOut(at: uptime, timeout: options.refreshTimeout)
-            state.refreshStartedAt = uptime
-            return .startRefresh(state.callback, timedOutRefreshTook: timedOutRefreshTook)
-        }
-        if case .startRefresh(_, let timedOutRefreshTook) = next, let observer {
-            if let timedOutRefreshTook { observer.observe(AuthorizationEvent(.refreshFinished, duration: timedOutRefreshTook, outcome: .timedOut)) }
-            observer.observe(AuthorizationEvent(.refreshStarted))
-        }
-        switch next {
-        case .resume(let outcome):
-            continuation.resume(returning: outcome)
-        case .joinRefresh:
-            break
-        case .startRefresh(.async(let callback)?, _):
-            Task { await callback() }
-        case .startRefresh(.sync(let callback)?, _):
-            DispatchQueue.global().async { callback() }
-        case .startRefresh(.returningToken(let callback)?, _):
-            Task {
-                do {
-                    let token = try await callback()
-                    try self.setIDToken(token)
-                } catch {
-                    self.failRefresh(error)
-                }
-            }
-        case .startRefresh(nil, _):
-            diagnostics.log(.warning, "A request needs an ID token but no refresh callback is registered; waiting for setIDToken")
-        }
-    }
-
-    /// Ends every wait with the refresh callback's error, at once.
-    private func failRefresh(_ error: any Error) {
-        let (waiters, refreshTook) = state.withLock { state -> (TakenWaiters, TimeInterval?) in
-            let refreshTook = state.refreshStartedAt.map { clock.monotonicNow() - $0 }
-            state.refreshStartedAt = nil
-            return (state.takeAllWaiters(), refreshTook)
-        }
-        if let refreshTook { observer?.observe(AuthorizationEvent(.refreshFinished, duration: refreshTook, outcome: .failed)) }
-        diagnostics.log(.warning, "The ID token refresh callback failed (\(RequestError.summary(of: error))); \(waiters.count) waiting requests fail now",
-                        event: AuthorizationEvent.Kind.refreshFinished.rawValue)
-        waiters.forEach { _, continuation in continuation.resume(returning: .refreshFailed(error)) }
-    }
-
-    /// Ends one wait, once: whichever of token, timeout, clear or cancellation comes first wins.
-    private func resolve(_ id: UInt64, with outcome: WaitOutcome) {
-        let continuation = state.withLock { state -> UnsafeContinuation<WaitOutcome, Never>? in
-            guard let index = state.waits.queue.index(of: id) else { return nil }
-            if case .unregistered = state.waits.queue[index].slot {
-                if case .cancelled = outcome { state.waits.queue[index].slot = .cancelledBeforeRegistering }
-                return nil
-            }
-            guard let continuation = state.waits.end(at: index) else { return nil }
-            state.waits.dropEnded()
-            state.stopTimeoutsIfIdle()
-            return continuation
-        }
-        continuation?.resume(returning: outcome)
     }
 }

@@ -35,7 +35,7 @@ extension AuthorizationScheme {
 /// - Subscribers added late do not receive earlier failures.
 ///
 /// Its `description` and mirror never show a signature.
-public final class SignatureAuthentication: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable, AnswersWithinRequestDeadline {
+public final class SignatureAuthentication: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
     /// `X-Braze-Auth-Signature`.
     public static let defaultHeaderName = "X-Braze-Auth-Signature"
     /// How many users' signatures are kept (64): the current user's and those of the users before.
@@ -241,8 +241,6 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
         return .header(headerName, value: signature)
     }
 
-    /// Answers at once: the client gives it no deadline to watch.
-    var mayWait: Bool { false }
 
     /// Reports the failure in the response body (`auth_error`) to the subscribers, once per
     /// signature, and fails the request: a new signature has to come from the app's server.

@@ -33,21 +33,19 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     public struct Options: Sendable, Equatable {
         /// Seconds the signer has to answer (default 30, at most 600).
         public var signingTimeout: TimeInterval
+        /// Seconds the platform has to answer the exchange (default 30, at most 600). A
+        /// sign-and-exchange still running after `signingTimeout + exchangeTimeout` fails its
+        /// waiting requests with ``RequestError/Code/exchangeFailed`` and the next request starts anew.
+        public var exchangeTimeout: TimeInterval
         /// An auth token is not used within this many seconds of its expiry (default 30).
         public var expiryLeeway: TimeInterval
 
         /// Creates options.
-        public init(signingTimeout: TimeInterval = 30, expiryLeeway: TimeInterval = 30) {
+        public init(signingTimeout: TimeInterval = 30, exchangeTimeout: TimeInterval = 30, expiryLeeway: TimeInterval = 30) {
             self.signingTimeout = signingTimeout
+            self.exchangeTimeout = exchangeTimeout
             self.expiryLeeway = expiryLeeway
         }
-    }
-
-    private struct State {
-        var token: StoredCredential?
-        var exchange: Task<StoredCredential, any Error>?
-        var generation = 0
-        var loadedFromStore = false
     }
 
     /// Where signed payloads are exchanged.
@@ -63,7 +61,11 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     private let transport: any HTTPTransport
     private let clock: any AuthorizationClock
     private let diagnostics: any DiagnosticsSink
-    private let state = Locked(State())
+    /// The auth token, the one sign-and-exchange that runs, and the requests that wait for it.
+    private let refresh: SingleFlight<StoredCredential>
+    /// The signing timeouts.
+    private let alarms: Alarms
+    private let loadedFromStore = Locked(false)
 
     /// Creates the provider.
     ///
@@ -100,6 +102,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         guard options.signingTimeout.isFinite, options.signingTimeout > 0, options.signingTimeout <= 600 else {
             throw .invalidValue(key: "signingTimeout", reason: "must be more than 0 and at most 600 seconds")
         }
+        guard options.exchangeTimeout.isFinite, options.exchangeTimeout > 0, options.exchangeTimeout <= 600 else {
+            throw .invalidValue(key: "exchangeTimeout", reason: "must be more than 0 and at most 600 seconds")
+        }
         guard options.expiryLeeway.isFinite, (0...3_600).contains(options.expiryLeeway) else {
             throw .invalidValue(key: "expiryLeeway", reason: "must be from 0 to 3600 seconds")
         }
@@ -112,10 +117,17 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         self.options = options
         self.clock = clock
         self.diagnostics = diagnostics
+        self.alarms = Alarms(clock: clock)
+        let lifetime = options.signingTimeout + options.exchangeTimeout
+        self.refresh = SingleFlight(clock: clock, configuration: .init(
+            flightLifetime: lifetime,
+            flightTimeoutError: { RequestError.exchangeFailed(reason: "no auth token within \(lifetime) seconds of signing and exchanging", response: nil, underlyingError: nil) },
+            abandonsUnwatchedFlights: true
+        ))
     }
 
     public var description: String {
-        let hasToken = state.withLock { $0.token != nil }
+        let hasToken = refresh.current != nil
         return "TokenExchangeProvider(\(exchangeURL.redactedForLog), token: \(hasToken ? "set, redacted" : "none"))"
     }
 
@@ -125,35 +137,34 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         loadFromStoreOnce()
-        let now = clock.now()
-        enum Next { case fresh(String), wait(Task<StoredCredential, any Error>) }
-        let next = state.withLock { state -> Next in
-            if let token = state.token, isFresh(token, at: now) { return .fresh(token.token) }
-            state.token = nil
-            if let running = state.exchange { return .wait(running) }
-            let generation = state.generation
-            let task = Task { try await self.signAndExchange(generation: generation) }
-            state.exchange = task
-            return .wait(task)
-        }
-        switch next {
-        case .fresh(let token):
-            return .bearer(token)
-        case .wait(let task):
-            do {
-                return .bearer(try await task.value.token)
-            } catch let error as RequestError {
-                throw error.withEndpoint(context.endpoint)
-            }
+        let clock = clock, leeway = options.expiryLeeway
+        let outcome = await refresh.value(deadline: context.deadline, isUsable: { Self.isFresh($0, at: clock.now(), leeway: leeway) },
+                                          join: .wait(start: { [self] flight in
+            let work = Task { await signAndExchange(flight) }
+            return { work.cancel() }
+        }))
+        switch outcome {
+        case .value(let token):
+            return .bearer(token.token)
+        case .failed(let error as RequestError):
+            throw error.withEndpoint(context.endpoint)
+        case .failed(let error):
+            throw error
+        case .deadlineExceeded:
+            throw RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
+        case .cleared:
+            throw RequestError.credentialCleared(endpoint: context.endpoint)
+        case .cancelled, .timedOut:
+            throw CancellationError()
         }
     }
 
     /// A 401 or 403 to a request that carried the current token drops it and asks for one retry,
     /// which signs and exchanges anew.
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
-        let dropped = state.withLock { state -> Bool in
-            guard let current = state.token, current.token == credential.value else { return false }
-            state.token = nil
+        let dropped = refresh.modify { token -> Bool in
+            guard let current = token, current.token == credential.value else { return false }
+            token = nil
             return true
         }
         if dropped { removeStored() }
@@ -165,37 +176,33 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         clearUserData()
     }
 
-    /// Forgets the auth token and its stored copy (logout). An exchange in flight is not used.
+    /// Forgets the auth token and its stored copy (logout). A sign-and-exchange in flight is
+    /// cancelled, and what it returns late is neither used nor stored.
     public func clearUserData() {
-        let running = state.withLock { state -> Task<StoredCredential, any Error>? in
-            state.token = nil
-            state.generation += 1
-            state.loadedFromStore = true
-            defer { state.exchange = nil }
-            return state.exchange
-        }
-        running?.cancel()
-        removeStored()
+        loadedFromStore.withLock { $0 = true }
+        refresh.reset(thenRemove: removeStored)
     }
 
     /// The current auth token, if any (fresh or not).
-    public var currentToken: String? { state.withLock { $0.token?.token } }
+    public var currentToken: String? { refresh.current?.token }
 
     // MARK: Signing and exchanging
 
-    private func isFresh(_ token: StoredCredential, at now: Date) -> Bool {
+    private static func isFresh(_ token: StoredCredential, at now: Date, leeway: TimeInterval) -> Bool {
         guard let expiresAt = token.expiresAt else { return false }
-        return expiresAt.timeIntervalSince(now) > options.expiryLeeway
+        return expiresAt.timeIntervalSince(now) > leeway
     }
 
     private func loadFromStoreOnce() {
-        guard let store, state.withLock({ state -> Bool in
-            defer { state.loadedFromStore = true }
-            return !state.loadedFromStore
+        guard let store, loadedFromStore.withLock({ loaded -> Bool in
+            defer { loaded = true }
+            return !loaded
         }) else { return }
+        let generation = refresh.generation
         do {
             if let stored = try store.load(identity: identity) {
-                state.withLock { state in if state.token == nil { state.token = stored } }
+                // A logout while it loaded wins.
+                refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
             }
         } catch {
             diagnostics.log(.warning, "The stored auth token could not be read (\(RequestError.summary(of: error))); a new one is exchanged")
@@ -210,57 +217,61 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         }
     }
 
-    private func signAndExchange(generation: Int) async throws -> StoredCredential {
-        defer { state.withLock { state in if state.generation == generation { state.exchange = nil } } }
-        var claims = defaultClaims
-        claims["payload_type"] = .string(SigningPayload.Kind.authToken.rawValue)
-        let signed = try await requestSignature(SigningPayload(kind: .authToken, claims: claims))
-        try checkSignedPayload(signed)
-        let token = try await exchange(signed)
-        let kept = state.withLock { state -> Bool in
-            guard state.generation == generation else { return false }
-            state.token = token
-            return true
-        }
-        guard kept else { throw RequestError.credentialCleared(endpoint: nil) }
+    /// One flight: sign, check, exchange, then deliver to the waiting requests and store, unless a
+    /// logout came meanwhile or the flight was abandoned.
+    private func signAndExchange(_ flight: SingleFlight<StoredCredential>.Flight) async {
         do {
-            try store?.save(token, identity: identity)
+            var claims = defaultClaims
+            claims["payload_type"] = .string(SigningPayload.Kind.authToken.rawValue)
+            let signed = try await requestSignature(SigningPayload(kind: .authToken, claims: claims))
+            try checkSignedPayload(signed)
+            let token = try await exchange(signed)
+            guard refresh.finish(flight, with: .success(token)) != nil else { return }
+            refresh.persist({
+                do {
+                    try store?.save(token, identity: identity)
+                } catch {
+                    diagnostics.log(.warning, "The auth token could not be stored (\(RequestError.summary(of: error))); it is kept in memory")
+                }
+            }, generation: flight.generation)
         } catch {
-            diagnostics.log(.warning, "The auth token could not be stored (\(RequestError.summary(of: error))); it is kept in memory")
+            refresh.finish(flight, with: .failure(error))
         }
-        return token
     }
 
-    /// Asks the signer and takes its first answer, or times out on the monotonic clock.
+    /// Asks the signer and takes its first answer; fails at the signing timeout (on the monotonic
+    /// clock) or when the flight is cancelled.
     private func requestSignature(_ payload: SigningPayload) async throws -> String {
         let answer = SigningAnswer()
         let timeout = options.signingTimeout
-        let clock = clock
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
-            answer.attach(continuation)
-            let deadline = clock.monotonicNow() + timeout
-            answer.setTimer(Task {
-                guard (try? await clock.sleep(untilMonotonic: deadline)) != nil else { return }
-                if answer.resolve(.failure(RequestError.signingTimedOut(after: timeout))) {
-                    self.diagnostics.log(.warning, "The payload signer did not answer within \(timeout) seconds; the waiting requests fail")
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+                answer.attach(continuation)
+                answer.setTimer(alarms, alarms.schedule(at: clock.monotonicNow() + timeout) { [diagnostics] in
+                    if answer.resolve(.failure(RequestError.signingTimedOut(after: timeout))) {
+                        diagnostics.log(.warning, "The payload signer did not answer within \(timeout) seconds; the waiting requests fail")
+                    }
+                })
+                let deliver: @Sendable (Result<String, any Error>) -> Void = { [diagnostics] result in
+                    let result = result.mapError { error -> any Error in
+                        error is RequestError ? error : RequestError.signingFailed(reason: "the signer failed (\(RequestError.summary(of: error)))", underlyingError: error)
+                    }
+                    if !answer.resolve(result) {
+                        diagnostics.log(.warning, "The payload signer answered more than once (or after the timeout); the later answer was ignored")
+                    }
                 }
-            })
-            let deliver: @Sendable (Result<String, any Error>) -> Void = { result in
-                let result = result.mapError { error -> any Error in
-                    error is RequestError ? error : RequestError.signingFailed(reason: "the signer failed (\(RequestError.summary(of: error)))", underlyingError: error)
-                }
-                if !answer.resolve(result) {
-                    self.diagnostics.log(.warning, "The payload signer answered more than once (or after the timeout); the later answer was ignored")
+                switch signer.form {
+                case .completion(let sign):
+                    sign(payload, deliver)
+                case .async(let sign):
+                    Task {
+                        do { deliver(.success(try await sign(payload))) } catch { deliver(.failure(error)) }
+                    }
                 }
             }
-            switch signer.form {
-            case .completion(let sign):
-                sign(payload, deliver)
-            case .async(let sign):
-                Task {
-                    do { deliver(.success(try await sign(payload))) } catch { deliver(.failure(error)) }
-                }
-            }
+        } onCancel: {
+            // The flight was abandoned or the user logged out: stop waiting for the signer.
+            _ = answer.resolve(.failure(CancellationError()))
         }
     }
 
@@ -314,11 +325,11 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     }
 }
 
-/// One signing request's answer: the first resolution wins, the timer is cancelled with it.
+/// One signing request's answer: the first resolution wins, the timeout alarm is cancelled with it.
 private final class SigningAnswer: Sendable {
     private struct State {
         var continuation: CheckedContinuation<String, any Error>?
-        var timer: Task<Void, Never>?
+        var timer: (alarms: Alarms, alarm: Alarms.Alarm)?
         var resolved = false
     }
 
@@ -328,18 +339,18 @@ private final class SigningAnswer: Sendable {
         state.withLock { $0.continuation = continuation }
     }
 
-    func setTimer(_ timer: Task<Void, Never>) {
+    func setTimer(_ alarms: Alarms, _ alarm: Alarms.Alarm) {
         let cancel = state.withLock { state -> Bool in
             if state.resolved { return true }
-            state.timer = timer
+            state.timer = (alarms, alarm)
             return false
         }
-        if cancel { timer.cancel() }
+        if cancel { alarms.cancel(alarm) }
     }
 
     /// Resolves once; false when it was resolved already.
     func resolve(_ result: Result<String, any Error>) -> Bool {
-        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<String, any Error>?, Task<Void, Never>?) in
+        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<String, any Error>?, (alarms: Alarms, alarm: Alarms.Alarm)?) in
             guard !state.resolved else { return (nil, nil) }
             state.resolved = true
             defer {
@@ -349,7 +360,7 @@ private final class SigningAnswer: Sendable {
             return (state.continuation, state.timer)
         }
         guard let continuation else { return false }
-        timer?.cancel()
+        if let timer { timer.alarms.cancel(timer.alarm) }
         continuation.resume(with: result)
         return true
     }

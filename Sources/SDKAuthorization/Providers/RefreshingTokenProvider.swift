@@ -1,0 +1,215 @@
+import Foundation
+
+/// A token that your code refreshes, shared by every request: refresh once, let the others wait.
+///
+/// The general provider for any API whose requests carry a token that expires: give it the
+/// function that fetches a new token, and put it in a rule.
+///
+/// ```swift
+/// let tokens = try RefreshingTokenProvider { try await auth.refreshAccessToken() }
+/// var policy = AuthorizationPolicy()
+/// try policy.add(AuthorizationRule(host: "api.example.com", scheme: .bearer))
+/// let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: tokens])
+/// ```
+///
+/// - A request that finds no fresh token (none yet, `exp` less than ``Options/expiryLeeway``
+///   away, or rejected by the server) waits for a refresh. Any number of concurrent requests share
+///   **one** call to `refresh`, and resume with its token in the order they began waiting.
+/// - Each request waits until the token comes, the refresh fails (the request fails with
+///   ``RequestError/Code/refreshFailed``), its ``RequestDeadline`` passes, or it is cancelled. A
+///   refresh whose requests have all left is cancelled; the next request starts a new one.
+/// - A refresh that takes longer than ``Options/refreshTimeout`` fails its requests with
+///   ``RequestError/Code/credentialTimedOut``: a request is never sent without its token unless
+///   ``Options/sendsWithoutTokenOnTimeout`` says so.
+/// - A 401 to a request that carried the current token marks it stale and asks for one retry, which
+///   waits for the refresh; 50 requests rejected with one stale token cause one refresh.
+/// - ``clearToken()`` (logout) fails the waiting requests with
+///   ``RequestError/Code/credentialCleared``, and a refresh that returns after it is dropped.
+public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
+    /// A token and when it expires.
+    public struct Token: Sendable, Equatable {
+        /// The token itself.
+        public var value: String
+        /// When it expires (wall-clock time); `nil` reads the JWT's `exp`, if it is a JWT. A token
+        /// with neither never goes stale until the server rejects it.
+        public var expiresAt: Date?
+
+        /// Creates a token.
+        public init(_ value: String, expiresAt: Date? = nil) {
+            self.value = value
+            self.expiresAt = expiresAt ?? (try? JWTClaims(decoding: value).expiresAt)
+        }
+    }
+
+    /// Time limits.
+    public struct Options: Sendable, Equatable {
+        /// Seconds a refresh may take (default 10, at most 600).
+        public var refreshTimeout: TimeInterval
+        /// A token whose expiry is less than this many seconds away is refreshed before use
+        /// (default 60, at most 86400).
+        public var expiryLeeway: TimeInterval
+        /// Send the requests without a token when a refresh times out, instead of failing them
+        /// (default false).
+        public var sendsWithoutTokenOnTimeout: Bool
+        /// The header that carries the token: `nil` (the default) for `Authorization: Bearer <token>`,
+        /// or a header name of your API's (`X-Session-Token`) that carries the token as it is.
+        public var headerName: String?
+
+        /// Creates options.
+        public init(refreshTimeout: TimeInterval = 10, expiryLeeway: TimeInterval = 60, sendsWithoutTokenOnTimeout: Bool = false,
+                    headerName: String? = nil) {
+            self.refreshTimeout = refreshTimeout
+            self.expiryLeeway = expiryLeeway
+            self.sendsWithoutTokenOnTimeout = sendsWithoutTokenOnTimeout
+            self.headerName = headerName
+        }
+    }
+
+    private struct State: Sendable {
+        let token: Token
+        var rejected = false
+    }
+
+    /// The options in force.
+    public let options: Options
+    private let fetch: @Sendable () async throws -> Token
+    private let clock: any AuthorizationClock
+    private let diagnostics: any DiagnosticsSink
+    private let refresh: SingleFlight<State>
+
+    /// Creates the provider.
+    ///
+    /// - Parameters:
+    ///   - token: The token to start with (after a login, say); `nil` refreshes on the first request.
+    ///   - options: Time limits and the header.
+    ///   - clock: Wall-clock time for expiry, monotonic time for the time limits.
+    ///   - diagnostics: Where refresh failures and timeouts are reported.
+    ///   - refresh: Fetches a new token. Called once for any number of waiting requests; may throw.
+    /// - Throws: ``ConfigurationError`` for options out of range, a header name that is not an HTTP
+    ///   token, or a starting token that cannot be sent.
+    public init(
+        token: Token? = nil,
+        options: Options = Options(),
+        clock: any AuthorizationClock = SystemClock(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        refresh: @escaping @Sendable () async throws -> Token
+    ) throws(ConfigurationError) {
+        guard options.refreshTimeout.isFinite, options.refreshTimeout > 0, options.refreshTimeout <= 600 else {
+            throw .invalidValue(key: "refreshTimeout", reason: "must be more than 0 and at most 600 seconds")
+        }
+        guard options.expiryLeeway.isFinite, (0...AuthorizationConfiguration.maximumSeconds).contains(options.expiryLeeway) else {
+            throw .invalidValue(key: "expiryLeeway", reason: "must be from 0 to 86400 seconds")
+        }
+        if let name = options.headerName, !HeaderFieldRules.isValidName(name) {
+            throw .invalidValue(key: "headerName", reason: "\(String(name.prefix(64)).debugDescription) is not a header name")
+        }
+        if let token { try Self.check(token) }
+        self.options = options
+        self.fetch = refresh
+        self.clock = clock
+        self.diagnostics = diagnostics
+        let timeout = options.refreshTimeout
+        self.refresh = SingleFlight(clock: clock, configuration: .init(
+            flightLifetime: timeout,
+            flightTimeoutError: { RequestError.credentialTimedOut(endpoint: nil, after: timeout) },
+            abandonsUnwatchedFlights: true
+        ), value: token.map { State(token: $0) })
+    }
+
+    public var description: String {
+        "RefreshingTokenProvider(token: \(refresh.current == nil ? "none" : "set, redacted"), waiting: \(refresh.waitingCount))"
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description, "options": options], displayStyle: .class) }
+
+    /// Sets the token (after a login, say) and resumes every waiting request with it.
+    ///
+    /// - Throws: ``ConfigurationError`` for an empty token or one a header cannot carry; the current
+    ///   token is then kept.
+    public func setToken(_ token: Token) throws(ConfigurationError) {
+        try Self.check(token)
+        refresh.set(State(token: token))
+    }
+
+    /// Forgets the token (logout): waiting requests fail with ``RequestError/Code/credentialCleared``,
+    /// and a refresh that returns after this is dropped.
+    public func clearToken() {
+        refresh.reset()
+    }
+
+    private static func check(_ token: Token) throws(ConfigurationError) {
+        switch HeaderFieldRules.check(token.value) {
+        case .valid: return
+        case .empty: throw .emptyCredential(field: "token")
+        case .forbiddenCharacters: throw .credentialContainsControlCharacters(field: "token")
+        }
+    }
+
+    private func credential(_ token: Token) -> Credential {
+        options.headerName.map { .header($0, value: token.value) } ?? .bearer(token.value)
+    }
+
+    // MARK: AuthorizationProvider
+
+    public func credential(for context: AuthorizationContext) async throws -> Credential {
+        let clock = clock, leeway = options.expiryLeeway
+        let isFresh = { (state: State) -> Bool in
+            guard !state.rejected else { return false }
+            guard let expiresAt = state.token.expiresAt else { return true }
+            return expiresAt.timeIntervalSince(clock.now()) >= leeway
+        }
+        let outcome = await refresh.value(deadline: context.deadline, isUsable: isFresh, join: .wait(start: { [self] flight in
+            let work = Task { await runRefresh(flight) }
+            return { work.cancel() }
+        }))
+        switch outcome {
+        case .value(let state):
+            return credential(state.token)
+        case .failed(let error as RequestError) where error.code == .credentialTimedOut:
+            guard options.sendsWithoutTokenOnTimeout else {
+                diagnostics.log(.warning, "The token refresh did not finish within \(options.refreshTimeout) seconds; failing \(context.requestName)",
+                                endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
+                throw error.withEndpoint(context.endpoint)
+            }
+            diagnostics.log(.warning, "The token refresh did not finish within \(options.refreshTimeout) seconds; sending \(context.requestName) without a token",
+                            endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
+            return .omitted
+        case .failed(let error):
+            throw RequestError.refreshFailed(error, endpoint: context.endpoint)
+        case .deadlineExceeded:
+            throw RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
+        case .cleared:
+            throw RequestError.credentialCleared(endpoint: context.endpoint)
+        case .cancelled, .timedOut:
+            throw CancellationError()
+        }
+    }
+
+    private func runRefresh(_ flight: SingleFlight<State>.Flight) async {
+        do {
+            let token = try await fetch()
+            try Self.check(token)
+            if refresh.finish(flight, with: .success(State(token: token))) == nil {
+                diagnostics.log(.info, "A token refresh returned after a logout or after every request that waited for it had left; its token was dropped")
+            }
+        } catch {
+            if let waiting = refresh.finish(flight, with: .failure(error)) {
+                diagnostics.log(.warning, "The token refresh failed (\(RequestError.summary(of: error))); \(waiting) waiting requests fail")
+            }
+        }
+    }
+
+    /// A 401 to a request that carried the current token marks it stale and asks for one retry.
+    public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
+        guard response.statusCode == 401 else { return .fail }
+        refresh.modify { state in
+            if let value = credential.value, state?.token.value == value { state?.rejected = true }
+        }
+        return .retry
+    }
+
+    /// The user changed: as ``clearToken()``.
+    public func identityDidChange() async {
+        clearToken()
+    }
+}

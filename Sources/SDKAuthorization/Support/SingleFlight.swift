@@ -1,0 +1,429 @@
+import Foundation
+
+/// The one "refresh once, let the others wait" of the framework: a current value, and at most one
+/// flight (a refresh) that produces the next one while any number of requests wait for it.
+///
+/// Every built-in provider that refreshes keeps its credential here (``IDTokenStore``,
+/// ``TokenExchangeProvider``, ``CachingAuthorizationProvider``, ``RefreshingTokenProvider``), so they
+/// share one set of guarantees:
+/// - **One flight.** Requests that find no usable value while a flight runs join it; the first one
+///   that finds none starts it. A flight older than ``Configuration/flightLifetime`` takes no new
+///   waiters: the next request starts a new one.
+/// - **Arrival order.** When a value arrives, every waiter resumes with it, in the order it began
+///   waiting.
+/// - **Each wait ends on its own** at the earliest of its wait limit (``Outcome/timedOut``), the
+///   request's ``RequestDeadline`` (``Outcome/deadlineExceeded``) and its task's cancellation
+///   (``Outcome/cancelled``); the others keep waiting.
+/// - **Generations.** ``reset()`` (logout, identity change) ends every wait with
+///   ``Outcome/cleared`` and starts a new generation: a flight of an earlier generation that
+///   finishes late is discarded, neither installed nor stored (``persist(_:generation:)``).
+/// - **Abandoned flights.** With ``Configuration/abandonsUnwatchedFlights``, a flight whose waiters
+///   have all left (deadline, cancellation) is cancelled and forgotten, so a flight that never ends
+///   cannot wedge the requests that come after it.
+///
+/// One lock guards the value, the flight and the waiters; continuations are resumed outside it.
+/// Wait limits and flight lifetimes are ``Alarms``.
+final class SingleFlight<Value: Sendable>: Sendable {
+    /// How a wait ended.
+    enum Outcome: Sendable {
+        /// A usable value: the current one, or the one a flight (or ``set(_:)``) delivered.
+        case value(Value)
+        /// The flight failed with this error.
+        case failed(any Error)
+        /// The wait's own limit passed first.
+        case timedOut
+        /// The request's deadline passed first.
+        case deadlineExceeded
+        /// ``reset()`` ran while it waited (logout).
+        case cleared
+        /// Its task was cancelled.
+        case cancelled
+    }
+
+    /// One flight, as its runner holds it: finishing it after a reset or after it was abandoned does nothing.
+    struct Flight: Sendable, Equatable {
+        let number: UInt64
+        let generation: UInt64
+    }
+
+    /// How a flight ended, for the owner's events and logs.
+    enum FlightEnd: Sendable, Equatable {
+        case succeeded, failed, timedOut, cleared, abandoned
+    }
+
+    struct Configuration: Sendable {
+        /// Seconds after which a running flight takes no new waiters (the next request starts a new
+        /// one); `nil`, never.
+        var flightLifetime: TimeInterval?
+        /// What a flight that reaches its lifetime fails its waiters with; `nil` leaves them
+        /// waiting until their own limits.
+        var flightTimeoutError: (@Sendable () -> any Error)?
+        /// Cancel and forget a flight once every waiter has left it by deadline or cancellation.
+        var abandonsUnwatchedFlights = false
+        /// Told when a flight ends, and how, with its age in seconds; outside the lock.
+        var flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)?
+    }
+
+    /// What a request does when it finds no usable value.
+    enum Join {
+        /// Wait; when no flight runs, call `start` (outside the lock) with the new flight. It may
+        /// return what cancels the flight's work, run when the flight is abandoned or reset.
+        case wait(start: (Flight) -> (@Sendable () -> Void)?)
+        /// Wait for a value without starting anything.
+        case waitOnly
+    }
+
+    private enum Slot {
+        /// Has an ID and a limit, and will register its continuation.
+        case unregistered
+        /// Ended before it registered; `register` resumes it with this.
+        case endedBeforeRegistering(Outcome)
+        /// Unsafe rather than checked: resumed exactly once, by whoever moves the slot out of
+        /// `.waiting` under the lock.
+        case waiting(UnsafeContinuation<Outcome, Never>, Alarms.Alarm?)
+        case ended
+    }
+
+    private struct Waiter {
+        /// Monotonic seconds at which the wait ends by itself, and how.
+        let endsAt: TimeInterval
+        let endsAsDeadline: Bool
+        var slot: Slot
+
+        var limitOutcome: Outcome { endsAsDeadline ? .deadlineExceeded : .timedOut }
+    }
+
+    private struct RunningFlight {
+        let flight: Flight
+        /// Monotonic seconds.
+        let startedAt: TimeInterval
+        var lifetimeAlarm: Alarms.Alarm?
+        var cancel: (@Sendable () -> Void)?
+    }
+
+    /// A flight that ended: its age, and what cancels its work.
+    private typealias EndedFlight = (age: TimeInterval, cancel: (@Sendable () -> Void)?)
+    /// Continuations to resume, outside the lock, in arrival order.
+    private typealias Resumptions = [(UnsafeContinuation<Outcome, Never>, Outcome)]
+
+    private struct State {
+        var value: Value?
+        var generation: UInt64 = 0
+        var flight: RunningFlight?
+        var flightCount: UInt64 = 0
+        var waiters = NumberedQueue<Waiter>(firstNumber: 1)
+        var waitingCount = 0
+        var unregisteredCount = 0
+
+        /// Ends every wait with `outcome` (a waiter past its own limit, with its limit's outcome).
+        mutating func endAll(with outcome: Outcome, at now: TimeInterval, alarms: Alarms) -> Resumptions {
+            var resumed: Resumptions = []
+            resumed.reserveCapacity(waitingCount)
+            for index in waiters.liveIndices {
+                let waiter = waiters[index]
+                let ending = now < waiter.endsAt ? outcome : waiter.limitOutcome
+                switch waiter.slot {
+                case .waiting(let continuation, let alarm):
+                    if let alarm { alarms.cancel(alarm) }
+                    resumed.append((continuation, ending))
+                    waiters[index].slot = .ended
+                case .unregistered:
+                    waiters[index].slot = .endedBeforeRegistering(ending)
+                    unregisteredCount -= 1
+                case .endedBeforeRegistering, .ended:
+                    break
+                }
+            }
+            waitingCount = 0
+            dropEnded()
+            return resumed
+        }
+
+        mutating func dropEnded() {
+            waiters.dropDone { if case .ended = $0.slot { true } else { false } }
+        }
+
+        /// Ends the running flight, if any.
+        mutating func endFlight(at now: TimeInterval, alarms: Alarms) -> EndedFlight? {
+            guard let running = flight else { return nil }
+            flight = nil
+            if let alarm = running.lifetimeAlarm { alarms.cancel(alarm) }
+            return (now - running.startedAt, running.cancel)
+        }
+    }
+
+    private let clock: any AuthorizationClock
+    private let configuration: Configuration
+    private let alarms: Alarms
+    private let state: Locked<State>
+    /// Serializes what the owner writes to disk with what a reset removes (``persist(_:generation:)``).
+    private let persistence = Locked(())
+
+    init(clock: any AuthorizationClock, configuration: Configuration = Configuration(), value: Value? = nil) {
+        self.clock = clock
+        self.configuration = configuration
+        self.alarms = Alarms(clock: clock)
+        self.state = Locked(State(value: value))
+    }
+
+    // MARK: Reading
+
+    /// The current value, usable or not.
+    var current: Value? { state.withLock { $0.value } }
+
+    /// The current generation: bumped by every ``reset(thenRemove:)``.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// How many requests wait now.
+    var waitingCount: Int { state.withLock { $0.waitingCount } }
+
+    /// Waits and alarms still held; zero when nothing waits (for leak tests).
+    var heldRecords: Int {
+        state.withLock { $0.waiters.entries.count } + alarms.heldRecords
+    }
+
+    /// Changes the current value under the lock (marking it rejected, say).
+    func modify<Result>(_ body: (inout Value?) -> Result) -> Result {
+        state.withLock { body(&$0.value) }
+    }
+
+    /// Changes the current value under the lock only while `generation` is current; nil otherwise.
+    func modify<Result>(ifGeneration generation: UInt64, _ body: (inout Value?) -> Result) -> Result? {
+        state.withLock { state in state.generation == generation ? body(&state.value) : nil }
+    }
+
+    /// The current value, when `isUsable` accepts it.
+    func usableValue(_ isUsable: (Value) -> Bool) -> Value? {
+        state.withLock { state in state.value.flatMap { isUsable($0) ? $0 : nil } }
+    }
+
+    /// The current value when `isUsable` accepts it; otherwise ``wait(deadline:waitLimit:isUsable:join:)``.
+    func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, isUsable: (Value) -> Bool, join: Join) async -> Outcome {
+        if let value = usableValue(isUsable) { return .value(value) }
+        return await wait(deadline: deadline, waitLimit: waitLimit, isUsable: isUsable, join: join)
+    }
+
+    /// Waits for a usable value, as `join` says, until `waitLimit` seconds pass, `deadline`
+    /// passes, or the task is cancelled, whichever comes first.
+    func wait(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, isUsable: (Value) -> Bool, join: Join) async -> Outcome {
+        let now = clock.monotonicNow()
+        var endsAt = waitLimit.map { now + $0 } ?? .infinity
+        var endsAsDeadline = false
+        if let deadline, deadline.uptime < endsAt {
+            endsAt = deadline.uptime
+            endsAsDeadline = true
+        }
+        let id = state.withLock { state -> UInt64 in
+            state.unregisteredCount += 1
+            return state.waiters.append(Waiter(endsAt: endsAt, endsAsDeadline: endsAsDeadline, slot: .unregistered))
+        }
+        return await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
+                register(id, continuation, isUsable: isUsable, join: join)
+            }
+        } onCancel: {
+            end(id, with: .cancelled)
+        }
+    }
+
+    private enum Registration {
+        case resume(Outcome)
+        case waiting(started: Flight?, timedOut: EndedFlight?)
+    }
+
+    private func register(_ id: UInt64, _ continuation: UnsafeContinuation<Outcome, Never>, isUsable: (Value) -> Bool, join: Join) {
+        let registration = state.withLock { state -> Registration in
+            let now = clock.monotonicNow()
+            guard let index = state.waiters.index(of: id) else { return .resume(.cancelled) }
+            let waiter = state.waiters[index]
+            state.waiters[index].slot = .ended
+            defer { state.dropEnded() }
+            if case .endedBeforeRegistering(let outcome) = waiter.slot { return .resume(outcome) }
+            state.unregisteredCount -= 1
+            if now >= waiter.endsAt { return .resume(waiter.limitOutcome) }
+            // A value that became usable since the request looked serves it.
+            if let value = state.value, isUsable(value) { return .resume(.value(value)) }
+            let limitOutcome = waiter.limitOutcome
+            let alarm = waiter.endsAt.isFinite ? alarms.schedule(at: waiter.endsAt) { [self] in end(id, with: limitOutcome) } : nil
+            state.waiters[index].slot = .waiting(continuation, alarm)
+            state.waitingCount += 1
+            // A flight past its lifetime takes no new waiters.
+            var timedOut: EndedFlight?
+            if let running = state.flight, let lifetime = configuration.flightLifetime, now - running.startedAt >= lifetime {
+                timedOut = state.endFlight(at: now, alarms: alarms)
+            }
+            guard state.flight == nil, case .wait = join else { return .waiting(started: nil, timedOut: timedOut) }
+            state.flightCount += 1
+            let flight = Flight(number: state.flightCount, generation: state.generation)
+            let lifetimeAlarm = configuration.flightLifetime.map { lifetime in
+                alarms.schedule(at: now + lifetime) { [self] in expire(flight) }
+            }
+            state.flight = RunningFlight(flight: flight, startedAt: now, lifetimeAlarm: lifetimeAlarm)
+            return .waiting(started: flight, timedOut: timedOut)
+        }
+        switch registration {
+        case .resume(let outcome):
+            continuation.resume(returning: outcome)
+        case .waiting(let started, let timedOut):
+            if let timedOut { configuration.flightEnded?(.timedOut, timedOut.age) }
+            if let started, case .wait(let start) = join, let cancel = start(started) {
+                attachCancel(cancel, to: started)
+            }
+        }
+    }
+
+    /// Keeps what cancels `flight`'s work; runs it at once when the flight ended meanwhile without
+    /// delivering (abandoned, reset or timed out).
+    private func attachCancel(_ cancel: @escaping @Sendable () -> Void, to flight: Flight) {
+        let runNow = state.withLock { state -> Bool in
+            guard state.flight?.flight == flight else { return true }
+            state.flight?.cancel = cancel
+            return false
+        }
+        if runNow { cancel() }
+    }
+
+    /// Ends one wait, once: the first of value, failure, limit, reset and cancellation wins.
+    private func end(_ id: UInt64, with outcome: Outcome) {
+        let (continuation, unwatched) = state.withLock { state -> (UnsafeContinuation<Outcome, Never>?, (EndedFlight, FlightEnd)?) in
+            guard let index = state.waiters.index(of: id) else { return (nil, nil) }
+            switch state.waiters[index].slot {
+            case .unregistered:
+                state.waiters[index].slot = .endedBeforeRegistering(outcome)
+                state.unregisteredCount -= 1
+                return (nil, leaveUnwatched(&state))
+            case .waiting(let continuation, let alarm):
+                if let alarm { alarms.cancel(alarm) }
+                state.waiters[index].slot = .ended
+                state.waitingCount -= 1
+                state.dropEnded()
+                return (continuation, leaveUnwatched(&state))
+            case .endedBeforeRegistering, .ended:
+                return (nil, nil)
+            }
+        }
+        if let (ended, how) = unwatched {
+            if how == .abandoned { ended.cancel?() }
+            configuration.flightEnded?(how, ended.age)
+        }
+        continuation?.resume(returning: outcome)
+    }
+
+    /// What becomes of the running flight once its last waiter has left: abandoned when the
+    /// configuration says so; otherwise it ends as timed out if it has reached its lifetime, or
+    /// keeps running with no alarm held (a request that comes after its lifetime starts a new one).
+    private func leaveUnwatched(_ state: inout State) -> (EndedFlight, FlightEnd)? {
+        guard state.waitingCount == 0, state.unregisteredCount == 0, let running = state.flight else { return nil }
+        let now = clock.monotonicNow()
+        if configuration.abandonsUnwatchedFlights {
+            // No longer the current flight: whatever it delivers late is discarded (see `finish`).
+            return state.endFlight(at: now, alarms: alarms).map { ($0, .abandoned) }
+        }
+        if let lifetime = configuration.flightLifetime, now - running.startedAt >= lifetime {
+            return state.endFlight(at: now, alarms: alarms).map { ($0, .timedOut) }
+        }
+        if let alarm = running.lifetimeAlarm {
+            alarms.cancel(alarm)
+            state.flight?.lifetimeAlarm = nil
+        }
+        return nil
+    }
+
+    /// A flight reached its lifetime: it takes no new waiters, and with a timeout error its waiters fail.
+    private func expire(_ flight: Flight) {
+        let now = clock.monotonicNow()
+        let (ended, resumed) = state.withLock { state -> (EndedFlight?, Resumptions) in
+            guard state.flight?.flight == flight else { return (nil, []) }
+            let ended = state.endFlight(at: now, alarms: alarms)
+            guard let error = configuration.flightTimeoutError else { return (ended, []) }
+            return (ended, state.endAll(with: .failed(error()), at: now, alarms: alarms))
+        }
+        guard let ended else { return }
+        if configuration.flightTimeoutError != nil { ended.cancel?() }
+        configuration.flightEnded?(.timedOut, ended.age)
+        for (continuation, outcome) in resumed { continuation.resume(returning: outcome) }
+    }
+
+    // MARK: Delivering
+
+    /// Ends `flight` with `result`: a value becomes the current one and every waiter resumes with
+    /// it (the current flight ends too); a failure of the current flight fails every waiter.
+    /// Nothing happens when a reset came since the flight started, or the flight was abandoned;
+    /// a failure of a flight that is no longer the current one is ignored.
+    ///
+    /// - Returns: How many waiters it resumed, or `nil` when `result` was discarded.
+    @discardableResult
+    func finish(_ flight: Flight, with result: Result<Value, any Error>) -> Int? {
+        let now = clock.monotonicNow()
+        let taken = state.withLock { state -> (resumed: Resumptions, ended: EndedFlight?)? in
+            guard flight.generation == state.generation else { return nil }
+            let isCurrent = state.flight?.flight == flight
+            switch result {
+            case .success(let value):
+                // A late value of an earlier flight of the same generation is still this user's,
+                // unless that flight was abandoned.
+                guard isCurrent || !configuration.abandonsUnwatchedFlights else { return nil }
+                state.value = value
+                let ended = state.endFlight(at: now, alarms: alarms)
+                return (state.endAll(with: .value(value), at: now, alarms: alarms), ended)
+            case .failure(let error):
+                guard isCurrent else { return nil }
+                let ended = state.endFlight(at: now, alarms: alarms)
+                return (state.endAll(with: .failed(error), at: now, alarms: alarms), ended)
+            }
+        }
+        guard let taken else { return nil }
+        if let ended = taken.ended {
+            let succeeded = if case .success = result { true } else { false }
+            configuration.flightEnded?(succeeded ? .succeeded : .failed, ended.age)
+        }
+        for (continuation, outcome) in taken.resumed { continuation.resume(returning: outcome) }
+        return taken.resumed.count
+    }
+
+    /// Makes `value` the current one, ends the flight if one runs, and resumes every waiter with it.
+    ///
+    /// - Returns: The generation it belongs to, for ``persist(_:generation:)``.
+    @discardableResult
+    func set(_ value: Value) -> UInt64 {
+        let now = clock.monotonicNow()
+        let (resumed, ended, generation) = state.withLock { state in
+            state.value = value
+            let ended = state.endFlight(at: now, alarms: alarms)
+            return (state.endAll(with: .value(value), at: now, alarms: alarms), ended, state.generation)
+        }
+        if let ended { configuration.flightEnded?(.succeeded, ended.age) }
+        for (continuation, outcome) in resumed { continuation.resume(returning: outcome) }
+        return generation
+    }
+
+    /// Starts a new generation (logout, identity change): forgets the value, cancels and forgets
+    /// the flight (its late result is discarded), and ends every wait with ``Outcome/cleared``.
+    /// `remove` runs after, under the persistence lock, so no save of an earlier generation can
+    /// follow it.
+    func reset(thenRemove remove: () -> Void = {}) {
+        let now = clock.monotonicNow()
+        let (resumed, ended) = state.withLock { state in
+            state.generation += 1
+            state.value = nil
+            let ended = state.endFlight(at: now, alarms: alarms)
+            return (state.endAll(with: .cleared, at: now, alarms: alarms), ended)
+        }
+        if let ended {
+            ended.cancel?()
+            configuration.flightEnded?(.cleared, ended.age)
+        }
+        persistence.withLock { _ in remove() }
+        for (continuation, outcome) in resumed { continuation.resume(returning: outcome) }
+    }
+
+    /// Runs `save` under the persistence lock, only while `generation` is still current: a value
+    /// that a reset has made obsolete is never written, and a reset's removal never comes before a
+    /// save of the generation it ended.
+    func persist(_ save: () -> Void, generation: UInt64) {
+        persistence.withLock { _ in
+            guard state.withLock({ $0.generation }) == generation else { return }
+            save()
+        }
+    }
+}
