@@ -97,3 +97,33 @@ enum HeaderFieldRules {
         }
     }
 }
+
+extension HeaderFieldRules {
+    /// The header names (lower case) that frame the message, belong to one hop, or that the
+    /// transport or the body's encoding owns. `Proxy-*` and pseudo-headers (`:authority`...) are
+    /// owned too; ``isTransportOwnedName(_:)`` checks those by prefix.
+    static let transportOwnedNames: Set<String> = [
+        "host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer", "keep-alive",
+        "cookie", "set-cookie", "content-type", "content-encoding", "expect", "date", "via",
+    ]
+
+    /// Whether `name` (any case) is a header name the framework must never set for a credential, a
+    /// signature or an idempotency key: a framing, hop-by-hop or transport-owned field
+    /// (``transportOwnedNames``), any `Proxy-*` field, or an HTTP/2 pseudo-header (`:` first).
+    ///
+    /// Every site that accepts such a name from the SDK author asks this one function.
+    static func isTransportOwnedName(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard let first = bytes.first else { return false }
+        if first == UInt8(ascii: ":") { return true }
+        // The longest owned name, `transfer-encoding`, has 17 bytes; anything longer can only be `Proxy-*`.
+        if bytes.count >= 6, bytes.prefix(6).elementsEqual("proxy-".utf8, by: { asciiLowercased($0) == $1 }) { return true }
+        guard bytes.count <= 17 else { return false }
+        return transportOwnedNames.contains(String(decoding: bytes.map(asciiLowercased), as: UTF8.self))
+    }
+
+    /// `byte` with an ASCII capital letter made small; every other byte as it is.
+    static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+    }
+}

@@ -7,9 +7,11 @@
 /// .omitted                                       // send this request without a credential
 /// ```
 ///
-/// Every credential passes one validation before it is sent: the header name must be an HTTP token,
-/// the value visible ASCII, and a bearer token an RFC 6750 `b64token`. A credential that fails it
-/// fails its request locally; nothing is sent.
+/// Every credential passes one validation before it is sent: the header name must be an HTTP token
+/// and not one the transport owns (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`,
+/// `Cookie`, `Content-Type`, any `Proxy-*`, a `:` pseudo-header and the other framing and hop-by-hop
+/// fields), the value visible ASCII, and a bearer token an RFC 6750 `b64token`. A credential that
+/// fails it fails its request locally with ``RequestError/Code/invalidCredential``; nothing is sent.
 ///
 /// Its `description`, `debugDescription` and mirror never show the secret.
 public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -40,7 +42,8 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     }
 
     /// A header field of the SDK author's choice, e.g. `X-Braze-Auth-Signature: <jwt>`. The value is
-    /// sent as it is.
+    /// sent as it is. A name the transport owns (`Host`, `Cookie`, `Content-Type`, `Proxy-*`...)
+    /// fails the request locally.
     public static func header(_ name: String, value: String) -> Credential {
         Credential(kind: .header, headerName: name, value: value)
     }
@@ -66,7 +69,7 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     /// Whether this credential may be sent: ``omitted`` always may.
     var verdict: HeaderFieldRules.Verdict {
         guard let headerName, let value else { return .valid }
-        guard HeaderFieldRules.isValidName(headerName) else { return .forbiddenCharacters }
+        guard HeaderFieldRules.isValidName(headerName), !HeaderFieldRules.isTransportOwnedName(headerName) else { return .forbiddenCharacters }
         return kind == .bearer ? HeaderFieldRules.checkBearer(value) : HeaderFieldRules.check(value)
     }
 

@@ -83,13 +83,18 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     ///   - headerName: The header field of the signature; default ``defaultHeaderName``.
     ///   - diagnostics: Where user changes and failures are reported (never a signature).
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` when `headerName` is not an HTTP
-    ///   field name or is `Authorization` (which the other schemes own).
+    ///   field name, is `Authorization` (which the other schemes own), or is a field the transport
+    ///   owns (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`, `Cookie`, `Content-Type`,
+    ///   any `Proxy-*`, a `:` pseudo-header and the other framing and hop-by-hop fields).
     public init(headerName: String = SignatureAuthentication.defaultHeaderName, diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()) throws(ConfigurationError) {
         guard HeaderFieldRules.isValidName(headerName), headerName.utf8.count <= 128 else {
             throw .invalidValue(key: "headerName", reason: "must be an HTTP field name of at most 128 characters")
         }
         guard headerName.lowercased() != "authorization" else {
             throw .invalidValue(key: "headerName", reason: "must not be Authorization: the signature travels in a header of its own")
+        }
+        guard !HeaderFieldRules.isTransportOwnedName(headerName) else {
+            throw .invalidValue(key: "headerName", reason: "\(LogText.escaped(headerName, limit: 64)) is a header the transport owns (framing, hop-by-hop, cookie or proxy)")
         }
         self.headerName = headerName
         self.diagnostics = diagnostics

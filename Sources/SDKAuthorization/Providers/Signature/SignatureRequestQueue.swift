@@ -73,7 +73,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         /// After this many consecutive authentication failures retries pause until the next
         /// session (default 50; 1 to 10,000).
         public var pauseAfterAuthenticationFailures: Int
-        /// The header that carries each request's idempotency key (default `Idempotency-Key`).
+        /// The header that carries each request's idempotency key (default `Idempotency-Key`); not
+        /// one the transport owns (`Host`, `Content-Length`, `Cookie`, `Content-Type`, `Proxy-*`...).
         public var idempotencyHeaderName: String
 
         /// Creates options.
@@ -191,6 +192,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         guard (1_024...(1 << 30)).contains(options.maximumBytes) else { throw .invalidConfiguration("maximumBytes must be from 1 KiB to 1 GiB") }
         guard (1...10_000).contains(options.pauseAfterAuthenticationFailures) else { throw .invalidConfiguration("pauseAfterAuthenticationFailures must be from 1 to 10000") }
         guard HeaderFieldRules.isValidName(options.idempotencyHeaderName) else { throw .invalidConfiguration("idempotencyHeaderName must be an HTTP field name") }
+        guard !HeaderFieldRules.isTransportOwnedName(options.idempotencyHeaderName) else {
+            throw .invalidConfiguration("idempotencyHeaderName \(LogText.escaped(options.idempotencyHeaderName, limit: 64)) is a header the transport owns (framing, hop-by-hop, cookie or proxy)")
+        }
         do {
             _ = try options.backoff.validated()
         } catch {

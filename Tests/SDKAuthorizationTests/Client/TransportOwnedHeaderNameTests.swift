@@ -1,0 +1,74 @@
+import Foundation
+import SDKAuthorizationTesting
+import Testing
+@testable import SDKAuthorization
+
+/// Header names a credential, a signature or an idempotency key must never take: the transport owns them.
+let transportOwnedHeaderNames = [
+    "Host", "content-length", "Transfer-Encoding", "CONNECTION", "Upgrade", "TE", "Trailer", "Keep-Alive",
+    "Proxy-Authorization", "Proxy-Authenticate", "Proxy-Connection", "proxy-anything", "Cookie", "Set-Cookie",
+    "Content-Type", "Content-Encoding", "Expect", "Date", "Via", ":authority", ":PATH",
+]
+
+/// Header names that merely look like transport-owned ones.
+let ordinaryHeaderNames = ["X-Braze-Auth-Signature", "Idempotency-Key", "X-Api-Key", "Hostname", "Content-Typo", "Proxied", "X-Proxy-Id", "Dates"]
+
+@Suite("Header names the transport owns")
+struct TransportOwnedHeaderNameTests {
+    @Test(arguments: transportOwnedHeaderNames)
+    func credentialUnderATransportOwnedHeaderNameFailsTheRequestLocally(name: String) async throws {
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "api.example.com", scheme: "custom"))
+        let authorizer = try RequestAuthorizer(policy: policy, providers: ["custom": ScriptedProvider(.credential(.header(name, value: "secret")))],
+                                               diagnostics: RecordingDiagnosticsSink())
+        await #expect(throws: RequestError.invalidCredential(endpoint: nil)) {
+            try await authorizer.authorize(OutgoingRequest(method: "GET", url: try #require(URL(string: "https://api.example.com/x"))))
+        }
+    }
+
+    @Test(arguments: ordinaryHeaderNames)
+    func credentialUnderAnOrdinaryHeaderNameIsSent(name: String) async throws {
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "api.example.com", scheme: "custom"))
+        let authorizer = try RequestAuthorizer(policy: policy, providers: ["custom": ScriptedProvider(.credential(.header(name, value: "secret")))],
+                                               diagnostics: RecordingDiagnosticsSink())
+        let authorized = try await authorizer.authorize(OutgoingRequest(method: "GET", url: try #require(URL(string: "https://api.example.com/x"))))
+        #expect(authorized.request.value(forHeader: name) == "secret")
+    }
+
+    @Test(arguments: transportOwnedHeaderNames)
+    func signatureHeaderNameThatTheTransportOwnsIsRefused(name: String) {
+        #expect {
+            try SignatureAuthentication(headerName: name, diagnostics: RecordingDiagnosticsSink())
+        } throws: { error in
+            guard case ConfigurationError.invalidValue(key: "headerName", _) = error else { return false }
+            return true
+        }
+    }
+
+    @Test(arguments: ordinaryHeaderNames.filter { $0 != "Idempotency-Key" })
+    func signatureHeaderNameThatIsOrdinaryIsAccepted(name: String) throws {
+        #expect(try SignatureAuthentication(headerName: name, diagnostics: RecordingDiagnosticsSink()).headerName == name)
+    }
+
+    @Test(arguments: transportOwnedHeaderNames)
+    func idempotencyHeaderNameThatTheTransportOwnsIsRefused(name: String) throws {
+        let fixture = try QueueFixture()
+        #expect(throws: SignatureQueueError.self) { try fixture.queue(.init(idempotencyHeaderName: name)) }
+    }
+
+    @Test func idempotencyHeaderNameThatIsOrdinaryIsAccepted() throws {
+        let fixture = try QueueFixture()
+        #expect(throws: Never.self) { try fixture.queue(.init(idempotencyHeaderName: "X-Request-Key")) }
+    }
+
+    @Test(arguments: transportOwnedHeaderNames)
+    func theOneCheckNamesEveryTransportOwnedHeader(name: String) {
+        #expect(HeaderFieldRules.isTransportOwnedName(name))
+    }
+
+    @Test(arguments: ordinaryHeaderNames + ["Authorization", "", "X"])
+    func theOneCheckLeavesOrdinaryNamesAlone(name: String) {
+        #expect(!HeaderFieldRules.isTransportOwnedName(name))
+    }
+}
