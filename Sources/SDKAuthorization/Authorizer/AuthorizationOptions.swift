@@ -24,7 +24,8 @@ public struct RefreshWindow: Sendable, Equatable {
 /// | --- | --- | --- |
 /// | ``refreshWindow`` | 5 in 30 s | refreshes after rejections before requests fail instead |
 /// | ``redirectLimit`` | 5 | redirects one request follows (0 to 20) |
-/// | ``sensitiveHeaderNames`` | empty | caller headers dropped on a redirect to another origin, beside `Authorization`, `Cookie`, `Proxy-Authorization` and every credential header |
+/// | ``sensitiveHeaderNames`` | empty | caller headers dropped on a redirect to another origin, beside `Authorization`, `Cookie`, `Proxy-Authorization` and every credential header, even when also forwarded |
+/// | ``forwardedHeaderNames`` | empty | caller headers that follow a redirect to another origin beside the safelist (`Accept`, `User-Agent`...) |
 /// | ``requestDeadline`` | 60 s | the whole request: waiting for a credential, every attempt and redirect (up to 1 day) |
 public struct AuthorizationOptions: Sendable, Equatable {
     /// The refresh window.
@@ -33,16 +34,33 @@ public struct AuthorizationOptions: Sendable, Equatable {
     public var redirectLimit: Int
     /// Caller header names (any case) that must not follow a redirect to another origin.
     public var sensitiveHeaderNames: Set<String>
+    /// Caller header names (any case) that follow a redirect to another origin, beside the safelist
+    /// every such redirect keeps.
+    ///
+    /// A redirect to another origin (scheme, host or port) forwards only these caller headers:
+    /// `Accept`, `Accept-Language`, `Accept-Encoding`, `User-Agent`, `Cache-Control`, `Pragma`,
+    /// `If-None-Match`, `If-Modified-Since`, and `Content-Type` and `Content-Language` when the
+    /// redirected request has a body; every other caller header stays behind, so an `X-Api-Key` of
+    /// the caller's own never reaches a host the SDK author did not name. Name more here, e.g.
+    /// `["X-Request-ID"]`. A name that is also in ``sensitiveHeaderNames``, a credential header,
+    /// `Authorization`, `Cookie` or `Proxy-Authorization` is dropped all the same.
+    ///
+    /// Each name must be an HTTP field name and not one the transport owns (`Host`,
+    /// `Content-Length`, `Connection`, `Proxy-*`...); ``RequestAuthorizer`` refuses others with
+    /// ``ConfigurationError/invalidValue(key:reason:)``. Redirects within the origin keep every header.
+    public var forwardedHeaderNames: Set<String>
     /// Seconds one request may take from start to end, on the monotonic clock.
     public var requestDeadline: TimeInterval
 
-    /// Creates options.
+    /// Creates options; each parameter is the property of the same name.
     public init(
         refreshWindow: RefreshWindow = RefreshWindow(),
         redirectLimit: Int = 5,
         sensitiveHeaderNames: Set<String> = [],
+        forwardedHeaderNames: Set<String> = [],
         requestDeadline: TimeInterval = 60
     ) {
+        self.forwardedHeaderNames = forwardedHeaderNames
         self.refreshWindow = refreshWindow
         self.redirectLimit = redirectLimit
         self.sensitiveHeaderNames = sensitiveHeaderNames
@@ -51,6 +69,15 @@ public struct AuthorizationOptions: Sendable, Equatable {
 
     /// The header names always dropped on a redirect to another origin.
     static let alwaysSensitiveHeaderNames: Set<String> = ["authorization", "cookie", "cookie2", "proxy-authorization", "www-authenticate"]
+
+    /// The caller headers (lower case) a redirect to another origin forwards whatever the options.
+    static let crossOriginSafelistedHeaderNames: Set<String> = [
+        "accept", "accept-language", "accept-encoding", "user-agent", "cache-control", "pragma", "if-none-match", "if-modified-since",
+    ]
+
+    /// The caller headers (lower case) a redirect to another origin forwards when the redirected
+    /// request has a body.
+    static let crossOriginSafelistedBodyHeaderNames: Set<String> = ["content-type", "content-language"]
 
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` naming the first value out of range.
     func validated() throws(ConfigurationError) -> AuthorizationOptions {
@@ -68,6 +95,14 @@ public struct AuthorizationOptions: Sendable, Equatable {
         }
         for name in sensitiveHeaderNames where !HeaderFieldRules.isValidName(name) {
             throw .invalidValue(key: "sensitiveHeaderNames", reason: "\(String(name.prefix(64)).debugDescription) is not a header name")
+        }
+        for name in forwardedHeaderNames.sorted() {
+            guard HeaderFieldRules.isValidName(name) else {
+                throw .invalidValue(key: "forwardedHeaderNames", reason: "\(LogText.escaped(name, limit: 64)) is not a header name")
+            }
+            guard !HeaderFieldRules.isTransportOwnedName(name) else {
+                throw .invalidValue(key: "forwardedHeaderNames", reason: "\(LogText.escaped(name, limit: 64)) is a header the transport owns; it is never forwarded")
+            }
         }
         return self
     }

@@ -517,8 +517,12 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// The request to send next when `response` redirects `authorized`, or `nil` when it is not a
     /// redirect to follow (not 301, 302, 303, 307 or 308, or no usable `Location`).
     ///
-    /// On a hop to another origin (scheme, host or port) every credential header is dropped: the
-    /// policy's own, `Authorization`, `Cookie`, `Proxy-Authorization` and the
+    /// A hop within the origin keeps every header. On a hop to another origin (scheme, host or port)
+    /// only a safelist of caller headers follows: `Accept`, `Accept-Language`, `Accept-Encoding`,
+    /// `User-Agent`, `Cache-Control`, `Pragma`, `If-None-Match`, `If-Modified-Since`, `Content-Type`
+    /// and `Content-Language` when the request keeps a body, and the
+    /// ``AuthorizationOptions/forwardedHeaderNames``. Whatever those lists say, every credential
+    /// header is dropped: the policy's own, `Authorization`, `Cookie`, `Proxy-Authorization` and the
     /// ``AuthorizationOptions/sensitiveHeaderNames``; the request no longer counts as carrying its
     /// credential. 303, and 301 or 302 after a POST, become a GET without a body.
     ///
@@ -551,8 +555,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             }
             var dropped = AuthorizationOptions.alwaysSensitiveHeaderNames.union(options.sensitiveHeaderNames.map { $0.lowercased() })
             if let name = authorized.issued?.credential.headerName { dropped.insert(name.lowercased()) }
+            var forwarded = AuthorizationOptions.crossOriginSafelistedHeaderNames.union(options.forwardedHeaderNames.map { $0.lowercased() })
+            if request.body != nil { forwarded.formUnion(AuthorizationOptions.crossOriginSafelistedBodyHeaderNames) }
             var removed: [String] = []
-            for name in request.headers.keys where dropped.contains(name.lowercased()) {
+            for name in request.headers.keys where dropped.contains(name.lowercased()) || !forwarded.contains(name.lowercased()) {
                 request.headers[name] = nil
                 removed.append(name)
             }
