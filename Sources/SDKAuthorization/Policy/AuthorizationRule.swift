@@ -9,7 +9,9 @@ import Foundation
 /// ```
 ///
 /// - `host`: an exact host or one leading `*.` label, as ``AuthorizedDomain``. A rule always names
-///   its host, so a credential never goes to a host the SDK author did not name. Ports are not compared.
+///   its host, so a credential never goes to a host the SDK author did not name. Ports are not
+///   compared. A request whose host is not a host name or address (it holds `%`, `@`, `/`, NUL...)
+///   matches no rule.
 /// - `path`: `/`-separated segments; `*` or `<name>` matches one segment, a final `**` matches any
 ///   rest (none included). Segments compare exactly, after percent-decoding; the query is ignored.
 /// - `method`: `nil` matches every method.
@@ -31,7 +33,7 @@ public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
     ///   that does not start with `/` or holds `**` anywhere but at its end, or a method that is
     ///   not an HTTP token.
     public init(host: String, path: String = "/**", method: String? = nil, scheme: AuthorizationScheme) throws(ConfigurationError) {
-        self.host = try AuthorizedDomain(host)
+        self.host = try AuthorizedDomain(host, key: "rule host")
         guard let pattern = PathPattern(path) else {
             throw .invalidValue(key: "rule path", reason: "'\(path.prefix(200))' must start with '/' and may hold '**' only as its last segment")
         }
@@ -49,7 +51,7 @@ public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
     /// Whether the rule applies to `request`.
     public func matches(_ request: OutgoingRequest) -> Bool {
         if let method, method != request.method.uppercased() { return false }
-        guard let requestHost = request.url.host, host.matches(requestHost) else { return false }
+        guard host.matches(request.url) else { return false }
         return pathPattern.matches(request.url.percentEncodedPathForMatching)
     }
 
@@ -116,9 +118,10 @@ struct Origin: Hashable, Sendable {
     let port: Int?
 
     init?(_ url: URL) {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        // A URL whose host is no host name or address has no origin: it matches no catalogue endpoint.
+        guard let scheme = url.scheme?.lowercased(), let host = HostName.host(of: url) else { return nil }
         self.scheme = scheme
-        self.host = host.hasSuffix(".") && host.count > 1 ? String(host.dropLast()) : host
+        self.host = host
         self.port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
     }
 

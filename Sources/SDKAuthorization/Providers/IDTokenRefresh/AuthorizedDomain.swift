@@ -1,3 +1,5 @@
+import Foundation
+
 /// A host pattern that may receive the ID token: an exact host (`api.rover.io`) or one leading
 /// wildcard label (`*.rover.io`, which matches any subdomain of `rover.io` but neither `rover.io`
 /// itself nor a look-alike such as `evilrover.io`). Matching ignores case and a trailing dot.
@@ -9,41 +11,49 @@ public struct AuthorizedDomain: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for an empty pattern, a `*` that
     ///   is not one leading `*.` label, a port, a path, white space or other characters a host
-    ///   cannot hold.
+    ///   cannot hold: the pattern must be a host name (letters, digits and `-` in dot-separated
+    ///   labels), an IPv4 address or a bracketed IPv6 address (`[::1]`), with or without a trailing
+    ///   dot. The message names the pattern, escaped and cut short.
     public init(_ pattern: String) throws(ConfigurationError) {
-        let normalized = Self.normalize(pattern)
+        try self.init(pattern, key: "authorizedDomains")
+    }
+
+    /// Parses a pattern; an error names `key`.
+    init(_ pattern: String, key: String) throws(ConfigurationError) {
         func refuse(_ reason: String) -> ConfigurationError {
-            .invalidValue(key: "authorizedDomains", reason: "'\(pattern)' \(reason)")
+            .invalidValue(key: key, reason: "\(LogText.escaped(pattern, limit: 100)) \(reason)")
         }
-        var host = normalized
+        var host = pattern
         var wildcard = false
-        if normalized.hasPrefix("*.") {
+        if host.hasPrefix("*.") {
             wildcard = true
-            host = String(normalized.dropFirst(2))
+            host = String(host.dropFirst(2))
         }
         guard !host.isEmpty else { throw refuse("names no host") }
         guard !host.contains("*") else { throw refuse("may hold only one leading '*.' wildcard") }
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789.-:")
-        guard host.allSatisfy({ allowed.contains($0) }) else {
-            throw refuse("holds characters a host name cannot have (a scheme, path, port or white space?)")
-        }
-        guard !host.hasPrefix("."), !host.contains("..") else { throw refuse("has an empty label") }
-        if host.contains(":") {
-            // Only an IPv6 address may hold colons; one colon is a host with a port.
-            guard !wildcard, host.filter({ $0 == ":" }).count >= 2 else { throw refuse("holds a port; list the host only") }
-        }
-        kind = wildcard ? .subdomains(of: host) : .exact(host)
+        if let problem = HostName.problem(withPattern: host) { throw refuse(problem) }
+        guard let normalized = HostName.normalized(host) else { throw refuse("is not a host") }
+        if wildcard, HostName.isAddress(normalized) { throw refuse("puts a '*.' wildcard in front of an IP address") }
+        kind = wildcard ? .subdomains(of: normalized) : .exact(normalized)
     }
 
-    /// Whether a request to `host` may carry the token.
+    /// Whether a request to `host` may carry the token: never when `host` is not a host name or an
+    /// address literal (it holds `%`, `@`, `/`, NUL, white space...).
     public func matches(_ host: String) -> Bool {
-        let host = Self.normalize(host)
+        guard let host = HostName.normalized(host) else { return false }
         switch kind {
         case .exact(let expected):
             return host == expected
         case .subdomains(let parent):
-            return host.count > parent.count + 1 && host.hasSuffix("." + parent)
+            return host.utf8.count > parent.utf8.count + 1 && host.hasSuffix("." + parent)
         }
+    }
+
+    /// Whether a request to `url` may carry the token: as ``matches(_:)`` for its host, and never
+    /// when the URL spells its host with a percent escape.
+    func matches(_ url: URL) -> Bool {
+        guard let host = HostName.host(of: url) else { return false }
+        return matches(host)
     }
 
     public var description: String {
@@ -53,10 +63,4 @@ public struct AuthorizedDomain: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    private static func normalize(_ value: String) -> String {
-        var value = value.lowercased()
-        if value.hasPrefix("["), value.hasSuffix("]") { value = String(value.dropFirst().dropLast()) }
-        if value.hasSuffix("."), value.count > 1 { value.removeLast() }
-        return value
-    }
 }

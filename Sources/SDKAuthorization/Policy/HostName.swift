@@ -1,0 +1,138 @@
+import Foundation
+
+/// The hosts the framework names and matches, checked on the UTF-8 bytes: a host name (labels of
+/// ASCII letters, digits and `-`, not starting or ending with `-`, at most 63 bytes each and 253 in
+/// all), a dotted-quad IPv4 literal, or an IPv6 literal. A trailing dot is allowed and ignored;
+/// case is ignored.
+///
+/// A host that holds anything else (`%`, `@`, `/`, NUL, white space, non-ASCII, an IPv6 zone) is
+/// no host: it never matches a rule, an authorized domain or a catalogue origin.
+enum HostName {
+    /// `host` lower-cased, without its trailing dot or IPv6 brackets, or `nil` when it is not a
+    /// host. An IPv6 literal may come bracketed (`[::1]`) or bare (`::1`, as `URL.host` gives it).
+    static func normalized(_ host: String) -> String? {
+        var bytes = Array(host.utf8)
+        if bytes.first == UInt8(ascii: "["), bytes.last == UInt8(ascii: "]") {
+            bytes = Array(bytes.dropFirst().dropLast())
+            guard isIPv6(bytes) else { return nil }
+        } else if bytes.contains(UInt8(ascii: ":")) {
+            guard isIPv6(bytes) else { return nil }
+        } else {
+            if bytes.count > 1, bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
+            guard isIPv4(bytes) || isName(bytes) else { return nil }
+        }
+        return String(decoding: bytes.map(HeaderFieldRules.asciiLowercased), as: UTF8.self)
+    }
+
+    /// Why `pattern` is not a host, or `nil` when it is one; `pattern` is what a rule or an
+    /// authorized domain names: an IPv6 literal must be bracketed there.
+    static func problem(withPattern pattern: String) -> String? {
+        let bytes = Array(pattern.utf8)
+        if bytes.first != UInt8(ascii: "["), bytes.contains(UInt8(ascii: ":")) {
+            return "holds a ':': list the host without a port, and an IPv6 address in brackets"
+        }
+        guard normalized(pattern) != nil else {
+            return "is not a host name (letters, digits and '-' in labels of at most 63 characters), an IPv4 address or a bracketed IPv6 address"
+        }
+        return nil
+    }
+
+    /// Whether `host`, already normalized, is an IP address literal rather than a name.
+    static func isAddress(_ host: String) -> Bool {
+        host.utf8.contains(UInt8(ascii: ":")) || isIPv4(Array(host.utf8))
+    }
+
+    /// The normalized host of `url`, or `nil` when it has none or it is not a host. The host as the
+    /// URL spells it must hold no `%`: `api%2Eexample.com` is not `api.example.com`.
+    static func host(of url: URL) -> String? {
+        guard let host = url.host, !host.isEmpty, rawHostIsPlain(url.absoluteString) else { return nil }
+        return normalized(host)
+    }
+
+    /// Whether the authority of `urlString` names its host without a `%` (the user information
+    /// before an `@` may hold escapes; the host may not).
+    private static func rawHostIsPlain(_ urlString: String) -> Bool {
+        let bytes = urlString.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        var index = bytes.index(after: colon)
+        for _ in 0..<2 {
+            guard index != bytes.endIndex, bytes[index] == UInt8(ascii: "/") else { return true }
+            index = bytes.index(after: index)
+        }
+        var sawPercent = false
+        while index != bytes.endIndex {
+            switch bytes[index] {
+            case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"): return !sawPercent
+            case UInt8(ascii: "@"): sawPercent = false
+            case UInt8(ascii: "%"): sawPercent = true
+            default: break
+            }
+            index = bytes.index(after: index)
+        }
+        return !sawPercent
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+    }
+
+    /// Labels of letters, digits and `-`; the last label not all digits (that would be an address).
+    private static func isName(_ bytes: [UInt8]) -> Bool {
+        guard (1...253).contains(bytes.count) else { return false }
+        let labels = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        for label in labels {
+            guard (1...63).contains(label.count), label.first != UInt8(ascii: "-"), label.last != UInt8(ascii: "-") else { return false }
+            guard label.allSatisfy({ isDigit($0) || $0 == UInt8(ascii: "-") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(HeaderFieldRules.asciiLowercased($0)) }) else {
+                return false
+            }
+        }
+        return labels.last.map { !$0.allSatisfy(isDigit) } ?? false
+    }
+
+    /// Four decimal parts from 0 to 255, without leading zeros.
+    private static func isIPv4(_ bytes: some Collection<UInt8>) -> Bool {
+        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return false }
+        return parts.allSatisfy { part in
+            guard (1...3).contains(part.count), part.allSatisfy(isDigit), part.count == 1 || part.first != UInt8(ascii: "0") else { return false }
+            return part.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 255
+        }
+    }
+
+    /// Eight groups of one to four hex digits, one `::` standing for one or more zero groups, the
+    /// last two groups optionally a dotted-quad IPv4 address. No zone (`%`).
+    private static func isIPv6(_ bytes: [UInt8]) -> Bool {
+        guard (2...45).contains(bytes.count) else { return false }
+        let colon = UInt8(ascii: ":")
+        var halves: [[UInt8]] = []
+        var index = 0, start = 0
+        while index < bytes.count {
+            if index + 1 < bytes.count, bytes[index] == colon, bytes[index + 1] == colon {
+                halves.append(Array(bytes[start..<index]))
+                index += 2
+                start = index
+                guard halves.count == 1 else { return false }
+            } else {
+                index += 1
+            }
+        }
+        halves.append(Array(bytes[start...]))
+        var groups = 0
+        for (position, half) in halves.enumerated() where !half.isEmpty {
+            let parts = half.split(separator: colon, omittingEmptySubsequences: false)
+            for (number, part) in parts.enumerated() {
+                if part.contains(UInt8(ascii: ".")) {
+                    // An IPv4 tail, only as the very last part.
+                    guard position == halves.count - 1, number == parts.count - 1, isIPv4(part) else { return false }
+                    groups += 2
+                } else {
+                    guard (1...4).contains(part.count), part.allSatisfy(isHexDigit) else { return false }
+                    groups += 1
+                }
+            }
+        }
+        return halves.count == 2 ? groups <= 7 : groups == 8
+    }
+}
