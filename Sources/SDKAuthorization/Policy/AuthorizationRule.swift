@@ -13,7 +13,10 @@ import Foundation
 ///   compared. A request whose host is not a host name or address (it holds `%`, `@`, `/`, NUL...)
 ///   matches no rule.
 /// - `path`: `/`-separated segments; `*` or `<name>` matches one segment, a final `**` matches any
-///   rest (none included). Segments compare exactly, after percent-decoding; the query is ignored.
+///   rest (none included). Segments compare exactly, after percent-decoding and after dot segments
+///   are resolved as a server resolves them (`/v1/../admin` is `/admin` and does not match
+///   `/v1/**`; `%2e` is a dot); a segment that decodes to hold `/` or NUL matches only a wildcard.
+///   The query is ignored.
 /// - `method`: `nil` matches every method.
 public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
     /// The host pattern.
@@ -52,7 +55,7 @@ public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
     public func matches(_ request: OutgoingRequest) -> Bool {
         if let method, method != request.method.uppercased() { return false }
         guard host.matches(request.url) else { return false }
-        return pathPattern.matches(request.url.percentEncodedPathForMatching)
+        return pathPattern.matches(RequestPath(request.url.percentEncodedPathForMatching))
     }
 
     public var description: String {
@@ -61,8 +64,15 @@ public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A path pattern: literal segments, one-segment wildcards (`*`, `<name>`) and an optional final `**`.
+///
+/// Both the pattern and a request's path are compared after percent-decoding and after removing
+/// dot segments (RFC 3986 section 5.2.4), as a server resolves them: `/v1/../admin` is `/admin`
+/// and never matches `/v1/**`; `/v1/./users` is `/v1/users`; `%2e` and `%2E` are dots. A request
+/// segment that decodes to hold `/` or NUL never matches a literal segment (a wildcard takes it).
+/// Segments compare byte for byte, on UTF-8, without Foundation: literal segments are decoded once,
+/// here; a request path once per ``matches(_:)``.
 struct PathPattern: Sendable, Hashable {
-    enum Segment: Sendable, Hashable { case literal(String), any }
+    enum Segment: Sendable, Hashable { case literal([UInt8]), any }
     let segments: [Segment]
     let matchesRest: Bool
 
@@ -80,27 +90,153 @@ struct PathPattern: Sendable, Hashable {
             if part == "**" { return nil }
             if part == "*" || (part.hasPrefix("<") && part.hasSuffix(">") && part.count > 2) {
                 segments.append(.any)
-            } else {
-                segments.append(.literal(part.removingPercentEncoding ?? part))
+                continue
+            }
+            var decoded: [UInt8] = []
+            _ = RequestPath.decode(part.utf8, into: &decoded)
+            switch RequestPath.dotSegment(decoded[...]) {
+            case 1: continue
+            case 2: if !segments.isEmpty { segments.removeLast() }
+            default: segments.append(.literal(decoded))
             }
         }
         self.segments = segments
         self.matchesRest = rest
     }
 
+    /// Whether the percent-encoded request path `path` matches. A path without `%` or dot segments
+    /// is compared where it lies, without decoding or allocating.
     func matches(_ path: String) -> Bool {
-        var parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        if parts.last == "" { parts.removeLast() }
-        guard matchesRest ? parts.count >= segments.count : parts.count == segments.count else { return false }
-        for (segment, part) in zip(segments, parts) {
+        var path = path
+        return path.withUTF8 { bytes in matchesPlain(bytes) } ?? matches(RequestPath(path))
+    }
+
+    /// Whether `bytes`, a path holding no `%` and no dot segment, matches; `nil` when it holds either.
+    private func matchesPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool? {
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        guard let first = bytes.firstIndex(of: slash) else { return nil }
+        var matched = true
+        var index = 0
+        var start = first + 1
+        while true {
+            var end = start
+            while end < bytes.count, bytes[end] != slash {
+                if bytes[end] == UInt8(ascii: "%") { return nil }
+                end += 1
+            }
+            let length = end - start
+            if length == 1 && bytes[start] == dot || length == 2 && bytes[start] == dot && bytes[start + 1] == dot { return nil }
+            let isLast = end == bytes.count
+            if !(isLast && length == 0) {
+                if index < segments.count {
+                    switch segments[index] {
+                    case .any: if length == 0 { matched = false }
+                    case .literal(let literal): if !literal.elementsEqual(UnsafeBufferPointer(rebasing: bytes[start..<end])) { matched = false }
+                    }
+                } else if !matchesRest {
+                    matched = false
+                }
+                index += 1
+            }
+            if isLast { break }
+            start = end + 1
+        }
+        return matched && (matchesRest ? index >= segments.count : index == segments.count)
+    }
+
+    /// Whether `path`, decoded once for every pattern it is compared with, matches.
+    func matches(_ path: RequestPath) -> Bool {
+        guard matchesRest ? path.count >= segments.count : path.count == segments.count else { return false }
+        for (index, segment) in segments.enumerated() {
             switch segment {
             case .any:
-                if part.isEmpty { return false }
+                if path.isEmpty(index) { return false }
             case .literal(let literal):
-                if literal != (part.removingPercentEncoding ?? String(part)) { return false }
+                if path.isOpaque(index) || !path.bytes(index).elementsEqual(literal) { return false }
             }
         }
         return true
+    }
+}
+
+/// A request path, percent-decoded once on its UTF-8 bytes and with its dot segments removed, ready
+/// to be compared with any number of ``PathPattern``s. A trailing `/` is ignored.
+struct RequestPath: Sendable {
+    /// Every segment's decoded bytes, one after the other.
+    private var decoded: [UInt8] = []
+    /// Where each remaining segment lies in ``decoded``, and whether it decoded to hold `/` or NUL.
+    private var segments: [(range: Range<Int>, opaque: Bool)] = []
+
+    /// Decodes `path`, the path as the URL spells it (percent-encoding kept), from its first `/`.
+    init(_ path: String) {
+        var path = path
+        path.withUTF8 { bytes in
+            decoded.reserveCapacity(bytes.count)
+            guard let first = bytes.firstIndex(of: UInt8(ascii: "/")) else { return }
+            var start = first + 1
+            while true {
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+                let from = decoded.count
+                let opaque = Self.decode(bytes[start..<end], into: &decoded)
+                let isLast = end == bytes.endIndex
+                switch Self.dotSegment(decoded[from...]) {
+                case 1:
+                    decoded.removeSubrange(from...)
+                case 2:
+                    decoded.removeSubrange(from...)
+                    if let last = segments.popLast() { decoded.removeSubrange(last.range) }
+                default:
+                    // A trailing empty segment (`/v1/`) is no segment.
+                    if !(isLast && from == decoded.count) { segments.append((from..<decoded.count, opaque)) }
+                }
+                if isLast { break }
+                start = end + 1
+            }
+        }
+    }
+
+    /// How many segments remain.
+    var count: Int { segments.count }
+    func isEmpty(_ index: Int) -> Bool { segments[index].range.isEmpty }
+    func isOpaque(_ index: Int) -> Bool { segments[index].opaque }
+    func bytes(_ index: Int) -> ArraySlice<UInt8> { decoded[segments[index].range] }
+
+    /// Appends `segment` percent-decoded to `output`, or as it is when one of its `%` is not
+    /// followed by two hex digits; answers whether the decoded bytes hold `/` or NUL.
+    static func decode(_ segment: some Collection<UInt8>, into output: inout [UInt8]) -> Bool {
+        let start = output.count
+        var opaque = false
+        var iterator = segment.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                output.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                output.removeSubrange(start...)
+                output.append(contentsOf: segment)
+                return false
+            }
+            let value = high << 4 | low
+            if value == UInt8(ascii: "/") || value == 0 { opaque = true }
+            output.append(value)
+        }
+        return opaque
+    }
+
+    /// 1 for a decoded `.`, 2 for `..`, 0 for any other segment.
+    static func dotSegment(_ bytes: ArraySlice<UInt8>) -> Int {
+        guard (1...2).contains(bytes.count), bytes.allSatisfy({ $0 == UInt8(ascii: ".") }) else { return 0 }
+        return bytes.count
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }
 
