@@ -135,8 +135,9 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         }
     }
 
-    /// An absolute `http`/`https` URL with a host, and no user info, query, fragment or surrounding
-    /// white space. The error never repeats a password or a query.
+    /// An absolute `http`/`https` URL with a host (a host name, an IPv4 or a bracketed IPv6
+    /// literal, without percent escapes), and no user info, query, fragment or surrounding white
+    /// space. The error never repeats a password or a query.
     static func checkedBaseURL(_ value: String) throws(ConfigurationError) -> URL {
         guard value.trimmingCharacters(in: .whitespaces) == value else { throw .surroundingWhitespace(key: "baseURL") }
         guard HeaderFieldRules.check(value) == .valid,
@@ -146,6 +147,9 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
               components.query == nil, components.fragment == nil,
               let url = components.url
         else { throw .invalidBaseURL(ConfigurationError.sanitizedURLText(value)) }
+        // A host name, IPv4 or IPv6 literal without percent escapes: anything else has no origin,
+        // and the catalogue's endpoints would never be recognised by URL.
+        guard HostName.host(of: url) != nil else { throw .invalidBaseURL(ConfigurationError.sanitizedURLText(value)) }
         guard components.user == nil, components.password == nil else {
             throw .invalidValue(key: "baseURL", reason: "user info ('user:password@') is not allowed in \(ConfigurationError.sanitizedURLText(value)); it would send Basic authentication")
         }

@@ -137,6 +137,9 @@ public struct Endpoint: Hashable, Sendable {
             guard let components = URLComponents(string: sample), components.host?.isEmpty == false else {
                 return "\(LogText.escaped(pathTemplate)) is not an absolute URL with a host"
             }
+            guard let url = URL(string: sample), HostName.host(of: url) != nil else {
+                return "\(LogText.escaped(pathTemplate)) names a host that is not a host name, an IPv4 or a bracketed IPv6 address"
+            }
             return nil
         }
         guard pathTemplate.hasPrefix("/") else { return "\(LogText.escaped(pathTemplate)) must start with '/' or be an absolute http(s) URL" }

@@ -96,4 +96,28 @@ struct HostValidationTests {
         #expect(rule.matches(OutgoingRequest(method: "GET", url: try #require(URL(string: "http://127.0.0.1:54321/x")))))
         #expect(try AuthorizationRule(host: "[::1]", scheme: .bearer).matches(OutgoingRequest(method: "GET", url: try #require(URL(string: "http://[::1]:8080/x")))))
     }
+
+    @Test(arguments: ["https://api%2Eexample.com", "https://api.example.com%00", "https://evil%2F.example.com", "http://my_service:8080", "https://-api.example.com",
+                      "https://[fe80::1%25en0]"])
+    func baseURLWhoseHostIsNotAHostIsRefusedAtConfiguration(value: String) {
+        #expect(throws: ConfigurationError.invalidBaseURL(ConfigurationError.sanitizedURLText(value))) {
+            try AuthorizationConfiguration(projectToken: "p1", baseURL: value, authorization: "Token key")
+        }
+    }
+
+    @Test(arguments: ["https://cdn%2Eexample.com/v1/<projectToken>/content", "https://cdn_1.example.com/x", "https://cdn.example.com%2F/x"])
+    func absoluteEndpointWhoseHostIsNotAHostIsRefused(template: String) {
+        var policy = AuthorizationPolicy()
+        #expect {
+            try policy.add(Endpoint("content", method: "GET", path: template), scheme: .bearer)
+        } throws: { error in
+            guard case ConfigurationError.invalidValue(key: "endpoint content", _) = error else { return false }
+            return true
+        }
+    }
+
+    @Test(arguments: ["http://127.0.0.1:8080", "http://[::1]:8080/api", "https://api.example.com.", "http://localhost:1"])
+    func baseURLsWithAddressOrNameHostsStillWork(value: String) throws {
+        _ = try AuthorizationConfiguration(projectToken: "p1", baseURL: value, authorization: "Token key")
+    }
 }
