@@ -190,10 +190,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     public func scheme(for request: OutgoingRequest) -> (scheme: AuthorizationScheme, endpoint: EndpointID?) {
         let method = request.method.uppercased()
         if let origin = Origin(request.url) {
-            var path: String?
+            // The path is decoded once for every route, and only when a route of this origin may match.
+            var path: RequestPath?
             for route in routeOrder where route.endpoint.method.uppercased() == method {
                 guard let matcher = route.matcher, matcher.origin == origin else { continue }
-                if path == nil { path = request.url.percentEncodedPathForMatching }
+                if path == nil { path = RequestPath(request.url.percentEncodedPathForMatching) }
                 if let path, matcher.path.matches(path) { return (route.scheme, route.endpoint.id) }
             }
         }

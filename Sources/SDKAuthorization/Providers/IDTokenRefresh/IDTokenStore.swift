@@ -265,7 +265,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     // MARK: AuthorizationProvider
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
-        guard let host = context.url.host, authorizedDomains.contains(where: { $0.matches(host) }) else {
+        guard authorizedDomains.contains(where: { $0.matches(context.url) }) else {
             return .omitted
         }
         let clock = clock, leeway = options.staleLeeway
@@ -357,7 +357,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// A 401 from an authorized host marks the rejected token stale and asks for one retry; any other
     /// rejection fails the request.
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
-        guard response.statusCode == 401, let host = context.url.host, authorizedDomains.contains(where: { $0.matches(host) }) else {
+        guard response.statusCode == 401, authorizedDomains.contains(where: { $0.matches(context.url) }) else {
             return .fail
         }
         refresh.modify { token in
