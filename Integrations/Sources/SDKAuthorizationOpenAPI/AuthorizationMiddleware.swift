@@ -3,9 +3,10 @@ import HTTPTypes
 import OpenAPIRuntime
 import SDKAuthorization
 
-/// A swift-openapi-runtime `ClientMiddleware` that authorizes every operation of a generated
-/// client through a `RequestAuthorizer`, and sends it once more through `next`
-/// when the authorizer answers a rejection with a retry.
+/// A swift-openapi-runtime `ClientMiddleware` that runs every operation of a generated client
+/// through the framework's one request loop, `RequestAuthorizer.send(_:endpoint:through:reading:)`,
+/// with `next` as the stack: authorized, redirects followed safely, a rejection handed to the
+/// provider, and sent once more through `next` when the provider asks for a retry.
 ///
 /// ```swift
 /// let client = Client(
@@ -23,19 +24,22 @@ import SDKAuthorization
 ///    endpoint must go to that endpoint's origin, or it fails before it is sent.
 /// 2. Shows the provider the whole request (method, URL with query, header fields and the body,
 ///    collected up to ``maximumBodyBytes``) and sets the credential header field it answers.
-/// 3. Hands a 401 or 403 (status, header fields, body) to
-///    `RequestAuthorizer.evaluate(_:to:)`: on a retry (after the delay the
-///    provider asks for, on the injected clock) it authorizes the request again and sends it once
-///    more through `next`; on a failure it throws the `RequestError`.
+/// 3. Hands a 401 or 403 (status, header fields, body) to the provider that issued the credential:
+///    on a retry (after the delay the provider asks for, on the authorizer's clock, within the
+///    request's deadline) it authorizes the request again and sends it once more through `next`;
+///    on a failure it throws the `RequestError`.
 ///
 /// Errors reach the caller of the generated client as its `ClientError`, whose
 /// `underlyingError` is the `RequestError` (an `authorizationRejected` code for a
 /// final 401 or 403, `missingCustomerToken` for a provider that gave no token, ...).
 ///
 /// The transport below follows redirects on its own terms: `URLSessionTransport` follows them,
-/// and AsyncHTTPClient's transport follows them unless its client is configured not to. Only
-/// `AuthorizedHTTPClient` (for example over `AsyncHTTPClientHTTPTransport`)
-/// drops the credential on a hop to another origin itself.
+/// and AsyncHTTPClient's transport follows them unless its client is configured not to. A redirect
+/// that reaches the middleware is followed by the loop, which drops the credential and caller
+/// headers on a hop to another origin, as `AuthorizedHTTPClient` does.
+///
+/// The loop runs in the caller's task: the request's deadline ends every wait for a credential
+/// and every retry delay, and the transport below keeps its own timeout.
 public struct AuthorizationMiddleware: ClientMiddleware {
     /// The seam that authorizes each operation.
     public let authorizer: RequestAuthorizer
@@ -45,8 +49,6 @@ public struct AuthorizationMiddleware: ClientMiddleware {
     /// The largest request or rejection body collected, in bytes (default 1 MiB). A longer request
     /// body fails the operation before it is sent.
     public var maximumBodyBytes: Int
-    /// The clock a retry's delay runs on.
-    let clock: any AuthorizationClock
 
     /// Creates a middleware.
     ///
@@ -54,17 +56,14 @@ public struct AuthorizationMiddleware: ClientMiddleware {
     ///   - authorizer: The seam, e.g. `AuthorizedHTTPClient.authorizer`.
     ///   - operations: Operation IDs mapped to catalogue endpoints.
     ///   - maximumBodyBytes: The largest request or rejection body collected, in bytes.
-    ///   - clock: The clock a retry's delay runs on.
     public init(
         authorizer: RequestAuthorizer,
         operations: [String: EndpointID] = [:],
-        maximumBodyBytes: Int = 1 << 20,
-        clock: any AuthorizationClock = SystemClock()
+        maximumBodyBytes: Int = 1 << 20
     ) {
         self.authorizer = authorizer
         self.operations = operations
         self.maximumBodyBytes = maximumBodyBytes
-        self.clock = clock
     }
 
     /// The catalogue endpoint an operation calls, or `nil` to match the request by method and URL.
@@ -74,8 +73,7 @@ public struct AuthorizationMiddleware: ClientMiddleware {
         return authorizer.policy.scheme(for: named) == nil ? nil : named
     }
 
-    /// Authorizes the operation, sends it through `next`, and sends it once more after a rejection
-    /// the authorizer answers with a retry.
+    /// Runs the operation through the request loop with `next` as the stack.
     public func intercept(
         _ request: HTTPRequest,
         body: HTTPBody?,
@@ -91,33 +89,48 @@ public struct AuthorizationMiddleware: ClientMiddleware {
             headers: Self.headers(request.headerFields),
             body: bytes
         )
-        var authorized = try await authorizer.authorize(outgoing, endpoint: endpoint(forOperation: operationID))
-        while true {
-            var forwarded = request
-            // Only the fields the authorizer set: the credential of this attempt, never a stale one.
-            for (name, value) in authorized.request.headers where authorized.original.value(forHeader: name) != value {
-                guard let fieldName = HTTPField.Name(name) else { continue }
-                forwarded.headerFields[fieldName] = value
+        let limit = maximumBodyBytes
+        return try await authorizer.send(outgoing, endpoint: endpoint(forOperation: operationID), through: { sent in
+            let (forwarded, forwardedBaseURL) = try Self.forward(sent, as: request, original: outgoing, baseURL: baseURL)
+            return try await next(forwarded, sent.body.map { HTTPBody($0) }, forwardedBaseURL)
+        }, reading: { response, body in
+            // A rejection's header fields (`WWW-Authenticate`) and body (an error code) go to the
+            // provider; the loop never returns a 401 or 403, so its body may be read here.
+            var seen = ServerResponse(statusCode: response.status.code, headers: Self.headers(response.headerFields))
+            if seen.statusCode == 401 || seen.statusCode == 403, let body {
+                seen.body = try await Data(collecting: body, upTo: limit)
             }
-            let (response, receivedBody) = try await next(forwarded, bytes.map { HTTPBody($0) }, baseURL)
-            let code = response.status.code
-            guard code == 401 || code == 403 else { return (response, receivedBody) }
+            return seen
+        })
+    }
 
-            // A rejection's header fields (`WWW-Authenticate`) and body (an error code) go to the provider.
-            var seen = ServerResponse(statusCode: code, headers: Self.headers(response.headerFields))
-            if let receivedBody { seen.body = try await Data(collecting: receivedBody, upTo: maximumBodyBytes) }
-            switch await authorizer.evaluate(seen, to: authorized) {
-            case .accept:
-                return (response, HTTPBody(seen.body))
-            case .retry:
-                authorized = try await authorizer.authorize(retrying: authorized)
-            case .retryAfter(let seconds):
-                try await clock.sleep(untilMonotonic: clock.monotonicNow() + seconds)
-                authorized = try await authorizer.authorize(retrying: authorized)
-            case .fail(let error):
-                throw error
-            }
+    /// The operation's request as the loop sends it now: its credential, any header a redirect to
+    /// another origin dropped removed, and a redirect's method and URL (as a base URL and a path).
+    static func forward(_ sent: OutgoingRequest, as request: HTTPRequest, original: OutgoingRequest, baseURL: URL) throws -> (HTTPRequest, URL) {
+        var forwarded = request
+        // Fields the loop removed (a redirect to another origin) go; fields it set or changed (the
+        // credential of this attempt) are set; the others stay as the generated client made them.
+        for field in request.headerFields where sent.value(forHeader: field.name.canonicalName) == nil {
+            forwarded.headerFields[field.name] = nil
         }
+        for (name, value) in sent.headers where original.value(forHeader: name) != value {
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            forwarded.headerFields[fieldName] = value
+        }
+        guard sent.url != original.url || sent.method != original.method else { return (forwarded, baseURL) }
+        forwarded.method = HTTPRequest.Method(sent.method) ?? forwarded.method
+        guard var origin = URLComponents(url: sent.url, resolvingAgainstBaseURL: true) else {
+            throw RequestError.invalidURL(endpoint: nil, reason: "the redirect's URL cannot be split into a base URL and a path")
+        }
+        let path = origin.percentEncodedPath.isEmpty ? "/" : origin.percentEncodedPath
+        forwarded.path = origin.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
+        origin.percentEncodedPath = ""
+        origin.percentEncodedQuery = nil
+        origin.fragment = nil
+        guard let redirectedBase = origin.url else {
+            throw RequestError.invalidURL(endpoint: nil, reason: "the redirect's URL cannot be split into a base URL and a path")
+        }
+        return (forwarded, redirectedBase)
     }
 
     /// The base URL with the request's path and query appended, as OpenAPI transports build it.

@@ -132,11 +132,11 @@ struct AuthorizationMiddlewareTests {
         #expect(calls.calls.count == 2)
     }
 
-    @Test func aRetryAfterADelayWaitsOnTheInjectedClock() async throws {
+    @Test func aRetryAfterADelayWaitsOnTheAuthorizersClock() async throws {
         let clock = ManualClock()
         let provider = ScriptedProvider(.token("old.jwt"), .token("new.jwt"))
         provider.rejectionDecision = .retryAfter(5)
-        let middleware = AuthorizationMiddleware(authorizer: try bearerAuthorizer(provider, clock: clock), clock: clock)
+        let middleware = AuthorizationMiddleware(authorizer: try bearerAuthorizer(provider, clock: clock))
         let start = clock.monotonicNow()
         let task = Task { [next = next([.unauthorized]), baseURL] in
             try await middleware.intercept(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/me"), body: nil,
@@ -148,6 +148,30 @@ struct AuthorizationMiddlewareTests {
         #expect(try await task.value.0.status == .ok)
         #expect(calls.authorizations == ["Bearer old.jwt", "Bearer new.jwt"])
         #expect(clock.monotonicNow() - start == 5)
+    }
+
+    @Test func aRedirectReachingTheMiddlewareIsFollowedByTheSharedLoopWithoutTheCredentialOrCallerHeaders() async throws {
+        let provider = ScriptedProvider(.token("me.jwt"))
+        let middleware = AuthorizationMiddleware(authorizer: try bearerAuthorizer(provider))
+        let calls = calls
+        let next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) = { request, _, baseURL in
+            let count = calls.append(.init(request: request, body: nil, baseURL: baseURL))
+            guard count == 1 else { return (HTTPResponse(status: .ok), HTTPBody("moved")) }
+            return (HTTPResponse(status: .found, headerFields: [.location: "https://cdn.example.net/files/me?size=2"]), nil)
+        }
+        var request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/me")
+        request.headerFields[HTTPField.Name("X-Api-Key")!] = "caller-secret"
+        request.headerFields[.accept] = "application/json"
+        let (response, _) = try await middleware.intercept(request, body: nil, baseURL: baseURL, operationID: "me", next: next)
+        #expect(response.status == .ok)
+        #expect(calls.calls.count == 2)
+        let hop = try #require(calls.calls.last)
+        #expect(hop.baseURL.absoluteString == "https://cdn.example.net")
+        #expect(hop.request.path == "/files/me?size=2")
+        #expect(hop.request.headerFields[.authorization] == nil)
+        #expect(hop.request.headerFields[HTTPField.Name("X-Api-Key")!] == nil)
+        #expect(hop.request.headerFields[.accept] == "application/json")
+        #expect(calls.calls.first?.request.headerFields[.authorization] == "Bearer me.jwt")
     }
 
     @Test func anOperationMappedToAnEndpointOnAnotherOriginFailsBeforeItIsSent() async throws {

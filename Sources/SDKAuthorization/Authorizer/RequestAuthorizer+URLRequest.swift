@@ -15,8 +15,8 @@ extension RequestAuthorizer {
     ///
     /// The provider sees the method, URL, header fields and `httpBody` (a body stream is not read).
     /// To have rejections evaluated and retried, and redirects to another origin stripped of the
-    /// credential, send through ``AuthorizedHTTPClient`` (its default transport is
-    /// ``URLSessionHTTPTransport``) instead: a plain `URLSession` follows redirects on its own.
+    /// credential, send with ``data(for:using:endpoint:)`` instead: a plain `URLSession` follows
+    /// redirects on its own.
     ///
     /// - Throws: ``RequestError`` when the request must not be sent, as ``authorize(_:endpoint:)-(OutgoingRequest,_)``.
     public func authorize(_ request: URLRequest, endpoint: EndpointID? = nil) async throws(RequestError) -> URLRequest {
@@ -33,5 +33,37 @@ extension RequestAuthorizer {
             result.setValue(value, forHTTPHeaderField: name)
         }
         return result
+    }
+
+    /// Sends a Foundation `URLRequest` through `session` with the whole request loop: the
+    /// credential the policy names, redirects followed by the loop (credentials dropped on a hop to
+    /// another origin), a 401 or 403 handed to the provider, one retry with a new credential, and
+    /// the request's deadline (``AuthorizationOptions/requestDeadline``), which cancels it.
+    ///
+    /// ```swift
+    /// let (data, response) = try await authorizer.data(for: URLRequest(url: inboxURL), using: session)
+    /// ```
+    ///
+    /// `session` stays yours (pinning, proxies, its delegate); each request's task gets a delegate
+    /// of its own that keeps the session from following redirects itself.
+    ///
+    /// - Parameters:
+    ///   - request: The request; its `httpBody` is sent (a body stream is not read).
+    ///   - session: The session that sends it; default `URLSession.shared`.
+    ///   - endpoint: The catalogue endpoint it was made for; `nil` to let the policy match it.
+    /// - Returns: The body and the response, whatever the status, except 401 and 403. The response's
+    ///   URL is the request's, even after redirects.
+    /// - Throws: ``RequestError``, as ``send(_:endpoint:through:reading:)``.
+    public func data(for request: URLRequest, using session: URLSession = .shared, endpoint: EndpointID? = nil) async throws(RequestError) -> (Data, HTTPURLResponse) {
+        guard let url = request.url else { throw .invalidURL(endpoint: endpoint, reason: "the URLRequest has no URL") }
+        let outgoing = OutgoingRequest(method: request.httpMethod ?? "GET", url: url, headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody)
+        let transport = URLSessionHTTPTransport(session: session)
+        let response = try await sendCancellingAtDeadline(outgoing, endpoint: endpoint) { request in
+            try await transport.send(request)
+        }
+        guard let http = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: response.headers) else {
+            throw .transportFailed(URLError(.badServerResponse), endpoint: endpoint)
+        }
+        return (response.body, http)
     }
 }

@@ -4,23 +4,38 @@ import FoundationNetworking
 #endif
 
 /// The default ``HTTPTransport``: Foundation's `URLSession` (FoundationNetworking on Linux), with
-/// automatic redirects turned off so the client decides what a redirect may carry.
+/// automatic redirects turned off so the request loop decides what a redirect may carry.
+///
+/// Use your app's own session (certificate pinning, proxies, its delegate) with
+/// ``init(session:)``: each request's task gets a delegate of its own that refuses automatic
+/// redirects, and your session's delegate still sees everything else.
 ///
 /// The name leaves `URLSessionTransport` to swift-openapi-urlsession.
 public final class URLSessionHTTPTransport: HTTPTransport {
     private let session: URLSession
+    /// Whether this transport made the session, and so invalidates it.
+    private let ownsSession: Bool
 
-    /// Creates a transport over an ephemeral session with the given request timeout.
+    /// Creates a transport over an ephemeral session of its own (no cookies, no cache) with the
+    /// given request timeout.
     public init(timeout: TimeInterval = 60) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.httpCookieStorage = nil
         configuration.urlCache = nil
         session = URLSession(configuration: configuration, delegate: RedirectRefusingDelegate(), delegateQueue: nil)
+        ownsSession = true
+    }
+
+    /// Creates a transport over `session`, which stays yours: it is not invalidated when the
+    /// transport goes away.
+    public init(session: URLSession) {
+        self.session = session
+        ownsSession = false
     }
 
     deinit {
-        session.finishTasksAndInvalidate()
+        if ownsSession { session.finishTasksAndInvalidate() }
     }
 
     public func send(_ request: OutgoingRequest) async throws -> ServerResponse {
@@ -45,6 +60,11 @@ public final class URLSessionHTTPTransport: HTTPTransport {
                     } else {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
+                }
+                // A session that is not ours has a delegate of its own, or none: the task's own
+                // delegate keeps it from following redirects.
+                if !ownsSession, #available(macOS 12.0, iOS 15.0, tvOS 15.0, watchOS 8.0, *) {
+                    dataTask.delegate = RedirectRefusingDelegate()
                 }
                 task.set(dataTask)
                 dataTask.resume()

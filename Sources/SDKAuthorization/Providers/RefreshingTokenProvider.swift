@@ -100,8 +100,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         guard options.expiryLeeway.isFinite, (0...AuthorizationConfiguration.maximumSeconds).contains(options.expiryLeeway) else {
             throw .invalidValue(key: "expiryLeeway", reason: "must be from 0 to 86400 seconds")
         }
-        if let name = options.headerName, !HeaderFieldRules.isValidName(name) {
-            throw .invalidValue(key: "headerName", reason: "\(String(name.prefix(64)).debugDescription) is not a header name")
+        if let name = options.headerName, !HeaderFieldRules.isValidName(name) || HeaderFieldRules.isTransportOwnedName(name) {
+            throw .invalidValue(key: "headerName", reason: "\(String(name.prefix(64)).debugDescription) is not a header name a credential may use")
         }
         if let token { try Self.check(token) }
         self.options = options

@@ -65,10 +65,10 @@ final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     /// What a request does when it finds no usable value.
-    enum Join {
+    enum Join: Sendable {
         /// Wait; when no flight runs, call `start` (outside the lock) with the new flight. It may
         /// return what cancels the flight's work, run when the flight is abandoned or reset.
-        case wait(start: (Flight) -> (@Sendable () -> Void)?)
+        case wait(start: @Sendable (Flight) -> (@Sendable () -> Void)?)
         /// Wait for a value without starting anything.
         case waitOnly
     }
