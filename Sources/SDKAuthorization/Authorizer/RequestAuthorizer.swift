@@ -29,7 +29,7 @@ import Foundation
 /// - One deadline per request (``RequestDeadline``), shown to every provider.
 ///
 /// A stack that cannot hand over a closure uses the four steps the loop is made of:
-/// ``authorize(_:endpoint:)``, ``redirect(_:after:)``, ``evaluate(_:to:)`` and ``authorize(retrying:)``.
+/// ``authorize(_:endpoint:)-(OutgoingRequest,_)``, ``redirect(_:after:)``, ``evaluate(_:to:)`` and ``authorize(retrying:)``.
 public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomReflectable {
     private struct Route: Sendable {
         let endpoint: Endpoint

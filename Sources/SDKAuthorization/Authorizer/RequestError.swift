@@ -20,7 +20,7 @@ import Foundation
 ///
 /// Two errors are equal when their code, endpoint, status, scheme and response body are equal;
 /// the underlying error, the response's header fields and ``wasSent`` are not compared.
-public struct RequestError: Error, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// What went wrong, as a stable name a caller can match on.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         /// The code's name.
@@ -124,6 +124,10 @@ public struct RequestError: Error, Sendable, Equatable, CustomStringConvertible,
     }
 
     public var description: String { detail }
+
+    /// The same sentence as ``description``, for code that shows `localizedDescription`; never a
+    /// whole credential.
+    public var errorDescription: String? { detail }
 
     /// Code, endpoint, status and whether it was sent; the underlying error shows its type only,
     /// since an app's error may hold a token.

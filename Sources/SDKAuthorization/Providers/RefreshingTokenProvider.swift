@@ -176,12 +176,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
             return .omitted
         case .failed(let error):
             throw RequestError.refreshFailed(error, endpoint: context.endpoint)
-        case .deadlineExceeded:
-            throw RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
-        case .cleared:
-            throw RequestError.credentialCleared(endpoint: context.endpoint)
-        case .cancelled, .timedOut:
-            throw CancellationError()
+        default:
+            throw outcome.requestError(for: context)
         }
     }
 

@@ -2,9 +2,8 @@
 /// done: an array with a moving front. An entry is found by its number in constant time, and the
 /// done entries at the front are dropped in amortized constant time.
 ///
-/// The waits of an ``IDTokenStore`` and the deadlines of a client's requests are kept in one each:
-/// both arrive in deadline order (one time limit, taken on the monotonic clock under a lock), so
-/// the oldest entry is always the next to expire.
+/// The waits of a ``SingleFlight`` are kept in one, in the order they began, so every waiter is
+/// handed its value in arrival order in one pass.
 struct NumberedQueue<Entry> {
     private(set) var entries: [Entry] = []
     /// The number of `entries[0]`.

@@ -427,3 +427,16 @@ final class SingleFlight<Value: Sendable>: Sendable {
         }
     }
 }
+
+extension SingleFlight.Outcome {
+    /// What a request gets from a wait that ended without a value or a flight's failure, as every
+    /// built-in provider reports it: the deadline, a logout, a cancellation, or the wait's limit.
+    func requestError(for context: AuthorizationContext, waitLimit: TimeInterval = 0) -> any Error {
+        switch self {
+        case .deadlineExceeded: RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
+        case .cleared: RequestError.credentialCleared(endpoint: context.endpoint)
+        case .timedOut: RequestError.credentialTimedOut(endpoint: context.endpoint, after: waitLimit)
+        case .cancelled, .value, .failed: CancellationError()
+        }
+    }
+}

@@ -291,14 +291,10 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                                 endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
                 throw RequestError.credentialTimedOut(endpoint: context.endpoint, after: options.refreshTimeout)
             }
-        case .deadlineExceeded:
-            throw RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
-        case .cleared:
-            throw RequestError.credentialCleared(endpoint: context.endpoint)
-        case .cancelled:
-            throw CancellationError()
         case .failed(let error):
             throw RequestError.refreshFailed(error, endpoint: context.endpoint)
+        case .deadlineExceeded, .cleared, .cancelled:
+            throw outcome.requestError(for: context)
         }
     }
 

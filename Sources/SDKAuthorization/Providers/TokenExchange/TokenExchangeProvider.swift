@@ -150,12 +150,8 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             throw error.withEndpoint(context.endpoint)
         case .failed(let error):
             throw error
-        case .deadlineExceeded:
-            throw RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
-        case .cleared:
-            throw RequestError.credentialCleared(endpoint: context.endpoint)
-        case .cancelled, .timedOut:
-            throw CancellationError()
+        default:
+            throw outcome.requestError(for: context)
         }
     }
 
