@@ -222,9 +222,15 @@ struct OneDeadlineOneRefreshTests {
             _ = refreshes.increment()
             return fresh
         }
-        // The server has revoked the first token (its exp still looks fine).
+        // The server has revoked the first token (its exp still looks fine). All 50 requests reach
+        // it with the stale token before the first rejection comes back.
+        let arrived = Counter()
+        let everyoneSent = AsyncGate()
         let api = RecordingTransport { request in
-            ServerResponse(statusCode: request.value(forHeader: "Authorization") == "Bearer \(fresh)" ? 200 : 401)
+            if request.value(forHeader: "Authorization") == "Bearer \(fresh)" { return ServerResponse(statusCode: 200) }
+            if arrived.increment() == 50 { everyoneSent.open() }
+            await everyoneSent.wait()
+            return ServerResponse(statusCode: 401)
         }
         let client = try client(store, transport: api, deadline: 60)
         let statuses = await withTaskGroup(of: Int.self) { group in
@@ -238,6 +244,7 @@ struct OneDeadlineOneRefreshTests {
         }
         #expect(statuses == Array(repeating: 200, count: 50))
         #expect(refreshes.current == 1)
+        #expect(arrived.current == 50)
         #expect(!sink.messages(at: .warning).contains { $0.contains("refreshes within") })
     }
 }
