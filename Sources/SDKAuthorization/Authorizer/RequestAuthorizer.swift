@@ -117,7 +117,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         self.routes = routes
         self.routeOrder = order
         self.state = Locked(State(providers: providers))
-        self.alarms = Alarms(clock: clock)
+        self.alarms = Alarms(clock: clock, keepsIdleDriver: true)
     }
 
     /// The schemes with a provider, the base URL and the policy's size; never a credential.

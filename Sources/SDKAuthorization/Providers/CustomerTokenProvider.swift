@@ -41,7 +41,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
         queue = DispatchQueue(label: "SDKAuthorization.CustomerTokenProvider.\(String(reflecting: type))")
         providerTypeName = String(reflecting: type)
         makeProvider = { type.init() }
-        alarms = Alarms(clock: clock)
+        alarms = Alarms(clock: clock, keepsIdleDriver: true)
         self.diagnostics = diagnostics
     }
 

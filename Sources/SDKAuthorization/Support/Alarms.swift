@@ -3,9 +3,12 @@ import Foundation
 /// Actions to run at moments on a clock's monotonic time: every time limit of the framework (a
 /// request's deadline, a wait's limit, a refresh's lifetime, a provider call's deadline) is one.
 ///
-/// One driver task per instance, running only while an alarm is set, sleeps on the clock until the
-/// earliest alarm, runs the actions whose time has come (outside the lock, in the order of their
-/// times), and sleeps again. An alarm costs a heap entry and its action, not a task or a timer.
+/// One driver task per instance sleeps on the clock until the earliest alarm, runs the actions whose
+/// time has come (outside the lock, in the order of their times), and sleeps again. An alarm costs a
+/// heap entry and its action, not a task or a timer. Once no alarm is left the driver is cancelled,
+/// unless the instance keeps it (``init(clock:keepsIdleDriver:)``): then it ends only when it next
+/// wakes and finds nothing, so requests that set and cancel one alarm each, one after another,
+/// share one driver instead of starting one apiece.
 final class Alarms: Sendable {
     /// One alarm, to cancel it.
     struct Alarm: Sendable, Hashable {
@@ -23,15 +26,19 @@ final class Alarms: Sendable {
     }
 
     private let clock: any AuthorizationClock
+    private let keepsIdleDriver: Bool
     private let state = Locked(State())
 
-    init(clock: any AuthorizationClock) {
+    /// - Parameter keepsIdleDriver: Let the driver sleep on when the last alarm is cancelled (one
+    ///   alarm per request, set and cancelled around each request, as a request deadline is).
+    init(clock: any AuthorizationClock, keepsIdleDriver: Bool = false) {
         self.clock = clock
+        self.keepsIdleDriver = keepsIdleDriver
     }
 
-    /// Alarms set and not yet run or cancelled, plus the driver when one runs (for leak tests).
+    /// Alarms set and not yet run or cancelled, and their times (for leak tests).
     var heldRecords: Int {
-        state.withLock { $0.actions.count + ($0.driver == nil ? 0 : 1) }
+        state.withLock { $0.actions.count + $0.times.count }
     }
 
     /// Runs `action` once `clock.monotonicNow()` reaches `uptime` (soon, if it has already), unless
@@ -54,12 +61,13 @@ final class Alarms: Sendable {
         }
     }
 
-    /// Forgets `alarm`; its action will not run (it may be running already). The driver stops once
-    /// no alarm is left.
+    /// Forgets `alarm`; its action will not run (it may be running already). Once no alarm is left
+    /// the times of cancelled ones are dropped at once, and the driver is cancelled unless kept.
     func cancel(_ alarm: Alarm) {
         state.withLock { state in
             guard state.actions.removeValue(forKey: alarm.id) != nil, state.actions.isEmpty else { return }
-            state.times.removeAll()
+            state.times.removeAll(keepingCapacity: state.times.count <= 1_024)
+            guard !keepsIdleDriver else { return }
             state.driver?.cancel()
             state.driver = nil
             state.sleepingUntil = nil
@@ -112,7 +120,7 @@ struct MinHeap {
     /// The earliest entry.
     func peek() -> (TimeInterval, UInt64)? { items.first.map { ($0.time, $0.id) } }
 
-    mutating func removeAll() { items.removeAll(keepingCapacity: false) }
+    mutating func removeAll(keepingCapacity: Bool = false) { items.removeAll(keepingCapacity: keepingCapacity) }
 
     /// Earlier first; of two at the same time, the one set first.
     private func precedes(_ lhs: Int, _ rhs: Int) -> Bool {

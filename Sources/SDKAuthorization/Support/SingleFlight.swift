@@ -22,7 +22,8 @@ import Foundation
 ///   cannot wedge the requests that come after it.
 ///
 /// One lock guards the value, the flight and the waiters; continuations are resumed outside it.
-/// Wait limits and flight lifetimes are ``Alarms``.
+/// The waits' limits are kept in one heap with one alarm, at the earliest; a flight's lifetime is an
+/// alarm of its own.
 final class SingleFlight<Value: Sendable>: Sendable {
     /// How a wait ended.
     enum Outcome: Sendable {
@@ -80,7 +81,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
         case endedBeforeRegistering(Outcome)
         /// Unsafe rather than checked: resumed exactly once, by whoever moves the slot out of
         /// `.waiting` under the lock.
-        case waiting(UnsafeContinuation<Outcome, Never>, Alarms.Alarm?)
+        case waiting(UnsafeContinuation<Outcome, Never>)
         case ended
     }
 
@@ -114,6 +115,18 @@ final class SingleFlight<Value: Sendable>: Sendable {
         var waiters = NumberedQueue<Waiter>(firstNumber: 1)
         var waitingCount = 0
         var unregisteredCount = 0
+        /// The limits of the waiting waits, earliest first (waits that ended since are skipped).
+        var limits = MinHeap()
+        /// The one alarm at the earliest limit, and its time.
+        var limitAlarm: (alarm: Alarms.Alarm, at: TimeInterval)?
+
+        /// Forgets every limit once nothing waits, so nothing is held.
+        mutating func dropLimitsIfIdle(_ alarms: Alarms) {
+            guard waitingCount == 0, unregisteredCount == 0 else { return }
+            limits.removeAll(keepingCapacity: limits.count <= 1_024)
+            if let (alarm, _) = limitAlarm { alarms.cancel(alarm) }
+            limitAlarm = nil
+        }
 
         /// Ends every wait with `outcome` (a waiter past its own limit, with its limit's outcome).
         mutating func endAll(with outcome: Outcome, at now: TimeInterval, alarms: Alarms) -> Resumptions {
@@ -123,8 +136,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
                 let waiter = waiters[index]
                 let ending = now < waiter.endsAt ? outcome : waiter.limitOutcome
                 switch waiter.slot {
-                case .waiting(let continuation, let alarm):
-                    if let alarm { alarms.cancel(alarm) }
+                case .waiting(let continuation):
                     resumed.append((continuation, ending))
                     waiters[index].slot = .ended
                 case .unregistered:
@@ -136,6 +148,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
             }
             waitingCount = 0
             dropEnded()
+            dropLimitsIfIdle(alarms)
             return resumed
         }
 
@@ -243,10 +256,15 @@ final class SingleFlight<Value: Sendable>: Sendable {
             if now >= waiter.endsAt { return .resume(waiter.limitOutcome) }
             // A value that became usable since the request looked serves it.
             if let value = state.value, isUsable(value) { return .resume(.value(value)) }
-            let limitOutcome = waiter.limitOutcome
-            let alarm = waiter.endsAt.isFinite ? alarms.schedule(at: waiter.endsAt) { [self] in end(id, with: limitOutcome) } : nil
-            state.waiters[index].slot = .waiting(continuation, alarm)
+            state.waiters[index].slot = .waiting(continuation)
             state.waitingCount += 1
+            if waiter.endsAt.isFinite {
+                state.limits.insert(waiter.endsAt, id)
+                if state.limitAlarm.map({ waiter.endsAt < $0.at }) ?? true {
+                    if let (alarm, _) = state.limitAlarm { alarms.cancel(alarm) }
+                    state.limitAlarm = (alarms.schedule(at: waiter.endsAt) { [self] in expireLimits() }, waiter.endsAt)
+                }
+            }
             // A flight past its lifetime takes no new waiters.
             var timedOut: EndedFlight?
             if let running = state.flight, let lifetime = configuration.flightLifetime, now - running.startedAt >= lifetime {
@@ -292,11 +310,11 @@ final class SingleFlight<Value: Sendable>: Sendable {
                 state.waiters[index].slot = .endedBeforeRegistering(outcome)
                 state.unregisteredCount -= 1
                 return (nil, leaveUnwatched(&state))
-            case .waiting(let continuation, let alarm):
-                if let alarm { alarms.cancel(alarm) }
+            case .waiting(let continuation):
                 state.waiters[index].slot = .ended
                 state.waitingCount -= 1
                 state.dropEnded()
+                state.dropLimitsIfIdle(alarms)
                 return (continuation, leaveUnwatched(&state))
             case .endedBeforeRegistering, .ended:
                 return (nil, nil)
@@ -327,6 +345,39 @@ final class SingleFlight<Value: Sendable>: Sendable {
             state.flight?.lifetimeAlarm = nil
         }
         return nil
+    }
+
+    /// The earliest limit came: ends every wait whose limit has passed, then sets the alarm for
+    /// the next limit.
+    private func expireLimits() {
+        let now = clock.monotonicNow()
+        let (resumed, unwatched) = state.withLock { state -> (Resumptions, (EndedFlight, FlightEnd)?) in
+            state.limitAlarm = nil
+            var resumed: Resumptions = []
+            while let (time, id) = state.limits.peek() {
+                // A limit whose wait has ended is dropped; the first one still to come sets the alarm.
+                guard let index = state.waiters.index(of: id), case .waiting(let continuation) = state.waiters[index].slot else {
+                    state.limits.removeMinimum()
+                    continue
+                }
+                guard time <= now else {
+                    state.limitAlarm = (alarms.schedule(at: time) { [self] in expireLimits() }, time)
+                    break
+                }
+                state.limits.removeMinimum()
+                resumed.append((continuation, state.waiters[index].limitOutcome))
+                state.waiters[index].slot = .ended
+                state.waitingCount -= 1
+            }
+            state.dropEnded()
+            state.dropLimitsIfIdle(alarms)
+            return (resumed, resumed.isEmpty ? nil : leaveUnwatched(&state))
+        }
+        if let (ended, how) = unwatched {
+            if how == .abandoned { ended.cancel?() }
+            configuration.flightEnded?(how, ended.age)
+        }
+        for (continuation, outcome) in resumed { continuation.resume(returning: outcome) }
     }
 
     /// A flight reached its lifetime: it takes no new waiters, and with a timeout error its waiters fail.
