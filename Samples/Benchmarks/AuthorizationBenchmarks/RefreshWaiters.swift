@@ -109,6 +109,20 @@ enum WaiterFixtures {
             release: { try store.setIDToken(token) }, check: { $0 == 200 }
         )
     }
+
+    /// The same wait through the quick start's overload, `client.send(endpoint, body:)`.
+    static func clientByEndpoint(_ count: Int, callbacks: CallCounter) async throws -> WaiterCost {
+        let store = try store(callbacks: callbacks)
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("ticketing", method: "POST", path: roverURL.absoluteString), scheme: .bearer)
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: store], diagnostics: QuietSink())
+        let client = AuthorizedHTTPClient(authorizer: authorizer, transport: InstantTransport())
+        let body = Data(#"{"page":1}"#.utf8)
+        return try await measureWaiters(
+            count, start: { try await client.send("ticketing", body: body).statusCode }, waiting: { store.waitingRequestCount },
+            release: { try store.setIDToken(token) }, check: { $0 == 200 }
+        )
+    }
 }
 
 func refreshWaiterBenchmarks() {
@@ -164,7 +178,8 @@ func refreshWaiterBenchmarks() {
         let gateBytes = BenchmarkMetric.custom("bytes per waiter: lock gate", useScalingFactor: false)
         let overGate = BenchmarkMetric.custom("bytes per waiter over the gate: client.send", useScalingFactor: false)
         let seamBytes = BenchmarkMetric.custom("bytes per waiter: authorizer.authorize (the seam, no client)", useScalingFactor: false)
-        let clientMetrics = [clientRatio, clientCallbacks, clientMicros, gateMicros, clientBytes, gateBytes, overGate, seamBytes]
+        let endpointBytes = BenchmarkMetric.custom("bytes per waiter: client.send(endpoint, body:)", useScalingFactor: false)
+        let clientMetrics = [clientRatio, clientCallbacks, clientMicros, gateMicros, clientBytes, gateBytes, overGate, seamBytes, endpointBytes]
         Benchmark("3 waiters: \(size) through client.send vs lock gate", configuration: BenchmarkSettings.rounds(rounds, metrics: clientMetrics)) { benchmark in
             do {
                 let counter = CallCounter()
@@ -184,6 +199,7 @@ func refreshWaiterBenchmarks() {
                 benchmark.measurement(gateBytes, gate.bytesPerWaiter)
                 benchmark.measurement(overGate, max(0, client.bytesPerWaiter - gate.bytesPerWaiter))
                 benchmark.measurement(seamBytes, try await WaiterFixtures.seam(size, callbacks: CallCounter()).bytesPerWaiter)
+                benchmark.measurement(endpointBytes, try await WaiterFixtures.clientByEndpoint(size, callbacks: CallCounter()).bytesPerWaiter)
             } catch {
                 benchmark.fail(error)
             }

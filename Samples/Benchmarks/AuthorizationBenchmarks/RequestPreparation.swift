@@ -142,6 +142,25 @@ func requestPreparationBenchmarks() {
         }
     }
 
+    // The same API-key request found in the catalogue by method and URL (every route of the Engagement
+    // catalogue tried, the path decoded once) against the same request named by its endpoint.
+    let matchMetrics = PairedMetrics(subject: "matched by URL", floor: "named by endpoint")
+    Benchmark("1 prepare: API key matched by URL vs named by endpoint", configuration: BenchmarkSettings.rounds(rounds, metrics: matchMetrics.all)) { benchmark in
+        do {
+            let client = try AuthorizedHTTPClient(configuration: PreparationFixtures.configuration(advancedAuth: false), transport: InstantTransport(),
+                                                  diagnostics: QuietSink())
+            let request = OutgoingRequest(method: "POST", url: PreparationFixtures.trackEventsURL, headers: ["Content-Type": "application/json"],
+                                          body: PreparationFixtures.body)
+            try await pairedRound(benchmark, metrics: matchMetrics, operations: operations) {
+                for _ in 0..<operations { _ = try await client.send(request) }
+            } floor: {
+                for _ in 0..<operations { _ = try await client.send(.trackEvents, body: PreparationFixtures.body) }
+            }
+        } catch {
+            benchmark.fail(error)
+        }
+    }
+
     // The synchronous provider against the async one, both under 32 concurrent requests: the cost of
     // keeping blocking calls off the cooperative pool, one at a time. And against the least such a
     // hop can cost: an async provider that hops to a dispatch queue and back, written by hand.

@@ -33,6 +33,8 @@ import Foundation
 public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomReflectable {
     private struct Route: Sendable {
         let endpoint: Endpoint
+        /// The endpoint's method, uppercased once.
+        let method: String
         let scheme: AuthorizationScheme
         let matcher: (origin: Origin, path: PathPattern)?
         /// The URL when no parameter comes from the call, built once.
@@ -107,6 +109,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             let needsCallParameters = endpoint.parameterNames.contains { pathParameters[$0] == nil }
             let route = Route(
                 endpoint: endpoint,
+                method: endpoint.method.uppercased(),
                 scheme: scheme,
                 matcher: endpoint.matcher(baseURL: baseURL),
                 fixedURL: needsCallParameters ? nil : try? endpoint.url(baseURL: baseURL, parameters: pathParameters)
@@ -192,7 +195,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         if let origin = Origin(request.url) {
             // The path is decoded once for every route, and only when a route of this origin may match.
             var path: RequestPath?
-            for route in routeOrder where route.endpoint.method.uppercased() == method {
+            for route in routeOrder where route.method == method {
                 guard let matcher = route.matcher, matcher.origin == origin else { continue }
                 if path == nil { path = RequestPath(request.url.percentEncodedPathForMatching) }
                 if let path, matcher.path.matches(path) { return (route.scheme, route.endpoint.id) }

@@ -243,7 +243,10 @@ struct RequestPath: Sendable {
 extension URL {
     /// The path as it appears in the URL, percent-encoding kept.
     var percentEncodedPathForMatching: String {
-        URLComponents(url: self, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? path
+        if #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) {
+            return path(percentEncoded: true)
+        }
+        return URLComponents(url: self, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? path
     }
 }
 
