@@ -16,13 +16,14 @@ extension AuthorizationConfiguration {
     /// | `projectToken` | string | required |
     /// | `baseURL` | string | required, `http`/`https` |
     /// | `authorization` | string | `Token <key>`, `Bearer <jwt>` or a bare key |
+    /// | `authorizationToken` | string | the Flutter SDK's spelling of `authorization`; a file names one or the other |
     /// | `advancedAuthEnabled` | boolean | default `false` |
     /// | `providerConvention` | string | `implicitName` (default) or `registeredClass` |
     /// | `providerName` | string | the provider's name or module-qualified class name |
     /// | `customerTokenCacheLeeway` | number | seconds (0 to 86400); turns the opt-in token cache on |
     /// | `customerTokenCacheMaximumAge` | number | seconds (1 to 86400, default 3600); needs the leeway |
     public static let fileKeys: Set<String> = [
-        "projectToken", "baseURL", "authorization", "advancedAuthEnabled",
+        "projectToken", "baseURL", "authorization", "authorizationToken", "advancedAuthEnabled",
         "providerConvention", "providerName", "customerTokenCacheLeeway", "customerTokenCacheMaximumAge",
     ]
 
@@ -95,10 +96,16 @@ extension AuthorizationConfiguration {
         }
         guard let projectToken = try Self.string(values, "projectToken") else { throw .missingKey("projectToken") }
         guard let baseURL = try Self.string(values, "baseURL") else { throw .missingKey("baseURL") }
+        // The Flutter SDK spells the key `authorizationToken`; one file names one of the two.
+        if values["authorization"] != nil, values["authorizationToken"] != nil {
+            throw .invalidValue(key: "authorizationToken", reason: "the file also names authorization; authorizationToken is the Flutter SDK's spelling of the same key, keep one")
+        }
+        var authorization = try Self.string(values, "authorization")
+        if authorization == nil { authorization = try Self.string(values, "authorizationToken") }
         try self.init(
             projectToken: projectToken,
             baseURL: baseURL,
-            authorization: try Self.string(values, "authorization"),
+            authorization: authorization,
             advancedAuthEnabled: advanced,
             providerLookup: lookup,
             customerTokenCaching: caching

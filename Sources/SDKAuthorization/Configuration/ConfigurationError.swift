@@ -92,15 +92,15 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
         case .advancedAuthEnabledWithoutProvider:
             "Advanced authorization flag has been enabled without provider"
         case .providerIsNotNSObject(let name):
-            "Class \(LogText.plain(name)) does not conform to NSObject"
+            "Class \(LogText.typeName(name)) does not conform to NSObject"
         case .providerDoesNotConform(let name):
-            "Class \(LogText.plain(name)) does not conform to AuthorizationProviderType"
+            "Class \(LogText.typeName(name)) does not conform to AuthorizationProviderType"
         case .advancedAuthEnabledButProviderNotNamed:
             "Advanced auth has been enabled but provider has not been found"
         case .registeredClassNotFound(let name):
-            "Registered \(LogText.plain(name)) class has not been found"
+            "Registered \(LogText.typeName(name)) class has not been found"
         case .registeredClassDoesNotImplement(let name):
-            "Registered \(LogText.plain(name)) class has to implement \(String(reflecting: (any AuthorizationProviderType).self))"
+            "Registered \(LogText.typeName(name)) class has to implement \(String(reflecting: (any AuthorizationProviderType).self))"
         case .providerCreationFailed(let name, let reason):
             "The authorization provider registered as \(LogText.plain(name)) could not be created: \(reason)"
         case .customerTokenEndpointsWithoutAdvancedAuth(let endpoints):

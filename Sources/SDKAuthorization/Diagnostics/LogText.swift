@@ -29,4 +29,25 @@ enum LogText {
         let quoted = escaped(value, limit: limit)
         return String(quoted.dropFirst().dropLast())
     }
+
+    /// A type name as the user wrote it, for the vendors' lookup messages: every letter stays as it
+    /// is, in any script, so the message names the real class; only what could forge or hide a log
+    /// line (control characters, line and paragraph separators, bidirectional controls) is escaped.
+    /// Cut at 256 characters, the longest name a configuration accepts.
+    static func typeName(_ value: String) -> String {
+        var result = ""
+        for (count, scalar) in value.unicodeScalars.enumerated() {
+            if count == 256 {
+                result += "…"
+                break
+            }
+            switch scalar.value {
+            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF:
+                result += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
 }

@@ -22,6 +22,17 @@ struct ConfigurationFileTests {
         #expect(configuration.customerTokenCaching == .honoringExpiry(leeway: 30))
     }
 
+    @Test func theFlutterSpellingAuthorizationTokenIsReadAsAuthorization() throws {
+        let configuration = try json(#"{"projectToken": "p1", "baseURL": "https://api.example.com", "authorizationToken": "Token k1"}"#)
+        #expect(configuration.authorization?.headerValue == "Token k1")
+    }
+
+    @Test func aFileNamingBothSpellingsOfTheAuthorizationIsRefused() {
+        #expect(throws: ConfigurationError.invalidValue(key: "authorizationToken", reason: "the file also names authorization; authorizationToken is the Flutter SDK's spelling of the same key, keep one")) {
+            try json(#"{"projectToken": "p1", "baseURL": "https://api.example.com", "authorization": "Token k1", "authorizationToken": "Token k2"}"#)
+        }
+    }
+
     @Test func minimalJSONFileGetsTheDefaults() throws {
         let configuration = try json(#"{"projectToken": "p1", "baseURL": "http://127.0.0.1:9000"}"#)
         #expect(configuration.authorization == nil)

@@ -60,6 +60,18 @@ struct ProviderRegistryTests {
         #expect(logged == ["Advanced auth has been enabled but provider has not been found"])
     }
 
+    @Test(arguments: ["MyApp.FournisseurÉtoilé", "Appli.提供者", "MyApp." + String(repeating: "P", count: 250)])
+    func lookupMessagesNameTheRealClassExactlyInAnyScriptUpToTheAcceptedLength(name: String) throws {
+        let (error, logged) = try failure(.registeredClassName(name))
+        #expect(error?.message == "Registered \(name) class has not been found")
+        #expect(logged == ["Registered \(name) class has not been found"])
+    }
+
+    @Test func aNameWithABidiOverrideIsEscapedInTheMessageSoItCannotHideItsText() {
+        #expect(LogText.typeName("Exponea\u{202E}redivorP") == "Exponea\\u{202e}redivorP")
+        #expect(LogText.typeName("A\u{2028}B\u{7}") == "A\\u{2028}B\\u{7}")
+    }
+
     @Test func registeredClassThatDoesNotExistFailsWithTheAndroidMessage() throws {
         let (error, logged) = try failure(.registeredClassName("MyApp.ExampleAuthProvider"))
         #expect(error?.message == "Registered MyApp.ExampleAuthProvider class has not been found")
