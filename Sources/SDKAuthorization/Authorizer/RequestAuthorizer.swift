@@ -267,9 +267,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         reading read: (Response) async throws -> ServerResponse
     ) async throws(RequestError) -> Response {
         var authorized = try await authorize(request, endpoint: endpoint, attempt: 1, deadline: deadline)
+        var sent = false
         do throws(RequestError) {
             while true {
-                let (response, head) = try await sendFollowingRedirects(&authorized, through: stack, reading: read)
+                let (response, head) = try await sendFollowingRedirects(&authorized, sent: &sent, through: stack, reading: read)
                 guard head.statusCode == 401 || head.statusCode == 403 else { return response }
                 switch await evaluate(head, to: authorized) {
                 case .accept:
@@ -285,7 +286,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             }
         } catch {
             var error = error
-            error.wasSent = true
+            if sent { error.wasSent = true }
             throw error
         }
     }
@@ -294,6 +295,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// redirect to follow, with what `read` made of it.
     private func sendFollowingRedirects<Response>(
         _ authorized: inout AuthorizedRequest,
+        sent: inout Bool,
         through stack: (OutgoingRequest) async throws -> Response,
         reading read: (Response) async throws -> ServerResponse
     ) async throws(RequestError) -> (Response, ServerResponse) {
@@ -304,6 +306,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             let response: Response
             let head: ServerResponse
             do {
+                sent = true
                 response = try await stack(authorized.request)
                 head = try await read(response)
             } catch let error as RequestError {
