@@ -11,12 +11,20 @@ let package = Package(
     name: "SDKAuthorization",
     products: [
         .library(name: "SDKAuthorization", targets: ["SDKAuthorization"]),
+        .library(name: "SDKAuthorizationSignature", targets: ["SDKAuthorizationSignature"]),
+        .library(name: "SDKAuthorizationTokenExchange", targets: ["SDKAuthorizationTokenExchange"]),
         .library(name: "SDKAuthorizationTesting", targets: ["SDKAuthorizationTesting"]),
         .executable(name: "sdkauth-config", targets: ["sdkauth-config"]),
         .plugin(name: "ValidateAuthorizationConfiguration", targets: ["ValidateAuthorizationConfiguration"]),
     ],
     targets: [
+        // The core: the seam and its one request loop, policy, provider protocols, credentials, the
+        // refresh primitive, deadlines, events, errors, transports, and (for now) the Engagement
+        // configuration, registry and provider-class adapter and the ID-token mode.
         .target(name: "SDKAuthorization", swiftSettings: strictSettings),
+        // Vendor modes, each depending on the core only.
+        .target(name: "SDKAuthorizationSignature", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
+        .target(name: "SDKAuthorizationTokenExchange", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         .target(
             name: "SDKAuthorizationTesting",
             dependencies: ["SDKAuthorization"],
@@ -39,7 +47,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SDKAuthorizationTests",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationTesting"],
+            dependencies: ["SDKAuthorization", "SDKAuthorizationSignature", "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting"],
             swiftSettings: strictSettings
         ),
     ],

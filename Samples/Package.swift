@@ -96,6 +96,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationSignature", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationTokenExchange", package: "SDKAuthorization"),
             ],
             swiftSettings: strictSettings
         ),
@@ -120,7 +122,15 @@ let package = Package(
         .executableTarget(name: "refresh-callback-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(name: "token-exchange-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(name: "signature-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
-        .executableTarget(name: "signature-queue-worker", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "signature-queue-worker",
+            dependencies: [
+                "AuthorizationSamples",
+                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationSignature", package: "SDKAuthorization"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
@@ -137,6 +147,8 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationSignature", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationTokenExchange", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
             ],
             swiftSettings: strictSettings
@@ -150,6 +162,8 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
                 .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationSignature", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationTokenExchange", package: "SDKAuthorization"),
             ],
             swiftSettings: strictSettings
         ),
@@ -159,6 +173,8 @@ let package = Package(
                 "BenchmarkSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationSignature", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationTokenExchange", package: "SDKAuthorization"),
             ],
             path: "Benchmarks/AuthorizationBenchmarks",
             swiftSettings: strictSettings,

@@ -7,6 +7,7 @@ import Benchmark
 import BenchmarkSupport
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationSignature
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationSignature
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationTokenExchange
 import Synchronization
 
 /// The app's server in the token-exchange mode: it signs the payload the SDK hands over with the

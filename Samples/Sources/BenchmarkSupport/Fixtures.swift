@@ -3,6 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 import SDKAuthorization
+import SDKAuthorizationTokenExchange
+import SDKAuthorizationSignature
 import Synchronization
 
 /// A transport that answers every request at once with `200` and no body: what is left is the

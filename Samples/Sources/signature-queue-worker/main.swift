@@ -10,6 +10,7 @@
 import AuthorizationSamples
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationSignature
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 func value(_ flag: String) -> String? {

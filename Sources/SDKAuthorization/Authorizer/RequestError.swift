@@ -107,7 +107,7 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
     /// A sentence that says what happened; never a whole credential.
     var detail: String { storage.detail }
 
-    init(_ code: Code, _ detail: String, endpoint: EndpointID? = nil, wasSent: Bool = false, scheme: AuthorizationScheme? = nil,
+    package init(_ code: Code, _ detail: String, endpoint: EndpointID? = nil, wasSent: Bool = false, scheme: AuthorizationScheme? = nil,
          response: ServerResponse? = nil, underlyingError: (any Error)? = nil) {
         storage = Storage(code: code, endpoint: endpoint, scheme: scheme, response: response, underlyingError: underlyingError, detail: detail)
         self.wasSent = wasSent
@@ -149,7 +149,7 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
 
     /// The error's type and, for a `URLError`, its code: never its description, which may hold a URL
     /// with secrets in its query.
-    static func summary(of error: any Error) -> String {
+    package static func summary(of error: any Error) -> String {
         if let urlError = error as? URLError { return "URLError \(urlError.code.rawValue)" }
         return "\(type(of: error))"
     }
@@ -264,37 +264,8 @@ extension RequestError {
     }
 
     /// This error for `endpoint`, when it names none yet.
-    func withEndpoint(_ endpoint: EndpointID?) -> RequestError {
+    package func withEndpoint(_ endpoint: EndpointID?) -> RequestError {
         guard self.endpoint == nil, let endpoint else { return self }
         return RequestError(code, detail, endpoint: endpoint, wasSent: wasSent, scheme: scheme, response: response, underlyingError: underlyingError)
-    }
-}
-
-// MARK: - Token-exchange mode
-
-extension RequestError.Code {
-    /// The host app's signer failed, or its signed payload is unusable (not a JWT, no `iat`/`exp`,
-    /// expired, a `phone` that is not E.164). Not sent.
-    public static let signingFailed = RequestError.Code(rawValue: "signingFailed")
-    /// The host app's signer did not answer in time. Not sent.
-    public static let signingTimedOut = RequestError.Code(rawValue: "signingTimedOut")
-    /// The platform refused the signed payload, or its answer held no usable auth token. Not sent.
-    public static let exchangeFailed = RequestError.Code(rawValue: "exchangeFailed")
-}
-
-extension RequestError {
-    /// The signer failed or its payload is unusable.
-    public static func signingFailed(reason: String, underlyingError: (any Error)? = nil) -> RequestError {
-        RequestError(.signingFailed, "The payload could not be signed: \(reason); the request was not sent", underlyingError: underlyingError)
-    }
-
-    /// The signer did not answer in time.
-    public static func signingTimedOut(after seconds: TimeInterval) -> RequestError {
-        RequestError(.signingTimedOut, "The payload signer did not answer within \(seconds) seconds; the request was not sent")
-    }
-
-    /// The exchange failed.
-    public static func exchangeFailed(reason: String, response: ServerResponse?, underlyingError: (any Error)?) -> RequestError {
-        RequestError(.exchangeFailed, "The signed payload could not be exchanged: \(reason); the request was not sent", response: response, underlyingError: underlyingError)
     }
 }

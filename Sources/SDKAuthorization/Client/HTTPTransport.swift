@@ -114,7 +114,7 @@ public protocol HTTPTransport: Sendable {
 
 extension URL {
     /// Scheme, host, port and path, without user info, query or fragment: what a log may show.
-    var redactedForLog: String {
+    package var redactedForLog: String {
         var components = URLComponents()
         components.scheme = scheme
         components.host = host

@@ -5,11 +5,11 @@
 ///   `obs-text`): no CR, LF, NUL or other control character, and no non-ASCII byte (U+2028 or
 ///   U+202E would reach the wire as raw UTF-8).
 /// - A bearer token is an RFC 6750 `b64token`: letters, digits and `-._~+/`, then `=` padding.
-enum HeaderFieldRules {
-    enum Verdict: Equatable { case valid, empty, forbiddenCharacters }
+package enum HeaderFieldRules {
+    package enum Verdict: Equatable { case valid, empty, forbiddenCharacters }
 
     /// Whether `byte` may appear in an HTTP token.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
+    package static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
@@ -23,7 +23,7 @@ enum HeaderFieldRules {
     }
 
     /// Whether `name` is a valid header field name.
-    static func isValidName(_ name: String) -> Bool {
+    package static func isValidName(_ name: String) -> Bool {
         !name.utf8.isEmpty && name.utf8.allSatisfy(isTokenByte)
     }
 
@@ -40,19 +40,19 @@ enum HeaderFieldRules {
     }()
 
     /// Whether `value` may be sent as a header field value.
-    static func isValidValue(_ value: String) -> Bool {
+    package static func isValidValue(_ value: String) -> Bool {
         var value = value
         return value.withUTF8 { bytes in bytes.allSatisfy { byteClasses[Int($0)] != 0 } }
     }
 
     /// Whether a caller-supplied header may be sent.
-    static func isValidHeader(name: String, value: String) -> Bool {
+    package static func isValidHeader(name: String, value: String) -> Bool {
         isValidName(name) && isValidValue(value)
     }
 
     /// A credential (API key, project token, ID token): not empty or blank, and only visible ASCII
     /// and space (no tab: a credential has no use for one). One pass over the UTF-8 bytes.
-    static func check(_ credential: String) -> Verdict {
+    package static func check(_ credential: String) -> Verdict {
         var credential = credential
         return credential.withUTF8 { bytes in
             var blank = true
@@ -69,7 +69,7 @@ enum HeaderFieldRules {
 
     /// A bearer token (RFC 6750 `b64token`): `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
     /// One pass over the UTF-8 bytes; ``Verdict/empty`` for a blank token.
-    static func checkBearer(_ token: String) -> Verdict {
+    package static func checkBearer(_ token: String) -> Verdict {
         var token = token
         return token.withUTF8 { bytes in
             var blank = true, sawPadding = false, grammar = true, characters = 0
@@ -102,7 +102,7 @@ extension HeaderFieldRules {
     /// The header names (lower case) that frame the message, belong to one hop, or that the
     /// transport or the body's encoding owns. `Proxy-*` and pseudo-headers (`:authority`...) are
     /// owned too; ``isTransportOwnedName(_:)`` checks those by prefix.
-    static let transportOwnedNames: Set<String> = [
+    package static let transportOwnedNames: Set<String> = [
         "host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer", "keep-alive",
         "cookie", "set-cookie", "content-type", "content-encoding", "expect", "date", "via",
     ]
@@ -112,7 +112,7 @@ extension HeaderFieldRules {
     /// (``transportOwnedNames``), any `Proxy-*` field, or an HTTP/2 pseudo-header (`:` first).
     ///
     /// Every site that accepts such a name from the SDK author asks this one function.
-    static func isTransportOwnedName(_ name: String) -> Bool {
+    package static func isTransportOwnedName(_ name: String) -> Bool {
         let bytes = name.utf8
         guard let first = bytes.first else { return false }
         if first == UInt8(ascii: ":") { return true }
@@ -123,7 +123,7 @@ extension HeaderFieldRules {
     }
 
     /// `byte` with an ASCII capital letter made small; every other byte as it is.
-    static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+    package static func asciiLowercased(_ byte: UInt8) -> UInt8 {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 }

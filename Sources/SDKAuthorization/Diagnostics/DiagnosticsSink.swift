@@ -83,7 +83,7 @@ public protocol DiagnosticsSink: Sendable {
 }
 
 extension DiagnosticsSink {
-    func log(_ level: DiagnosticLevel, _ message: @autoclosure () -> String,
+    package func log(_ level: DiagnosticLevel, _ message: @autoclosure () -> String,
              endpoint: EndpointID? = nil, scheme: AuthorizationScheme? = nil, event: String? = nil) {
         record(Diagnostic(level: level, message: message(), endpoint: endpoint, scheme: scheme, event: event))
     }

@@ -2,9 +2,9 @@
 /// log line or an error message: control characters, line and paragraph separators, bidirectional
 /// overrides and other non-ASCII are written as `\u{...}`, so a value cannot forge a log line or hide
 /// its content, and long values are cut.
-enum LogText {
+package enum LogText {
     /// `value` quoted and escaped, at most `limit` characters of it.
-    static func escaped(_ value: String, limit: Int = 128) -> String {
+    package static func escaped(_ value: String, limit: Int = 128) -> String {
         var result = "'"
         var count = 0
         for scalar in value.unicodeScalars {
@@ -25,7 +25,7 @@ enum LogText {
 
     /// `value` escaped as by ``escaped(_:limit:)`` but without quotes, for names already known to be
     /// mostly plain (endpoint and type names).
-    static func plain(_ value: String, limit: Int = 128) -> String {
+    package static func plain(_ value: String, limit: Int = 128) -> String {
         let quoted = escaped(value, limit: limit)
         return String(quoted.dropFirst().dropLast())
     }
@@ -34,7 +34,7 @@ enum LogText {
     /// is, in any script, so the message names the real class; only what could forge or hide a log
     /// line (control characters, line and paragraph separators, bidirectional controls) is escaped.
     /// Cut at 256 characters, the longest name a configuration accepts.
-    static func typeName(_ value: String) -> String {
+    package static func typeName(_ value: String) -> String {
         var result = ""
         for (count, scalar) in value.unicodeScalars.enumerated() {
             if count == 256 {

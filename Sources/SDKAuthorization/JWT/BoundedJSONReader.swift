@@ -7,15 +7,15 @@ import Foundation
 /// - A key repeated in one object is refused: tools disagree on which value wins.
 /// - Numbers must be finite and at most 64 characters; strings must be valid UTF-8 without raw
 ///   control characters; nothing but white space may follow the value.
-struct BoundedJSONReader {
-    enum Failure: Error, Equatable {
+package struct BoundedJSONReader {
+    package enum Failure: Error, Equatable {
         case syntax(offset: Int)
         case tooDeep(limit: Int)
         case duplicateKey(String)
     }
 
     /// The default nesting limit: far above any JWT or configuration file.
-    static let defaultMaximumDepth = 32
+    package static let defaultMaximumDepth = 32
 
     private let bytes: [UInt8]
     private let maximumDepth: Int
@@ -29,12 +29,12 @@ struct BoundedJSONReader {
     }
 
     /// Parses `data` as one JSON value.
-    static func parse(_ data: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Failure) -> JWTClaimValue {
+    package static func parse(_ data: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Failure) -> JWTClaimValue {
         try parseCountingWork(data, maximumDepth: maximumDepth).value
     }
 
     /// Parses `data` and counts the steps taken (a byte examined or a value begun).
-    static func parseCountingWork(_ data: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Failure) -> (value: JWTClaimValue, work: Int) {
+    package static func parseCountingWork(_ data: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Failure) -> (value: JWTClaimValue, work: Int) {
         var reader = BoundedJSONReader(Array(data), maximumDepth: maximumDepth)
         reader.skipWhitespace()
         let value = try reader.value(depth: 0)

@@ -1,8 +1,8 @@
 /// Which credential a request carries: the name of a provider slot in a ``RequestAuthorizer``.
 ///
-/// The built-in schemes are ``apiKey`` (the project's API key), ``bearer`` (the app's provider),
-/// ``signature`` (a ``SignatureAuthentication``) and ``none``. An SDK author can name more, each
-/// with a provider of its own:
+/// The core's schemes are ``apiKey`` (the project's API key), ``bearer`` (the app's provider) and
+/// ``none``; the signature mode (`SDKAuthorizationSignature`) adds `signature`. An SDK author can
+/// name more, each with a provider of its own:
 ///
 /// ```swift
 /// extension AuthorizationScheme {

@@ -24,9 +24,9 @@ import Foundation
 /// One lock guards the value, the flight and the waiters; continuations are resumed outside it.
 /// The waits' limits are kept in one heap with one alarm, at the earliest; a flight's lifetime is an
 /// alarm of its own.
-final class SingleFlight<Value: Sendable>: Sendable {
+package final class SingleFlight<Value: Sendable>: Sendable {
     /// How a wait ended.
-    enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         /// A usable value: the current one, or the one a flight (or ``set(_:)``) delivered.
         case value(Value)
         /// The flight failed with this error.
@@ -42,31 +42,39 @@ final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     /// One flight, as its runner holds it: finishing it after a reset or after it was abandoned does nothing.
-    struct Flight: Sendable, Equatable {
-        let number: UInt64
-        let generation: UInt64
+    package struct Flight: Sendable, Equatable {
+        package let number: UInt64
+        package let generation: UInt64
     }
 
     /// How a flight ended, for the owner's events and logs.
-    enum FlightEnd: Sendable, Equatable {
+    package enum FlightEnd: Sendable, Equatable {
         case succeeded, failed, timedOut, cleared, abandoned
     }
 
-    struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// Seconds after which a running flight takes no new waiters (the next request starts a new
         /// one); `nil`, never.
-        var flightLifetime: TimeInterval?
+        package var flightLifetime: TimeInterval?
         /// What a flight that reaches its lifetime fails its waiters with; `nil` leaves them
         /// waiting until their own limits.
-        var flightTimeoutError: (@Sendable () -> any Error)?
+        package var flightTimeoutError: (@Sendable () -> any Error)?
         /// Cancel and forget a flight once every waiter has left it by deadline or cancellation.
-        var abandonsUnwatchedFlights = false
+        package var abandonsUnwatchedFlights: Bool
         /// Told when a flight ends, and how, with its age in seconds; outside the lock.
-        var flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)?
+        package var flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)?
+
+        package init(flightLifetime: TimeInterval? = nil, flightTimeoutError: (@Sendable () -> any Error)? = nil,
+                     abandonsUnwatchedFlights: Bool = false, flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)? = nil) {
+            self.flightLifetime = flightLifetime
+            self.flightTimeoutError = flightTimeoutError
+            self.abandonsUnwatchedFlights = abandonsUnwatchedFlights
+            self.flightEnded = flightEnded
+        }
     }
 
     /// What a request does when it finds no usable value.
-    enum Join: Sendable {
+    package enum Join: Sendable {
         /// Wait; when no flight runs, call `start` (outside the lock) with the new flight. It may
         /// return what cancels the flight's work, run when the flight is abandoned or reset.
         case wait(start: @Sendable (Flight) -> (@Sendable () -> Void)?)
@@ -172,7 +180,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
     /// Serializes what the owner writes to disk with what a reset removes (``persist(_:generation:)``).
     private let persistence = Locked(())
 
-    init(clock: any AuthorizationClock, configuration: Configuration = Configuration(), value: Value? = nil) {
+    package init(clock: any AuthorizationClock, configuration: Configuration = Configuration(), value: Value? = nil) {
         self.clock = clock
         self.configuration = configuration
         self.alarms = Alarms(clock: clock)
@@ -182,43 +190,43 @@ final class SingleFlight<Value: Sendable>: Sendable {
     // MARK: Reading
 
     /// The current value, usable or not.
-    var current: Value? { state.withLock { $0.value } }
+    package var current: Value? { state.withLock { $0.value } }
 
     /// The current generation: bumped by every ``reset(thenRemove:)``.
-    var generation: UInt64 { state.withLock { $0.generation } }
+    package var generation: UInt64 { state.withLock { $0.generation } }
 
     /// How many requests wait now.
-    var waitingCount: Int { state.withLock { $0.waitingCount } }
+    package var waitingCount: Int { state.withLock { $0.waitingCount } }
 
     /// Waits and alarms still held; zero when nothing waits (for leak tests).
-    var heldRecords: Int {
+    package var heldRecords: Int {
         state.withLock { $0.waiters.entries.count } + alarms.heldRecords
     }
 
     /// Changes the current value under the lock (marking it rejected, say).
-    func modify<Result>(_ body: (inout Value?) -> Result) -> Result {
+    package func modify<Result>(_ body: (inout Value?) -> Result) -> Result {
         state.withLock { body(&$0.value) }
     }
 
     /// Changes the current value under the lock only while `generation` is current; nil otherwise.
-    func modify<Result>(ifGeneration generation: UInt64, _ body: (inout Value?) -> Result) -> Result? {
+    package func modify<Result>(ifGeneration generation: UInt64, _ body: (inout Value?) -> Result) -> Result? {
         state.withLock { state in state.generation == generation ? body(&state.value) : nil }
     }
 
     /// The current value, when `isUsable` accepts it.
-    func usableValue(_ isUsable: (Value) -> Bool) -> Value? {
+    package func usableValue(_ isUsable: (Value) -> Bool) -> Value? {
         state.withLock { state in state.value.flatMap { isUsable($0) ? $0 : nil } }
     }
 
     /// The current value when `isUsable` accepts it; otherwise ``wait(deadline:waitLimit:isUsable:join:)``.
-    func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, isUsable: (Value) -> Bool, join: Join) async -> Outcome {
+    package func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, isUsable: (Value) -> Bool, join: Join) async -> Outcome {
         if let value = usableValue(isUsable) { return .value(value) }
         return await wait(deadline: deadline, waitLimit: waitLimit, isUsable: isUsable, join: join)
     }
 
     /// Waits for a usable value, as `join` says, until `waitLimit` seconds pass, `deadline`
     /// passes, or the task is cancelled, whichever comes first.
-    func wait(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, isUsable: (Value) -> Bool, join: Join) async -> Outcome {
+    package func wait(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, isUsable: (Value) -> Bool, join: Join) async -> Outcome {
         let now = clock.monotonicNow()
         var endsAt = waitLimit.map { now + $0 } ?? .infinity
         var endsAsDeadline = false
@@ -404,7 +412,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
     ///
     /// - Returns: How many waiters it resumed, or `nil` when `result` was discarded.
     @discardableResult
-    func finish(_ flight: Flight, with result: Result<Value, any Error>) -> Int? {
+    package func finish(_ flight: Flight, with result: Result<Value, any Error>) -> Int? {
         let now = clock.monotonicNow()
         let taken = state.withLock { state -> (resumed: Resumptions, ended: EndedFlight?)? in
             guard flight.generation == state.generation else { return nil }
@@ -436,7 +444,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
     ///
     /// - Returns: The generation it belongs to, for ``persist(_:generation:)``.
     @discardableResult
-    func set(_ value: Value) -> UInt64 {
+    package func set(_ value: Value) -> UInt64 {
         let now = clock.monotonicNow()
         let (resumed, ended, generation) = state.withLock { state in
             state.value = value
@@ -452,7 +460,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
     /// the flight (its late result is discarded), and ends every wait with ``Outcome/cleared``.
     /// `remove` runs after, under the persistence lock, so no save of an earlier generation can
     /// follow it.
-    func reset(thenRemove remove: () -> Void = {}) {
+    package func reset(thenRemove remove: () -> Void = {}) {
         let now = clock.monotonicNow()
         let (resumed, ended) = state.withLock { state in
             state.generation += 1
@@ -471,7 +479,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
     /// Runs `save` under the persistence lock, only while `generation` is still current: a value
     /// that a reset has made obsolete is never written, and a reset's removal never comes before a
     /// save of the generation it ended.
-    func persist(_ save: () -> Void, generation: UInt64) {
+    package func persist(_ save: () -> Void, generation: UInt64) {
         persistence.withLock { _ in
             guard state.withLock({ $0.generation }) == generation else { return }
             save()
@@ -482,7 +490,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
 extension SingleFlight.Outcome {
     /// What a request gets from a wait that ended without a value or a flight's failure, as every
     /// built-in provider reports it: the deadline, a logout, a cancellation, or the wait's limit.
-    func requestError(for context: AuthorizationContext, waitLimit: TimeInterval = 0) -> any Error {
+    package func requestError(for context: AuthorizationContext, waitLimit: TimeInterval = 0) -> any Error {
         switch self {
         case .deadlineExceeded: RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
         case .cleared: RequestError.credentialCleared(endpoint: context.endpoint)

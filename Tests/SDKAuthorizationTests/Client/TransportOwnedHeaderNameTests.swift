@@ -2,6 +2,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationSignature
 
 /// Header names a credential, a signature or an idempotency key must never take: the transport owns them.
 let transportOwnedHeaderNames = [

@@ -2,6 +2,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationTokenExchange
 
 /// The guarantees every built-in provider now shares through the one refresh primitive and the
 /// request's deadline: waits end at the deadline or at cancellation, a hung refresh does not wedge

@@ -100,7 +100,7 @@ public final class FileCredentialStore: CredentialStore, Sendable {
 /// `Library/Application Support/SDKAuthorization/<apple>` in the user's domain on Apple platforms;
 /// `$XDG_DATA_HOME/SDKAuthorization/<elsewhere>` (or `~/.local/share/SDKAuthorization/<elsewhere>`)
 /// elsewhere.
-func applicationDataDirectory(apple: String, elsewhere: String) -> URL {
+package func applicationDataDirectory(apple: String, elsewhere: String) -> URL {
     #if canImport(Darwin)
     let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
         ?? FileManager.default.temporaryDirectory

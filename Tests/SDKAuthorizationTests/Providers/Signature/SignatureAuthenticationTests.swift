@@ -2,6 +2,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationSignature
 
 /// A signature as the app's server would make it: RS256-shaped, `sub` = the user.
 func signature(_ user: String, _ serial: Int = 1) -> String {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationSignature
 
 /// The README's signature-mode example, verbatim inside a namespace, so it keeps compiling.
 enum SignatureModeREADME {

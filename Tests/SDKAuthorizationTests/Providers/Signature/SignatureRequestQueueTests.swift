@@ -2,6 +2,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationSignature
 
 /// A fresh directory for one test's queue files.
 func temporaryQueueDirectory() -> URL {

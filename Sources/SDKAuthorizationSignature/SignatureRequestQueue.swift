@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// Why the request queue refused or could not keep a request.
 public enum SignatureQueueError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// Why the server refused (or, under optional enforcement, would have refused) a request's
 /// signature: the error codes of Braze-style SDK authentication.

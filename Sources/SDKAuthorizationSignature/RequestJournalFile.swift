@@ -7,6 +7,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SDKAuthorization
 
 /// The request queue's file: the journal on disk, its live entries in memory, durable appends
 /// shared by concurrent callers (one write and one flush for all callers waiting at that moment),

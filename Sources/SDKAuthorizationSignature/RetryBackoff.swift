@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// Jittered exponential backoff: how long a request queue waits before it tries again after
 /// consecutive failures.

@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 extension AuthorizationScheme {
     /// A per-user signature in a header of its own (Braze-style SDK authentication), supplied by a

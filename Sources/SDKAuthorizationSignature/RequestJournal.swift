@@ -6,6 +6,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SDKAuthorization
 
 /// One queued request as the journal keeps it.
 struct QueuedEntry: Sendable, Equatable {

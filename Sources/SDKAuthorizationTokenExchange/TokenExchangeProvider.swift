@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// The payload-signing and token-exchange mode (Google CCAI Platform style): when a request needs
 /// a token and none is fresh, the framework asks the host app to sign a payload, exchanges the
