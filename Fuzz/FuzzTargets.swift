@@ -113,7 +113,7 @@ func fuzzRedirects(_ data: Data) {
     )
     guard let authorizer = try? RequestAuthorizer(policy: AuthorizationPolicy(), providers: [:], diagnostics: SilentSink()) else { return }
     let issued = IssuedCredential(provider: NoProvider(), credential: .header("X-Signature", value: "sig"), context: AuthorizationContext(request: original))
-    let authorized = AuthorizedRequest(request: original, original: original, endpoint: nil, scheme: .bearer, attempt: 1,
+    let authorized = AuthorizedRequest(request: original, original: original, endpoint: nil, scheme: .bearer, attempt: 1, deadline: nil,
                                        carriesCredential: true, issued: issued)
     do {
         guard let next = try authorizer.redirect(authorized, after: ServerResponse(statusCode: status, headers: ["Location": location])) else { return }
