@@ -11,6 +11,7 @@ let package = Package(
     name: "SDKAuthorization",
     products: [
         .library(name: "SDKAuthorization", targets: ["SDKAuthorization"]),
+        .library(name: "SDKAuthorizationIDToken", targets: ["SDKAuthorizationIDToken"]),
         .library(name: "SDKAuthorizationSignature", targets: ["SDKAuthorizationSignature"]),
         .library(name: "SDKAuthorizationTokenExchange", targets: ["SDKAuthorizationTokenExchange"]),
         .library(name: "SDKAuthorizationTesting", targets: ["SDKAuthorizationTesting"]),
@@ -20,9 +21,10 @@ let package = Package(
     targets: [
         // The core: the seam and its one request loop, policy, provider protocols, credentials, the
         // refresh primitive, deadlines, events, errors, transports, and (for now) the Engagement
-        // configuration, registry and provider-class adapter and the ID-token mode.
+        // configuration, registry and provider-class adapter.
         .target(name: "SDKAuthorization", swiftSettings: strictSettings),
         // Vendor modes, each depending on the core only.
+        .target(name: "SDKAuthorizationIDToken", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         .target(name: "SDKAuthorizationSignature", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         .target(name: "SDKAuthorizationTokenExchange", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         .target(
@@ -47,7 +49,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SDKAuthorizationTests",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationSignature", "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting"],
+            dependencies: [
+                "SDKAuthorization", "SDKAuthorizationIDToken", "SDKAuthorizationSignature", "SDKAuthorizationTokenExchange",
+                "SDKAuthorizationTesting",
+            ],
             swiftSettings: strictSettings
         ),
     ],

@@ -2,6 +2,7 @@ import Foundation
 import Metrics
 import MetricsTestKit
 import SDKAuthorization
+import SDKAuthorizationIDToken
 import SDKAuthorizationMetrics
 import SDKAuthorizationTesting
 import Testing

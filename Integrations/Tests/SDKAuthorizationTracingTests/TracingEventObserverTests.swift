@@ -1,6 +1,7 @@
 import Foundation
 import InMemoryTracing
 import SDKAuthorization
+import SDKAuthorizationIDToken
 import SDKAuthorizationTesting
 import SDKAuthorizationTracing
 import Testing

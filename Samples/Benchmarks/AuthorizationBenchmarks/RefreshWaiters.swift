@@ -6,6 +6,7 @@ import Benchmark
 import BenchmarkSupport
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationIDToken
 
 /// What parking and releasing N waiters cost one side.
 struct WaiterCost {

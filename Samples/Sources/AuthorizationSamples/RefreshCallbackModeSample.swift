@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationIDToken
 import Synchronization
 
 /// Refresh-callback mode: the app sets an ID token, and the framework asks for a new one (and

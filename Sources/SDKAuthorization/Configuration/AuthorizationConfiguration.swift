@@ -118,7 +118,7 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
 
     /// The largest number of seconds any duration option accepts (one day).
-    static let maximumSeconds: TimeInterval = 86_400
+    package static let maximumSeconds: TimeInterval = 86_400
 
     /// A provider name: a type name, possibly module-qualified, nested or generic
     /// (`MyApp.Outer.Provider<Swift.Int>`); at most 256 characters.

@@ -18,10 +18,10 @@ import Foundation
 /// | ``Kind/retryScheduled`` | ``RequestAuthorizer`` | ``scheme``, ``endpoint``, ``status``, ``duration`` (the delay) |
 /// | ``Kind/refreshWindowExceeded`` | ``RequestAuthorizer`` | ``scheme``, ``endpoint``, ``status`` |
 /// | ``Kind/redirectCredentialDropped`` | ``RequestAuthorizer`` | ``scheme``, ``endpoint``, ``status`` (the redirect's) |
-/// | ``Kind/refreshStarted`` | ``IDTokenStore`` | |
-/// | ``Kind/refreshFinished`` | ``IDTokenStore`` | ``duration``, ``outcome`` |
-/// | ``Kind/waitStarted`` | ``IDTokenStore`` | ``endpoint`` |
-/// | ``Kind/waitEnded`` | ``IDTokenStore`` | ``endpoint``, ``duration``, ``outcome`` |
+/// | ``Kind/refreshStarted`` | `IDTokenStore` | |
+/// | ``Kind/refreshFinished`` | `IDTokenStore` | ``duration``, ``outcome`` |
+/// | ``Kind/waitStarted`` | `IDTokenStore` | ``endpoint`` |
+/// | ``Kind/waitEnded`` | `IDTokenStore` | ``endpoint``, ``duration``, ``outcome`` |
 ///
 /// Durations are seconds on the clock's monotonic time. Every ``Kind/refreshStarted`` has exactly one
 /// ``Kind/refreshFinished`` (when the app sets the token on another thread at the same moment, the
@@ -132,7 +132,7 @@ public struct AuthorizationEvent: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Receives every ``AuthorizationEvent`` of the ``RequestAuthorizer`` or ``IDTokenStore`` it is
+/// Receives every ``AuthorizationEvent`` of the ``RequestAuthorizer`` or `IDTokenStore` it is
 /// given to (their `observer:` parameter, and ``AuthorizedHTTPClient``'s): the hook that metrics
 /// and tracing adapters build on, in the spirit of Alamofire's `EventMonitor`.
 ///

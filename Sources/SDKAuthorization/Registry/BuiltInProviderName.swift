@@ -1,27 +1,39 @@
-/// The names the built-in modes are registered under in every ``ProviderRegistry``, so a
-/// configuration (in code or in a file, as `providerName`) chooses its mode by name.
+/// The names the built-in modes are found under in every ``ProviderRegistry``, so a configuration
+/// (in code or in a file, as `providerName`) chooses its mode by name.
 ///
-/// | name | mode |
-/// | --- | --- |
-/// | `SDKAuthorization.IDTokenRefresh` | ``IDTokenStore``, authorized for the base URL's host |
+/// | name | mode | product to link |
+/// | --- | --- | --- |
+/// | `SDKAuthorization.IDTokenRefresh` | an `IDTokenStore` authorized for the base URL's host | `SDKAuthorizationIDToken` |
 ///
-/// Token mode needs no provider (advanced auth disabled); customer-token mode names the app's own
-/// ``AuthorizationProviderType`` class. An integrator's provider joins the same registry under a
-/// name of its own.
+/// A mode lives in a product of its own; the registry finds it at run time, as the vendor SDKs find
+/// a provider class by name, once that product is linked into the app. Token mode needs no provider
+/// (advanced auth disabled); customer-token mode names the app's own ``AuthorizationProviderType``
+/// class. An integrator's provider joins the same registry under a name of its own.
 public enum BuiltInProviderName {
-    /// The async refresh-callback mode: an ``IDTokenStore`` whose authorized domain is the
+    /// The async refresh-callback mode: an `IDTokenStore` whose authorized domain is the
     /// configuration's base URL host. Reach it with `client.provider as? IDTokenStore` to set the
     /// token and register the refresh callback.
     public static let idTokenRefresh = "SDKAuthorization.IDTokenRefresh"
 
-    static func registerAll(in registry: ProviderRegistry) {
-        registry.register(name: idTokenRefresh) { context in
-            try IDTokenStore(
-                authorizedDomains: [context.configuration.baseURL.host ?? ""],
-                clock: context.clock,
-                diagnostics: context.diagnostics,
-                observer: context.observer
-            )
-        }
-    }
+    /// The type each built-in name stands for, in the product that holds the mode.
+    static let typeNames: [String: String] = [
+        idTokenRefresh: "SDKAuthorizationIDToken.IDTokenRefreshMode",
+    ]
+}
+
+/// A type whose module-qualified name a ``ProviderRegistry`` resolves to a native provider: how a
+/// mode in a product of its own (or an integrator's provider) is found by name without being
+/// registered in code.
+///
+/// ```swift
+/// public enum PartnerTokenMode: NamedProviderFactory {
+///     public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
+///         PartnerTokenProvider(baseURL: context.configuration.baseURL)
+///     }
+/// }
+/// // providerName: "PartnerSDK.PartnerTokenMode"
+/// ```
+public protocol NamedProviderFactory: SendableMetatype {
+    /// The provider for the configuration being loaded.
+    static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider
 }

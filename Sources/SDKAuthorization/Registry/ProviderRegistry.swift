@@ -20,7 +20,9 @@ public struct ProviderFactoryContext: Sendable {
 ///    `@objc(ExponeaAuthProvider)`;
 /// 3. a real run-time lookup of a module-qualified type name: `NSClassFromString`, then the Swift
 ///    runtime, which also finds nested and generic types and structs on every platform
-///    (`MyApp.Providers.Example`, `MyApp.Provider<Swift.Int>`).
+///    (`MyApp.Providers.Example`, `MyApp.Provider<Swift.Int>`). A type that is a
+///    ``NamedProviderFactory`` makes a native provider; the names in ``BuiltInProviderName`` stand
+///    for such types in the modes' own products.
 ///
 /// A class found by 2 or 3 is checked (an `NSObject` subclass under the iOS convention, then
 /// conformance to ``AuthorizationProviderType``) and wrapped in a ``CustomerTokenProvider``
@@ -28,7 +30,7 @@ public struct ProviderFactoryContext: Sendable {
 /// class is instantiated again after every identity change, as the vendor SDKs do; a native
 /// provider is kept and told through ``AuthorizationProvider/identityDidChange()``.
 ///
-/// The built-in modes are registered under the names in ``BuiltInProviderName``.
+/// The built-in modes are found under the names in ``BuiltInProviderName``.
 /// Failures are ``ConfigurationError`` values carrying the vendors' documented messages.
 ///
 /// ```swift
@@ -59,7 +61,6 @@ public final class ProviderRegistry: Sendable {
 
     init(typeLookup: @escaping @Sendable (String) -> Any.Type?) {
         self.typeLookup = typeLookup
-        BuiltInProviderName.registerAll(in: self)
     }
 
     /// Registers a class under `name`, like `@objc(ExponeaAuthProvider)` on Apple platforms.
@@ -126,7 +127,10 @@ public final class ProviderRegistry: Sendable {
 
     private func find(_ name: String) -> Entry? {
         if let entry = state.withLock({ $0.entries[name] }) { return entry }
-        guard !name.isEmpty, let found = typeLookup(name) else { return nil }
+        guard !name.isEmpty, let found = typeLookup(BuiltInProviderName.typeNames[name] ?? name) else { return nil }
+        if let factory = found as? any NamedProviderFactory.Type {
+            return .factory { context in try factory.makeProvider(for: context) }
+        }
         return .providerType(found)
     }
 

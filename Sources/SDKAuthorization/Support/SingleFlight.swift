@@ -3,8 +3,8 @@ import Foundation
 /// The one "refresh once, let the others wait" of the framework: a current value, and at most one
 /// flight (a refresh) that produces the next one while any number of requests wait for it.
 ///
-/// Every built-in provider that refreshes keeps its credential here (``IDTokenStore``,
-/// ``TokenExchangeProvider``, ``CachingAuthorizationProvider``, ``RefreshingTokenProvider``), so they
+/// Every built-in provider that refreshes keeps its credential here (`IDTokenStore`,
+/// `TokenExchangeProvider`, ``CachingAuthorizationProvider``, ``RefreshingTokenProvider``), so they
 /// share one set of guarantees:
 /// - **One flight.** Requests that find no usable value while a flight runs join it; the first one
 ///   that finds none starts it. A flight older than ``Configuration/flightLifetime`` takes no new

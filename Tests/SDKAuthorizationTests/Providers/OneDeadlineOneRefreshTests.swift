@@ -2,6 +2,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationIDToken
 @testable import SDKAuthorizationTokenExchange
 
 /// The guarantees every built-in provider now shares through the one refresh primitive and the

@@ -26,7 +26,7 @@ public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConver
 /// does not wait for the app.
 ///
 /// The token-exchange mode keeps its exchanged auth token in one; the refresh-callback mode
-/// (``IDTokenStore``) can keep its ID token in one, opt-in. ``FileCredentialStore`` is the default;
+/// (`IDTokenStore`) can keep its ID token in one, opt-in. ``FileCredentialStore`` is the default;
 /// on Apple platforms the Keychain is the better home:
 ///
 /// ```swift

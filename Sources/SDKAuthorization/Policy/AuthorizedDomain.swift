@@ -51,7 +51,7 @@ public struct AuthorizedDomain: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether a request to `url` may carry the token: as ``matches(_:)`` for its host, and never
     /// when the URL spells its host with a percent escape.
-    func matches(_ url: URL) -> Bool {
+    package func matches(_ url: URL) -> Bool {
         guard let host = HostName.host(of: url) else { return false }
         return matches(host)
     }

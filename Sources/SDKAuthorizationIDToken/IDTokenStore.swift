@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SDKAuthorization
 
 /// The async refresh-callback mode (Rover style): the app sets and clears an ID token, and
 /// registers a callback the framework invokes when a request needs a token and has none fresh.
@@ -365,5 +366,20 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// The user changed: the old user's token is forgotten, as by ``clearIDToken()``.
     public func identityDidChange() async {
         clearIDToken()
+    }
+}
+
+/// The async refresh-callback mode as the registry loads it by name
+/// (``BuiltInProviderName/idTokenRefresh``): an ``IDTokenStore`` authorized for the configuration's
+/// base URL host. The registry finds this type at run time when the `SDKAuthorizationIDToken`
+/// product is linked.
+public enum IDTokenRefreshMode: NamedProviderFactory {
+    public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
+        try IDTokenStore(
+            authorizedDomains: [context.configuration.baseURL.host ?? ""],
+            clock: context.clock,
+            diagnostics: context.diagnostics,
+            observer: context.observer
+        )
     }
 }
