@@ -11,6 +11,14 @@ import Darwin
 /// process owner can read.
 ///
 /// - The directory is created with permissions 0700, each file with 0600.
+/// - The store trusts neither its directory nor what it finds there. A directory that is not a
+///   directory (a symbolic link, say), is not owned by the process's user, or is writable or
+///   readable by group or others is refused: every call throws a ``CredentialStoreError`` that says
+///   which, and the store does not repair it (a file another user could plant or swap there is not
+///   a credential, and changing permissions the app set is not the store's call).
+/// - A credential file is opened without following a symbolic link and without blocking; one that
+///   is not a regular file, not owned by the process's user, or not owner-only (any permission
+///   for group or others) is refused with a ``CredentialStoreError`` and not read.
 /// - `save` writes a temporary file in the same directory and renames it over the old one, so a
 ///   crash leaves either the old credential or the new one, never half of one.
 /// - A file is read up to 64 KB; one that cannot be read as a credential for its identity counts
@@ -40,13 +48,33 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         let credential: StoredCredential
     }
 
+    /// The largest credential file read.
+    private static let maximumFileSize = 65_536
+
     public func load(identity: String) throws -> StoredCredential? {
         let url = try fileURL(identity)
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
-        let data = try handle.read(upToCount: 65_537) ?? Data()
-        guard data.count <= 65_536, let file = try? JSONDecoder().decode(File.self, from: data), file.identity == identity else {
+        guard try verifyPrivateDirectory(directory, creating: false) else { return nil }
+        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = errno
+            if error == ENOENT { return nil }
+            if error == ELOOP { throw CredentialStoreError(reason: "the credential file is a symbolic link; it is not followed") }
+            throw CredentialStoreError(reason: "could not open the credential file (errno \(error))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw CredentialStoreError(reason: "could not inspect the credential file (errno \(errno))") }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw CredentialStoreError(reason: "the credential file is not a regular file; it is not read")
+        }
+        guard status.st_uid == geteuid() else {
+            throw CredentialStoreError(reason: "the credential file is not owned by this process's user; it is not believed")
+        }
+        guard status.st_mode & 0o077 == 0 else {
+            throw CredentialStoreError(reason: "the credential file is not owner-only (permissions \(String(status.st_mode & 0o777, radix: 8))); it is not believed")
+        }
+        let data = try Self.readBytes(descriptor, upTo: Self.maximumFileSize + 1)
+        guard data.count <= Self.maximumFileSize, let file = try? JSONDecoder().decode(File.self, from: data), file.identity == identity else {
             throw CredentialStoreError(reason: "the stored credential for this identity is unreadable; it is ignored")
         }
         return file.credential
@@ -54,12 +82,14 @@ public final class FileCredentialStore: CredentialStore, Sendable {
 
     public func save(_ credential: StoredCredential, identity: String) throws {
         let url = try fileURL(identity)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = try verifyPrivateDirectory(directory, creating: true)
         let data = try JSONEncoder().encode(File(identity: identity, credential: credential))
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        // Short whatever the identity: a 100-byte identity's file name is 216 bytes, and this
+        // name must fit the same 255-byte limit.
+        let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
         // Created owner-only from the first byte (no window with the umask's permissions), written
         // whole and flushed before the rename makes it the identity's credential.
-        let descriptor = open(temporary.path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        let descriptor = open(temporary.path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw CredentialStoreError(reason: "could not create a file in \(directory.path) (errno \(errno))") }
         let written = data.withUnsafeBytes { buffer -> Int in
             guard let base = buffer.baseAddress else { return 0 }
@@ -72,29 +102,90 @@ public final class FileCredentialStore: CredentialStore, Sendable {
             return offset
         }
         let synced = fsync(descriptor) == 0
+        let writeError = errno
         close(descriptor)
         guard written == data.count, synced else {
-            try? FileManager.default.removeItem(at: temporary)
-            throw CredentialStoreError(reason: "could not write the credential file (errno \(errno))")
+            unlink(temporary.path)
+            throw CredentialStoreError(reason: "could not write the credential file (errno \(writeError))")
         }
+        // rename replaces whatever is at the credential's name (a link or a FIFO included) and
+        // follows nothing.
         guard rename(temporary.path, url.path) == 0 else {
-            try? FileManager.default.removeItem(at: temporary)
-            throw CredentialStoreError(reason: "could not replace the stored credential (errno \(errno))")
+            let error = errno
+            unlink(temporary.path)
+            throw CredentialStoreError(reason: "could not replace the stored credential (errno \(error))")
         }
     }
 
     public func remove(identity: String) throws {
         let url = try fileURL(identity)
-        guard FileManager.default.fileExists(atPath: url.path) else { return }
-        try FileManager.default.removeItem(at: url)
+        // unlink removes a symbolic link itself, never what it points to.
+        guard unlink(url.path) == 0 || errno == ENOENT else {
+            throw CredentialStoreError(reason: "could not remove the stored credential (errno \(errno))")
+        }
     }
 
     private func fileURL(_ identity: String) throws(CredentialStoreError) -> URL {
         let bytes = Array(identity.utf8)
         guard (1...100).contains(bytes.count) else { throw CredentialStoreError(reason: "an identity has 1 to 100 UTF-8 bytes") }
-        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        let hex = String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
         return directory.appendingPathComponent("credential-\(hex).json")
     }
+
+    /// Up to `limit` bytes of an open file.
+    private static func readBytes(_ descriptor: Int32, upTo limit: Int) throws(CredentialStoreError) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while data.count < limit {
+            let count = buffer.withUnsafeMutableBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return read(descriptor, base, min(raw.count, limit - data.count))
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CredentialStoreError(reason: "could not read the credential file (errno \(errno))")
+            }
+            if count == 0 { break }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        return data
+    }
+}
+
+/// Makes sure `directory` is a private directory of this process's user, creating it (0700) when
+/// `creating` and it does not exist.
+///
+/// - Returns: `false` when it does not exist and `creating` is false.
+/// - Throws: ``CredentialStoreError`` when it is not a directory (a symbolic link or a file), is
+///   owned by another user, or grants any permission to group or others. It is not repaired: files
+///   someone else could have planted or swapped in it are not to be trusted.
+func verifyPrivateDirectory(_ directory: URL, creating: Bool) throws(CredentialStoreError) -> Bool {
+    let path = directory.path
+    var status = stat()
+    if lstat(path, &status) != 0 {
+        let error = errno
+        guard error == ENOENT else { throw CredentialStoreError(reason: "could not inspect the directory \(path) (errno \(error))") }
+        guard creating else { return false }
+        do {
+            try FileManager.default.createDirectory(at: directory.deletingLastPathComponent(), withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CredentialStoreError(reason: "could not create the parent of \(path) (\(type(of: error)))")
+        }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw CredentialStoreError(reason: "could not create the directory \(path) (errno \(errno))") }
+        guard lstat(path, &status) == 0 else { throw CredentialStoreError(reason: "could not inspect the directory \(path) (errno \(errno))") }
+    }
+    guard status.st_mode & S_IFMT == S_IFDIR else {
+        throw CredentialStoreError(reason: "\(path) is not a directory (a symbolic link or a file); it is not used")
+    }
+    guard status.st_uid == geteuid() else {
+        throw CredentialStoreError(reason: "the directory \(path) is not owned by this process's user; it is not used")
+    }
+    guard status.st_mode & 0o077 == 0 else {
+        throw CredentialStoreError(reason: "the directory \(path) is open to group or others (permissions \(String(status.st_mode & 0o777, radix: 8))); it is not used until it is owner-only (0700)")
+    }
+    return true
 }
 
 /// `Library/Application Support/SDKAuthorization/<apple>` in the user's domain on Apple platforms;

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+@testable import SDKAuthorization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The file store trusts neither its directory nor what it finds there.
+@Suite("File credential store: untrusted directory")
+struct FileCredentialStoreTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sdkauth-store-\(UUID().uuidString)", isDirectory: true)
+    let credential = StoredCredential(token: "auth-token-secret", expiresAt: Date(timeIntervalSince1970: 1_900_000_000))
+
+    func removeDirectory() { try? FileManager.default.removeItem(at: directory) }
+
+    /// The path the store uses for `identity` (its hexadecimal form).
+    func credentialFile(_ identity: String) throws -> URL {
+        let store = FileCredentialStore(directory: directory)
+        try store.save(credential, identity: identity)
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("credential-") })
+        return directory.appendingPathComponent(name)
+    }
+
+    @Test func aDirectoryWritableByOthersIsRefusedForSavingAndLoading() throws {
+        defer { removeDirectory() }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        #expect(chmod(directory.path, 0o777) == 0)
+        let store = FileCredentialStore(directory: directory)
+        do {
+            try store.save(credential, identity: "user-7")
+            Issue.record("saved into a 0777 directory")
+        } catch let error as CredentialStoreError {
+            #expect(error.reason.contains("group or others"))
+        }
+        #expect(throws: CredentialStoreError.self) { try store.load(identity: "user-7") }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    @Test func aNewDirectoryIsCreatedOwnerOnly() throws {
+        defer { removeDirectory() }
+        let nested = directory.appendingPathComponent("credentials", isDirectory: true)
+        try FileCredentialStore(directory: nested).save(credential, identity: "user-7")
+        #expect(try FileManager.default.attributesOfItem(atPath: nested.path)[.posixPermissions] as? Int == 0o700)
+    }
+
+    @Test func aCredentialFileReadableByOthersIsNotBelieved() throws {
+        defer { removeDirectory() }
+        let file = try credentialFile("user-7")
+        #expect(chmod(file.path, 0o666) == 0)
+        do {
+            _ = try FileCredentialStore(directory: directory).load(identity: "user-7")
+            Issue.record("a 0666 credential file was believed")
+        } catch let error as CredentialStoreError {
+            #expect(error.reason.contains("owner-only"))
+        }
+    }
+
+    @Test func aCredentialFileOwnedBySomeoneElseIsNotBelieved() throws {
+        guard geteuid() == 0 else { return }  // only root can give a file away
+        defer { removeDirectory() }
+        let file = try credentialFile("user-7")
+        #expect(chown(file.path, 65_534, 65_534) == 0)
+        #expect(throws: CredentialStoreError.self) { try FileCredentialStore(directory: directory).load(identity: "user-7") }
+    }
+
+    @Test func aSymbolicLinkInPlaceOfACredentialFileIsNotFollowed() throws {
+        defer { removeDirectory() }
+        let file = try credentialFile("user-7")
+        let elsewhere = directory.appendingPathComponent("elsewhere.json")
+        #expect(rename(file.path, elsewhere.path) == 0)
+        #expect(symlink(elsewhere.path, file.path) == 0)
+        do {
+            _ = try FileCredentialStore(directory: directory).load(identity: "user-7")
+            Issue.record("a symbolic link was followed")
+        } catch let error as CredentialStoreError {
+            #expect(error.reason.contains("symbolic link"))
+        }
+    }
+
+    @Test func aFIFOInPlaceOfACredentialFileIsRefusedWithoutBlocking() throws {
+        defer { removeDirectory() }
+        let file = try credentialFile("user-7")
+        #expect(unlink(file.path) == 0)
+        #expect(mkfifo(file.path, 0o600) == 0)
+        do {
+            _ = try FileCredentialStore(directory: directory).load(identity: "user-7")
+            Issue.record("a FIFO was read as a credential")
+        } catch let error as CredentialStoreError {
+            #expect(error.reason.contains("not a regular file"))
+        }
+    }
+
+    @Test func aHundredByteIdentityIsSavedLoadedAndRemoved() throws {
+        defer { removeDirectory() }
+        let store = FileCredentialStore(directory: directory)
+        let identity = String(repeating: "é", count: 50)  // 100 UTF-8 bytes, 200 hexadecimal characters
+        #expect(identity.utf8.count == 100)
+        try store.save(credential, identity: identity)
+        try store.save(credential, identity: identity)
+        #expect(try store.load(identity: identity) == credential)
+        try store.remove(identity: identity)
+        #expect(try store.load(identity: identity) == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+}
