@@ -26,6 +26,12 @@ import SDKAuthorization
 ///   otherwise ``RequestError/Code/signingFailed`` says which.
 /// - The auth token is kept until ``Options/expiryLeeway`` before it expires, in memory and, when a
 ///   ``CredentialStore`` is given, on disk for the next launch.
+/// - The platform's answer is checked before it is used: an `auth_token` longer than
+///   ``maximumAuthTokenLength`` bytes, or an `expires_in` not longer than ``Options/expiryLeeway``
+///   (a token that would be stale on arrival, so every request would sign and exchange again), fails
+///   the waiting requests with ``RequestError/Code/exchangeFailed``; nothing is sent or stored.
+/// - Text from the platform or the signer that goes into an error message is cut to 200 characters,
+///   with control characters, bidirectional overrides and other non-ASCII escaped.
 /// - A 401 or 403 to a request that carried the token drops it; the request is signed, exchanged
 ///   and sent once more; a second rejection fails it.
 /// - ``clearUserData()`` (logout) forgets the token and its stored copy.
@@ -48,6 +54,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             self.expiryLeeway = expiryLeeway
         }
     }
+
+    /// The longest `auth_token` taken from the platform, in UTF-8 bytes (8 KiB).
+    public static let maximumAuthTokenLength = 8_192
 
     /// Where signed payloads are exchanged.
     public let exchangeURL: URL
@@ -72,7 +81,8 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     ///
     /// - Parameters:
     ///   - exchangeURL: The platform's exchange endpoint (`POST {"token": <signed JWT>}`, answered
-    ///     with `{"auth_token": ..., "expires_in": ...}`); http or https.
+    ///     with `{"auth_token": ..., "expires_in": ...}`); https, or http on a loopback host only
+    ///     (`localhost`, `127.0.0.0/8`, `[::1]`), as for a local test backend.
     ///   - signer: How the host app signs payloads.
     ///   - defaultClaims: Claims the framework fills before asking (a device or push token, a default name).
     ///   - identity: The store key (1 to 100 bytes), e.g. the user's ID.
@@ -81,8 +91,8 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     ///   - options: Signing timeout and expiry leeway.
     ///   - clock: Wall-clock time for token expiry, monotonic time for the signing timeout.
     ///   - diagnostics: Where double answers, timeouts and store failures are reported.
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a non-http(s) URL, an empty or
-    ///   overlong identity, or options out of range.
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a URL that is not https (or
+    ///   http on a loopback host), an empty or overlong identity, or options out of range.
     public init(
         exchangeURL: URL,
         signer: PayloadSigner,
@@ -94,8 +104,12 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         clock: any AuthorizationClock = SystemClock(),
         diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()
     ) throws(ConfigurationError) {
-        guard let scheme = exchangeURL.scheme?.lowercased(), scheme == "http" || scheme == "https", exchangeURL.host?.isEmpty == false else {
-            throw .invalidValue(key: "exchangeURL", reason: "must be an http or https URL with a host")
+        guard let scheme = exchangeURL.scheme?.lowercased(), scheme == "http" || scheme == "https", let host = exchangeURL.host, !host.isEmpty else {
+            throw .invalidValue(key: "exchangeURL", reason: "must be an https URL with a host")
+        }
+        guard scheme == "https" || Self.isLoopback(host) else {
+            // The signed payload and the auth token would cross the network in the clear.
+            throw .invalidValue(key: "exchangeURL", reason: "must be https; http is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1])")
         }
         guard (1...100).contains(identity.utf8.count) else {
             throw .invalidValue(key: "identity", reason: "must be 1 to 100 UTF-8 bytes")
@@ -279,6 +293,8 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         do {
             claims = try JWTClaims(decoding: signed)
         } catch {
+            // JWTDecodingError's text is the framework's own; the one part from the token (a
+            // duplicated claim's name) it escapes and cuts itself.
             throw .signingFailed(reason: "the signer did not return a JWT (\(error))")
         }
         guard claims.issuedAt != nil else { throw .signingFailed(reason: "the signed payload has no numeric 'iat'") }
@@ -307,18 +323,47 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             response = try await transport.send(request)
         } catch {
             if Task.isCancelled || error is CancellationError { throw .cancelled }
-            throw .exchangeFailed(reason: "the exchange request failed (\(RequestError.summary(of: error)))", response: nil, underlyingError: error)
+            throw .exchangeFailed(reason: "the exchange request failed (\(Self.quoted(RequestError.summary(of: error), quotes: false)))", response: nil, underlyingError: error)
         }
+        let answer: [String: JWTClaimValue]? = if case .object(let fields)? = try? BoundedJSONReader.parse(response.body) { fields } else { nil }
         guard response.statusCode == 200 else {
-            throw .exchangeFailed(reason: "the platform refused the signed payload with HTTP \(response.statusCode)", response: response, underlyingError: nil)
+            // The platform's own error code (OAuth style), when it gives one, helps the reader.
+            let platformError = if case .string(let code)? = answer?["error"] { " (\(Self.quoted(code)))" } else { "" }
+            throw .exchangeFailed(reason: "the platform refused the signed payload with HTTP \(response.statusCode)\(platformError)", response: response, underlyingError: nil)
         }
-        guard case .object(let answer)? = try? BoundedJSONReader.parse(response.body),
-              case .string(let token)? = answer["auth_token"], HeaderFieldRules.checkBearer(token) == .valid,
+        guard let answer, case .string(let token)? = answer["auth_token"],
               case .number(let lifetime)? = answer["expires_in"], lifetime.isFinite, lifetime >= 1, lifetime <= 86_400
         else {
             throw .exchangeFailed(reason: "the platform's answer has no usable auth_token and expires_in (1 to 86400 s)", response: response, underlyingError: nil)
         }
+        guard token.utf8.count <= Self.maximumAuthTokenLength else {
+            throw .exchangeFailed(reason: "the platform's auth_token is longer than \(Self.maximumAuthTokenLength) bytes (\(token.utf8.count)); it is not used or stored", response: response, underlyingError: nil)
+        }
+        guard HeaderFieldRules.checkBearer(token) == .valid else {
+            throw .exchangeFailed(reason: "the platform's auth_token is not a bearer token (only letters, digits and -._~+/=)", response: response, underlyingError: nil)
+        }
+        guard lifetime > options.expiryLeeway else {
+            throw .exchangeFailed(reason: "the platform's expires_in (\(lifetime) s) is not longer than the expiry leeway (\(options.expiryLeeway) s), so the token would be stale on arrival; it is not used or stored", response: response, underlyingError: nil)
+        }
         return StoredCredential(token: token, expiresAt: clock.now().addingTimeInterval(lifetime))
+    }
+
+    /// Text from the platform or the signer, made safe for an error message: at most 200
+    /// characters, with control characters, bidirectional overrides and other non-ASCII escaped.
+    static func quoted(_ text: String, quotes: Bool = true) -> String {
+        quotes ? LogText.escaped(text, limit: 200) : LogText.plain(text, limit: 200)
+    }
+
+    /// `localhost`, an IPv4 address in 127.0.0.0/8 (four decimal parts), or `::1`.
+    static func isLoopback(_ host: String) -> Bool {
+        var host = host.lowercased()
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host == "localhost" || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts.first == "127" else { return false }
+        return parts.allSatisfy { part in
+            (1...3).contains(part.count) && part.allSatisfy { $0.isASCII && $0.isNumber } && (Int(part) ?? 256) <= 255
+        }
     }
 }
 

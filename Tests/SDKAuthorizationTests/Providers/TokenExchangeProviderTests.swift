@@ -238,6 +238,103 @@ struct TokenExchangeProviderTests {
             #expect(throws: ConfigurationError.self) { try TokenExchangeProvider(exchangeURL: exchangeURL, signer: signer, options: options) }
         }
     }
+
+    // MARK: Hardening
+
+    /// The exchange's error, or an issue when it succeeded.
+    func exchangeError(_ exchange: TokenExchangeProvider) async -> RequestError? {
+        do {
+            let credential = try await exchange.credential(for: context)
+            Issue.record("the exchange succeeded with \(credential)")
+            return nil
+        } catch let error as RequestError {
+            return error
+        } catch {
+            Issue.record("not a RequestError: \(error)")
+            return nil
+        }
+    }
+
+    @Test func anOversizedAuthTokenIsRefusedAndNeitherSentNorStored() async throws {
+        let store = MemoryCredentialStore()
+        let huge = String(repeating: "a", count: 200_000)
+        let platform = RecordingTransport { _ in ServerResponse(statusCode: 200, body: Data(#"{"auth_token":"\#(huge)","expires_in":600}"#.utf8)) }
+        let exchange = try provider(.async { payload in signedPayload(payload) }, transport: platform, store: store)
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "platform.example.com", path: "/ccai/chats", scheme: .bearer))
+        let api = RecordingTransport(statusCode: 200)
+        let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.bearer: exchange], clock: clock, diagnostics: sink), transport: api)
+        do {
+            _ = try await client.send(OutgoingRequest(method: "GET", url: context.url))
+            Issue.record("a 200 KB auth token was used")
+        } catch {
+            #expect(error.code == .exchangeFailed)
+            #expect(error.description.contains("longer than 8192 bytes"))
+        }
+        #expect(api.requests.isEmpty)
+        #expect(try store.load(identity: "default") == nil)
+        #expect(exchange.currentToken?.utf8.count == nil)
+    }
+
+    @Test func anAuthTokenOfEightKibibytesIsAccepted() async throws {
+        let token = String(repeating: "a", count: 8_192)
+        let platform = RecordingTransport { _ in ServerResponse(statusCode: 200, body: Data(#"{"auth_token":"\#(token)","expires_in":600}"#.utf8)) }
+        let exchange = try provider(.async { payload in signedPayload(payload) }, transport: platform)
+        #expect(try await exchange.credential(for: context) == .bearer(token))
+    }
+
+    @Test(arguments: [1, 29, 30])
+    func anExpiresInNotLongerThanTheLeewayIsRefused(lifetime: Int) async throws {
+        let store = MemoryCredentialStore()
+        let exchange = try provider(.async { payload in signedPayload(payload) }, transport: platform(lifetime: lifetime), store: store,
+                                    options: .init(expiryLeeway: 30))
+        let error = await exchangeError(exchange)
+        #expect(error?.code == .exchangeFailed)
+        #expect(error?.description.contains("not longer than the expiry leeway (30") == true)
+        #expect(try store.load(identity: "default") == nil)
+    }
+
+    @Test func anExpiresInJustOverTheLeewayIsUsed() async throws {
+        let calls = Counter()
+        let exchange = try provider(.async { payload in
+            _ = calls.increment()
+            return signedPayload(payload)
+        }, transport: platform(lifetime: 31), options: .init(expiryLeeway: 30))
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"))
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"))
+        #expect(calls.current == 1)
+    }
+
+    @Test(arguments: ["http://platform.example.com/ccai/exchange", "http://128.0.0.1/e", "http://127.0.0.1.example.com/e",
+                      "http://localhost.example.com/e", "http://[::2]/e", "http://10.0.0.1:8080/e", "http://127.1/e"])
+    func aPlainHTTPExchangeURLOnAPublicHostIsRefused(url: String) throws {
+        do {
+            _ = try TokenExchangeProvider(exchangeURL: try #require(URL(string: url)), signer: .async { _ in "" })
+            Issue.record("accepted \(url)")
+        } catch let error as ConfigurationError {
+            guard case .invalidValue(let key, let reason) = error else { Issue.record("unexpected \(error)"); return }
+            #expect(key == "exchangeURL")
+            #expect(reason.contains("https"))
+        }
+    }
+
+    @Test(arguments: ["http://127.0.0.1:8080/exchange", "http://127.10.20.30/e", "http://localhost:9000/e", "http://LocalHost/e",
+                      "http://[::1]:8080/e", "https://platform.example.com/e"])
+    func aPlainHTTPExchangeURLOnALoopbackHostOrHTTPSIsAccepted(url: String) throws {
+        _ = try TokenExchangeProvider(exchangeURL: try #require(URL(string: url)), signer: .async { _ in "" })
+    }
+
+    @Test func thePlatformsErrorTextIsCutAndEscapedInTheMessage() async throws {
+        let hostile = "\u{202E}evil\nforged log line " + String(repeating: "x", count: 500)
+        let body = try JSONSerialization.data(withJSONObject: ["error": hostile])
+        let exchange = try provider(.async { payload in signedPayload(payload) }, transport: RecordingTransport { _ in ServerResponse(statusCode: 400, body: body) })
+        let error = try #require(await exchangeError(exchange))
+        let message = error.description
+        #expect(message.contains("\\u{202e}evil\\u{a}forged log line xxx"))
+        #expect(!message.contains("\u{202E}") && !message.contains("\n"))
+        #expect(!message.contains(String(repeating: "x", count: 201)))
+        #expect(message.contains("…"))
+    }
 }
 
 @Suite("Credential stores")
