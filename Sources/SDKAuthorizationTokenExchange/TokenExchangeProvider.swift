@@ -297,10 +297,13 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             // duplicated claim's name) it escapes and cuts itself.
             throw .signingFailed(reason: "the signer did not return a JWT (\(error))")
         }
+        // A string `iat` (the vendor's Ruby sample sends one) is refused by the JWT reader above,
+        // with a message that names the claim.
         guard claims.issuedAt != nil else { throw .signingFailed(reason: "the signed payload has no numeric 'iat'") }
         guard let expiresAt = claims.expiresAt else { throw .signingFailed(reason: "the signed payload has no numeric 'exp'") }
         guard expiresAt > clock.now() else { throw .signingFailed(reason: "the signed payload has already expired") }
-        if let phone = claims[claim: "phone"] {
+        // `phone: ""` (the vendor's own samples, for a user without one) counts as no phone.
+        if let phone = claims[claim: "phone"], phone != .string("") {
             guard case .string(let number) = phone, Self.isE164(number) else {
                 throw .signingFailed(reason: "'phone' is not an E.164 number ('+' then 2 to 15 digits, e.g. +14155550100)")
             }

@@ -41,6 +41,15 @@ struct TokenExchangeTests {
         return (answer, (try? JSONDecoder().decode(ExchangeReply.self, from: Data(answer.raw.utf8))) ?? ExchangeReply())
     }
 
+    @Test func theVendorSamplesEmptyPhoneIsExchangedAsNoPhone() async throws {
+        try await withBackend { backend in
+            let claims = validClaims(["phone": ""])
+            let (answer, reply) = try await exchange(backend, signedPayload(claims))
+            #expect(answer.status == 200, "\(answer.raw)")
+            #expect(reply.token_type == "Bearer")
+        }
+    }
+
     @Test(arguments: ["HS256", "HS384"])
     func aSignedPayloadIsExchangedAndItsAuthTokenOpensTheChats(algorithm: String) async throws {
         try await withBackend { backend in

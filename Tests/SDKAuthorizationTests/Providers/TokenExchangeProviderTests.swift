@@ -99,6 +99,24 @@ struct TokenExchangeProviderTests {
         #expect(sink.messages(at: .warning).filter { $0.contains("answered more than once") }.count == 2)
     }
 
+    @Test func theVendorSamplesEmptyPhoneIsTakenAsNoPhone() async throws {
+        let exchange = try provider(.async { payload in signedPayload(payload, extra: ["phone": ""]) }, transport: platform())
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"))
+    }
+
+    @Test func theRubySamplesStringIatIsRefusedWithAMessageNamingTheClaim() async throws {
+        let exchange = try provider(.async { payload in
+            signedPayload(payload, extra: ["iat": String(Int(clock.now().timeIntervalSince1970))])
+        }, transport: platform())
+        do {
+            _ = try await exchange.credential(for: context)
+            Issue.record("a string iat was accepted")
+        } catch let error as RequestError {
+            #expect(error.code == .signingFailed)
+            #expect(error.description.contains("'iat' must be a number of seconds since 1970"))
+        }
+    }
+
     @Test func noAnswerTimesOutOnTheClock() async throws {
         let exchange = try provider(.completion { _, _ in }, transport: platform(), options: .init(signingTimeout: 5))
         let ended = Locked(false)
