@@ -46,7 +46,11 @@ final class RequestJournalFile: Sendable {
         var liveBytes = 0
         var reservedEntries = 0
         var reservedBytes = 0
+        /// The length of the header and the whole records: where the file ends when no write failed.
         var fileBytes = 0
+        /// A failed write may have left part of a record past ``fileBytes`` that could not be cut away
+        /// yet: nothing is appended until it is.
+        var tornTail = false
         var pending: [Pending] = []
         var drainScheduled = false
         var closed = false
@@ -81,15 +85,26 @@ final class RequestJournalFile: Sendable {
         }
     }
 
+    /// The `write(2)` the journal calls: a seam for tests that cut a write short, the way a full
+    /// disk or a file-size limit does.
+    struct Writer: Sendable {
+        /// Writes up to `count` bytes; returns how many, or -1 with `errno` set.
+        let write: @Sendable (_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int
+
+        static let system = Writer { descriptor, bytes, count in posixWrite(descriptor, bytes, count) }
+    }
+
     let fileURL: URL
     let limits: Limits
     let recovery: Recovery
+    private let writer: Writer
     private let ioQueue = DispatchQueue(label: "SDKAuthorization.RequestJournalFile")
     private let state: Locked<State>
 
     /// Opens (creating when missing) the journal `name` in `directory`, recovering what it holds.
-    init(directory: URL, name: String, limits: Limits, diagnostics: any DiagnosticsSink) throws(SignatureQueueError) {
+    init(directory: URL, name: String, limits: Limits, diagnostics: any DiagnosticsSink, writer: Writer = .system) throws(SignatureQueueError) {
         self.limits = limits
+        self.writer = writer
         fileURL = directory.appendingPathComponent("\(name).queue")
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -284,20 +299,39 @@ final class RequestJournalFile: Sendable {
     }
 
     /// Writes every pending record in one write and one flush, then applies and answers them all.
+    ///
+    /// A write cut short (a full disk, a file-size limit) or a failed flush leaves the file cut back
+    /// to its last whole record before anything else is appended, so the part of a record it left
+    /// can never hide the records written after it; every caller in the batch gets the failure.
     private func drain() {
-        let (batch, descriptor) = state.withLock { state -> ([Pending], Int32) in
+        let (batch, descriptor, wholeLength, torn) = state.withLock { state -> ([Pending], Int32, Int, Bool) in
             defer {
                 state.pending = []
                 state.drainScheduled = false
             }
-            return (state.pending, state.descriptor)
+            return (state.pending, state.descriptor, state.fileBytes, state.tornTail)
         }
         guard !batch.isEmpty else { return }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(batch.reduce(0) { $0 + $1.bytes.count })
         for item in batch { bytes.append(contentsOf: item.bytes) }
-        let failure: SignatureQueueError? = descriptor < 0 ? .closed : Self.writeAll(descriptor, bytes)
+        var failure: SignatureQueueError?
+        var stillTorn = torn
+        if descriptor < 0 {
+            failure = .closed
+        } else {
+            if torn {
+                failure = Self.cutBack(descriptor, to: wholeLength)
+                stillTorn = failure != nil
+            }
+            if failure == nil, let writeFailure = Self.writeAll(descriptor, bytes, writer: writer) {
+                let cutFailure = Self.cutBack(descriptor, to: wholeLength)
+                stillTorn = cutFailure != nil
+                failure = writeFailure
+            }
+        }
         state.withLock { state in
+            state.tornTail = stillTorn
             if failure == nil {
                 state.fileBytes += bytes.count
                 for item in batch { item.apply(&state) }
@@ -318,7 +352,7 @@ final class RequestJournalFile: Sendable {
     private func compactIfWorthIt() {
         let plan = state.withLock { state -> (entries: [QueuedEntry], descriptor: Int32)? in
             let dead = state.fileBytes - JournalCodec.header.count - state.liveBytes
-            guard !state.closed, !state.drainScheduled else { return nil }
+            guard !state.closed, !state.drainScheduled, !state.tornTail else { return nil }
             if state.count == 0, state.fileBytes > JournalCodec.header.count { return ([], state.descriptor) }
             guard dead > 1 << 20, dead > state.liveBytes else { return nil }
             return (state.order[state.head...].compactMap { state.entries[$0] }, state.descriptor)
@@ -392,12 +426,12 @@ final class RequestJournalFile: Sendable {
     }
 
     /// Writes `bytes` whole and flushes them to the disk; `nil` when that worked.
-    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> SignatureQueueError? {
+    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8], writer: Writer = .system) -> SignatureQueueError? {
         let written = bytes.withUnsafeBytes { buffer -> Int in
             guard let base = buffer.baseAddress else { return 0 }
             var offset = 0
             while offset < buffer.count {
-                let count = posixWrite(descriptor, base + offset, buffer.count - offset)
+                let count = writer.write(descriptor, base + offset, buffer.count - offset)
                 if count < 0, errno == EINTR { continue }
                 if count <= 0 { return offset }
                 offset += count
@@ -406,6 +440,19 @@ final class RequestJournalFile: Sendable {
         }
         guard written == bytes.count else { return .storageFailed("could not write the queue file (errno \(errno))") }
         guard flushToDisk(descriptor) else { return .storageFailed("could not flush the queue file to disk (errno \(errno))") }
+        return nil
+    }
+
+    /// Cuts the file back to `length`, its header and whole records, and flushes that; `nil` when
+    /// that worked.
+    private static func cutBack(_ descriptor: Int32, to length: Int) -> SignatureQueueError? {
+        while ftruncate(descriptor, off_t(length)) != 0 {
+            if errno == EINTR { continue }
+            return .storageFailed("could not cut the queue file back to its last whole record after a failed write (errno \(errno)); nothing more is queued until it can be")
+        }
+        guard flushToDisk(descriptor) else {
+            return .storageFailed("could not flush the queue file to disk after cutting it back to its last whole record (errno \(errno))")
+        }
         return nil
     }
 
