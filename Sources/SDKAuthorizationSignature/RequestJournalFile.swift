@@ -102,6 +102,11 @@ final class RequestJournalFile: Sendable {
     private let state: Locked<State>
 
     /// Opens (creating when missing) the journal `name` in `directory`, recovering what it holds.
+    ///
+    /// The path is not trusted: a directory other users can write is refused (not repaired: an SDK
+    /// should not change the permissions of a directory the app chose), and so are a journal or lock
+    /// file that is a symbolic link (nothing is read, written or chmod-ed through it) or not a
+    /// regular file (a FIFO is refused without blocking on it).
     init(directory: URL, name: String, limits: Limits, diagnostics: any DiagnosticsSink, writer: Writer = .system) throws(SignatureQueueError) {
         self.limits = limits
         self.writer = writer
@@ -111,20 +116,29 @@ final class RequestJournalFile: Sendable {
         } catch {
             throw .storageFailed("could not create the queue directory (\(type(of: error)))")
         }
+        try Self.checkOwnerOnly(directory)
         // One process at a time: a second one gets queueInUse instead of interleaving records.
         let lockPath = directory.appendingPathComponent("\(name).lock").path
-        let lock = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { throw .storageFailed("could not open the queue's lock file (errno \(errno))") }
+        let lock = try Self.openRegularFile(lockPath, flags: O_CREAT | O_RDWR, what: "the queue's lock file")
         guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
             posixClose(lock)
             throw .queueInUse(name: name)
         }
 
+        // Read through the descriptor that later appends use, so the file read is the file written.
         let bytes: [UInt8]
         let wholeFile: Bool
+        let existing: Int32
         do {
-            (bytes, wholeFile) = try Self.readAll(fileURL.path, limit: limits.maximumBytes * 2 + JournalCodec.maximumRecordLength * 2)
+            existing = try Self.openRegularFile(fileURL.path, flags: O_RDWR | O_APPEND, what: "the queue file")
         } catch {
+            posixClose(lock)
+            throw error
+        }
+        do {
+            (bytes, wholeFile) = existing < 0 ? ([], true) : try Self.readAll(existing, limit: limits.maximumBytes * 2 + JournalCodec.maximumRecordLength * 2)
+        } catch {
+            posixClose(existing)
             posixClose(lock)
             throw error
         }
@@ -182,11 +196,11 @@ final class RequestJournalFile: Sendable {
         let clean = decoded.headerValid && !bytes.isEmpty && wholeFile && recovery.unreadableBytes == 0 && decoded.records.count == recovered.count
         do throws(SignatureQueueError) {
             if clean {
-                let descriptor = open(fileURL.path, O_WRONLY | O_APPEND | O_CLOEXEC)
-                guard descriptor >= 0 else { throw SignatureQueueError.storageFailed("could not open the queue file for writing (errno \(errno))") }
-                _ = fchmod(descriptor, 0o600)
-                recovered.descriptor = descriptor
+                // The descriptor opened without following a link: the chmod cannot reach another file.
+                _ = fchmod(existing, 0o600)
+                recovered.descriptor = existing
             } else {
+                if existing >= 0 { posixClose(existing) }
                 recovered.descriptor = try Self.rewrite(fileURL, entries: recovered.order[recovered.head...].compactMap { recovered.entries[$0] })
             }
         } catch {
@@ -372,14 +386,52 @@ final class RequestJournalFile: Sendable {
 
     // MARK: File operations
 
-    /// The file's first `limit` bytes, and whether that is the whole file.
-    private static func readAll(_ path: String, limit: Int) throws(SignatureQueueError) -> (bytes: [UInt8], whole: Bool) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        if descriptor < 0 {
-            if errno == ENOENT { return ([], true) }
-            throw .storageFailed("could not open the queue file (errno \(errno))")
+    /// Refuses a directory that users other than its owner can write: they could replace the
+    /// journal with a link or a FIFO, or read what it holds.
+    private static func checkOwnerOnly(_ directory: URL) throws(SignatureQueueError) {
+        var info = stat()
+        guard stat(directory.path, &info) == 0 else { throw .storageFailed("could not inspect the queue directory (errno \(errno))") }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .storageFailed("the queue directory \(LogText.escaped(directory.path)) is not a directory") }
+        guard info.st_mode & 0o022 == 0 else {
+            throw .storageFailed("the queue directory \(LogText.escaped(directory.path)) can be written by other users (mode \(String(info.st_mode & 0o7777, radix: 8))); give it owner-only permissions (0700)")
         }
-        defer { posixClose(descriptor) }
+    }
+
+    /// Opens `path` without following a symbolic link and without blocking (a FIFO would wait for
+    /// a writer), refuses anything but a regular file, then makes the descriptor blocking again.
+    /// Returns -1 when the file does not exist and `flags` does not create it.
+    private static func openRegularFile(_ path: String, flags: Int32, what: String) throws(SignatureQueueError) -> Int32 {
+        let descriptor = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+        if descriptor < 0 {
+            let code = errno
+            switch code {
+            case ENOENT: return -1
+            case ELOOP: throw .storageFailed("\(what) is a symbolic link; refused (nothing is read or written through it)")
+            case EISDIR, ENXIO: throw .storageFailed("\(what) is not a regular file; refused")
+            default: throw .storageFailed("could not open \(what) (errno \(code))")
+            }
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let code = errno
+            posixClose(descriptor)
+            throw .storageFailed("could not inspect \(what) (errno \(code))")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            posixClose(descriptor)
+            throw .storageFailed("\(what) is not a regular file (a FIFO, device, socket or directory); refused")
+        }
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+            let code = errno
+            posixClose(descriptor)
+            throw .storageFailed("could not open \(what) (errno \(code))")
+        }
+        return descriptor
+    }
+
+    /// The first `limit` bytes of the file open at `descriptor`, and whether that is the whole file.
+    private static func readAll(_ descriptor: Int32, limit: Int) throws(SignatureQueueError) -> (bytes: [UInt8], whole: Bool) {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {

@@ -39,7 +39,9 @@ public enum SignatureQueueError: Error, Sendable, Equatable, CustomStringConvert
 /// ```
 ///
 /// - ``enqueue(_:)`` returns once the request is written to disk (flushed, not only buffered);
-///   concurrent enqueues share one write. After a crash or a restart, ``init(name:directory:authentication:client:options:clock:diagnostics:random:onUndeliverable:)``
+///   concurrent enqueues share one write. A write the disk refuses or cuts short (a full disk) throws
+///   ``SignatureQueueError/storageFailed(_:)`` and leaves the file as it was before it, so requests
+///   queued earlier or later are never hidden by it. After a crash or a restart, ``init(name:directory:authentication:client:options:clock:diagnostics:random:onUndeliverable:)``
 ///   reloads every request that was not finished, and sends them first.
 /// - Requests are sent one at a time, oldest first, each with an `Idempotency-Key` header that stays
 ///   the same on every attempt, so a server can recognise a request sent again.
@@ -59,7 +61,10 @@ public enum SignatureQueueError: Error, Sendable, Equatable, CustomStringConvert
 /// before opening another on the same file.
 ///
 /// The file is `<name>.queue` in ``directory``: created owner-only (0600) in an owner-only (0700)
-/// directory. The default directory is `Library/Application Support/SDKAuthorization/Queues` in
+/// directory. A directory that other users can write (group or other write permission) is refused
+/// with ``SignatureQueueError/storageFailed(_:)``, not repaired; so are a queue or lock file that is a
+/// symbolic link (nothing is written or chmod-ed through it) or not a regular file (a FIFO is refused
+/// without waiting on it). The default directory is `Library/Application Support/SDKAuthorization/Queues` in
 /// the user's domain on Apple platforms and `$XDG_DATA_HOME/SDKAuthorization/queues` (or
 /// `~/.local/share/SDKAuthorization/queues`) elsewhere.
 public final class SignatureRequestQueue: Sendable, CustomStringConvertible, CustomReflectable {
@@ -165,7 +170,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///
     /// - Parameters:
     ///   - name: 1 to 64 letters, digits, `-` and `_`; one queue per name and directory at a time.
-    ///   - directory: Where the file lives; default ``defaultDirectory``.
+    ///   - directory: Where the file lives; default ``defaultDirectory``. It must not be writable by
+    ///     other users.
     ///   - authentication: The signature mode whose users and signatures the requests carry.
     ///   - client: How requests are sent; its policy must give them the ``AuthorizationScheme/signature`` scheme.
     ///   - options: Capacity, backoff and pause.
@@ -174,7 +180,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///   - random: A draw in `0...1` for the backoff's jitter (default the system's generator).
     ///   - onUndeliverable: Called for each request the queue gives up on.
     /// - Throws: ``SignatureQueueError``: a bad name or options, the queue open elsewhere, a
-    ///   directory or file that cannot be used.
+    ///   directory or file that cannot be used (a directory other users can write, a queue file that
+    ///   is a symbolic link or not a regular file).
     public init(
         name: String = "signature-requests",
         directory: URL = SignatureRequestQueue.defaultDirectory,

@@ -394,7 +394,7 @@ struct RequestJournalRecoveryTests {
         }
         for cut in 0...bytes.count {
             let directory = temporaryQueueDirectory()
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try Data(bytes[0..<cut]).write(to: directory.appendingPathComponent("test.queue"))
             let sink = RecordingDiagnosticsSink()
             let journal = try open(directory, sink: sink)
@@ -438,7 +438,7 @@ struct RequestJournalRecoveryTests {
             var damaged = bytes
             damaged[offset] ^= 0x5A
             let directory = temporaryQueueDirectory()
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try Data(damaged).write(to: directory.appendingPathComponent("test.queue"))
             let sink = RecordingDiagnosticsSink()
             let journal = try open(directory, sink: sink)
@@ -459,7 +459,7 @@ struct RequestJournalRecoveryTests {
 
     @Test func aFileThatIsNotAJournalIsMovedAsideNeverOverwritten() async throws {
         let directory = temporaryQueueDirectory()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try Data("something else entirely".utf8).write(to: directory.appendingPathComponent("test.queue"))
         let sink = RecordingDiagnosticsSink()
         let journal = try open(directory, sink: sink)

@@ -1,0 +1,76 @@
+import Foundation
+import SDKAuthorizationTesting
+import Testing
+@testable import SDKAuthorization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@Suite("Signature mode: the queue's journal on a hostile path")
+struct RequestJournalPathTests {
+    func entry(_ number: Int) -> QueuedEntry {
+        QueuedEntry(id: UUID(), enqueuedAt: Date(timeIntervalSince1970: 1_767_225_600), userId: "user-1",
+                    request: OutgoingRequest(method: "POST", url: dataURL, body: Data(#"{"request_id":"r\#(number)"}"#.utf8)))
+    }
+
+    func open(_ directory: URL) throws(SignatureQueueError) -> RequestJournalFile {
+        try RequestJournalFile(directory: directory, name: "test", limits: .init(maximumEntries: 1_000, maximumBytes: 1 << 20), diagnostics: RecordingDiagnosticsSink())
+    }
+
+    @Test func aJournalReplacedByASymbolicLinkIsRefusedAndItsTargetIsUntouched() async throws {
+        let directory = try ownerOnlyQueueDirectory()
+        let elsewhere = try ownerOnlyQueueDirectory()
+        let target = elsewhere.appendingPathComponent("target")
+        let original = Data(JournalCodec.header + JournalCodec.encode(.entry(entry(1))))
+        try original.write(to: target)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.path)
+        try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent("test.queue").path, withDestinationPath: target.path)
+        #expect {
+            try open(directory)
+        } throws: { error in
+            (error as? SignatureQueueError)?.description.contains("symbolic link") == true
+        }
+        #expect(try Data(contentsOf: target) == original)
+        #expect(try FileManager.default.attributesOfItem(atPath: target.path)[.posixPermissions] as? Int == 0o644, "no chmod through the link")
+
+        // A lock file replaced by a link to a missing file: refused, and nothing is created there.
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("test.queue"))
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("test.lock"))
+        let missing = elsewhere.appendingPathComponent("created-through-the-link")
+        try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent("test.lock").path, withDestinationPath: missing.path)
+        #expect(throws: SignatureQueueError.self) { try open(directory) }
+        #expect(!FileManager.default.fileExists(atPath: missing.path))
+        try? FileManager.default.removeItem(at: directory)
+        try? FileManager.default.removeItem(at: elsewhere)
+    }
+
+    @Test func aFIFOInPlaceOfTheJournalIsRefusedWithoutBlocking() throws {
+        let directory = try ownerOnlyQueueDirectory()
+        try #require(mkfifo(directory.appendingPathComponent("test.queue").path, 0o600) == 0)
+        #expect {
+            try open(directory)
+        } throws: { error in
+            (error as? SignatureQueueError)?.description.contains("not a regular file") == true
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test func aQueueDirectoryOtherUsersCanWriteIsRefused() throws {
+        for mode in [0o777, 0o770, 0o1777] {
+            let fixture = try QueueFixture()
+            try FileManager.default.createDirectory(at: fixture.directory, withIntermediateDirectories: true)
+            try #require(chmod(fixture.directory.path, mode_t(mode)) == 0)
+            #expect("mode \(String(mode, radix: 8))") {
+                try fixture.queue()
+            } throws: { error in
+                (error as? SignatureQueueError)?.description.contains("can be written by other users") == true
+            }
+            #expect(!FileManager.default.fileExists(atPath: fixture.fileURL.path), "mode \(String(mode, radix: 8)): nothing is written there")
+            try? FileManager.default.removeItem(at: fixture.directory)
+        }
+    }
+}
