@@ -94,6 +94,7 @@ struct RequestJournalDurabilityTests {
         }
     }
 
+    #if os(Linux)
     /// Runs ``childProcessEnqueuesUntilTheFileSizeLimitRefusesThenMoreAfterItIsRaised()`` in a child
     /// process, whose file-size limit (`RLIMIT_FSIZE`) stands in for a full disk without touching
     /// this process's limit, then reopens the queue here.
@@ -163,4 +164,5 @@ struct RequestJournalDurabilityTests {
         let report = before.map(\.uuidString).joined(separator: ",") + "|" + after.map(\.uuidString).joined(separator: ",")
         try report.write(to: directory.appendingPathComponent("acknowledged.txt"), atomically: true, encoding: .utf8)
     }
+    #endif
 }
