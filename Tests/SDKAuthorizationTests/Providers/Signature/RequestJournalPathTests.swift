@@ -2,6 +2,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationSignature
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
