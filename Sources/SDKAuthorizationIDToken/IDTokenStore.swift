@@ -202,11 +202,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     }
 
     private static func checked(_ token: String) throws(ConfigurationError) -> IDToken {
-        switch HeaderFieldRules.check(token) {
-        case .valid: return IDToken(token)
-        case .empty: throw .emptyCredential(field: "ID token")
-        case .forbiddenCharacters: throw .credentialContainsControlCharacters(field: "ID token")
-        }
+        try ConfigurationError.checkCredential(token, field: "ID token")
+        return IDToken(token)
     }
 
     private func warnIfExpiringSoon(_ token: IDToken) {

@@ -118,6 +118,16 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
 
     public var description: String { message }
 
+    /// Refuses a credential that is empty (or blank) or holds a character a header cannot carry,
+    /// naming `field` in the error.
+    package static func checkCredential(_ credential: String, field: String) throws(ConfigurationError) {
+        switch HeaderFieldRules.check(credential) {
+        case .valid: return
+        case .empty: throw .emptyCredential(field: field)
+        case .forbiddenCharacters: throw .credentialContainsControlCharacters(field: field)
+        }
+    }
+
     /// `value` without user info, query or fragment, escaped and cut: what a message may repeat of
     /// a URL that may hold a password or a secret query.
     static func sanitizedURLText(_ value: String) -> String {

@@ -49,11 +49,7 @@ public struct ProjectAuthorization: Sendable, Equatable, CustomStringConvertible
     }
 
     private init(scheme: Scheme, credential: String, field: String) throws(ConfigurationError) {
-        switch HeaderFieldRules.check(credential) {
-        case .valid: break
-        case .empty: throw .emptyCredential(field: field)
-        case .forbiddenCharacters: throw .credentialContainsControlCharacters(field: field)
-        }
+        try ConfigurationError.checkCredential(credential, field: field)
         // A key or token is one word: `Token a b` or `Bearer Token x` is a mistake, not a credential.
         guard !credential.contains(" ") else {
             throw .invalidValue(key: "authorization", reason: "the \(field) holds white space; a key or token is one word")

@@ -138,11 +138,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     }
 
     private static func check(_ token: Token) throws(ConfigurationError) {
-        switch HeaderFieldRules.check(token.value) {
-        case .valid: return
-        case .empty: throw .emptyCredential(field: "token")
-        case .forbiddenCharacters: throw .credentialContainsControlCharacters(field: "token")
-        }
+        try ConfigurationError.checkCredential(token.value, field: "token")
     }
 
     private func credential(_ token: Token) -> Credential {

@@ -489,13 +489,14 @@ package final class SingleFlight<Value: Sendable>: Sendable {
 
 extension SingleFlight.Outcome {
     /// What a request gets from a wait that ended without a value or a flight's failure, as every
-    /// built-in provider reports it: the deadline, a logout, a cancellation, or the wait's limit.
-    package func requestError(for context: AuthorizationContext, waitLimit: TimeInterval = 0) -> any Error {
+    /// built-in provider reports it: the deadline, a logout, or a cancellation.
+    package func requestError(for context: AuthorizationContext) -> any Error {
         switch self {
         case .deadlineExceeded: RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
         case .cleared: RequestError.credentialCleared(endpoint: context.endpoint)
-        case .timedOut: RequestError.credentialTimedOut(endpoint: context.endpoint, after: waitLimit)
-        case .cancelled, .value, .failed: CancellationError()
+        // A wait's own limit is the owner's to report (it knows the limit); any other outcome
+        // here is the caller's cancellation.
+        case .timedOut, .cancelled, .value, .failed: CancellationError()
         }
     }
 }

@@ -252,7 +252,8 @@ struct TokenExchangeProviderTests {
         let signer = PayloadSigner.async { _ in "" }
         #expect(throws: ConfigurationError.self) { try TokenExchangeProvider(exchangeURL: URL(string: "ftp://x.example/e")!, signer: signer) }
         #expect(throws: ConfigurationError.self) { try TokenExchangeProvider(exchangeURL: exchangeURL, signer: signer, identity: "") }
-        for options in [TokenExchangeProvider.Options(signingTimeout: 0), .init(signingTimeout: 601), .init(signingTimeout: .nan), .init(expiryLeeway: -1), .init(expiryLeeway: 3601)] {
+        for options in [TokenExchangeProvider.Options(signingTimeout: 0), .init(signingTimeout: 601), .init(signingTimeout: .nan), .init(expiryLeeway: -1), .init(expiryLeeway: 3601),
+                        .init(exchangeTimeout: 0), .init(exchangeTimeout: 601), .init(exchangeTimeout: .infinity)] {
             #expect(throws: ConfigurationError.self) { try TokenExchangeProvider(exchangeURL: exchangeURL, signer: signer, options: options) }
         }
     }
