@@ -364,6 +364,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     public func identityDidChange() async {
         clearIDToken()
     }
+
+    /// `true`: every wait ends by the request's deadline or at cancellation.
+    public var endsByDeadline: Bool { true }
 }
 
 /// The async refresh-callback mode as the registry loads it by name

@@ -187,6 +187,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         clearUserData()
     }
 
+    /// `true`: every wait ends by the request's deadline or at cancellation.
+    public var endsByDeadline: Bool { true }
+
     /// Forgets the auth token and its stored copy (logout). A sign-and-exchange in flight is
     /// cancelled, and what it returns late is neither used nor stored.
     public func clearUserData() {

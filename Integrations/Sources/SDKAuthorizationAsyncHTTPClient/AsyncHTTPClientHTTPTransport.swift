@@ -57,12 +57,25 @@ public final class AsyncHTTPClientHTTPTransport: HTTPTransport, Sendable {
     /// - Throws: `CancellationError` when the task is cancelled; AsyncHTTPClient's `HTTPClientError`
     ///   for a connection failure, a timeout or a body over the limit.
     public func send(_ request: OutgoingRequest) async throws -> ServerResponse {
+        try await send(request, seconds: timeout)
+    }
+
+    /// Sends `request` with at most the time left before `deadline` (and at most ``timeout``):
+    /// AsyncHTTPClient ends the request when that runs out.
+    public func send(_ request: OutgoingRequest, deadline: RequestDeadline, clock: any AuthorizationClock) async throws -> ServerResponse {
+        try await send(request, seconds: min(timeout, deadline.remaining(on: clock)))
+    }
+
+    /// `true`: a send with a deadline is given AsyncHTTPClient's own time limit.
+    public var endsByDeadline: Bool { true }
+
+    private func send(_ request: OutgoingRequest, seconds: TimeInterval) async throws -> ServerResponse {
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         do {
-            let response = try await client.execute(outgoing, timeout: .nanoseconds(Int64(timeout * 1_000_000_000)))
+            let response = try await client.execute(outgoing, timeout: .nanoseconds(Int64(seconds * 1_000_000_000)))
             let body = try await response.body.collect(upTo: maximumResponseBodyBytes)
             var headers: [String: String] = [:]
             for (name, value) in response.headers {

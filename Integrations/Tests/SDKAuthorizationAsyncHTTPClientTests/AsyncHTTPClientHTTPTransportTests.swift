@@ -101,6 +101,17 @@ struct AsyncHTTPClientHTTPTransportTests {
         }
     }
 
+    @Test func aSendGivenADeadlineThatHasPassedEndsWithoutWaitingForTheServer() async throws {
+        try await withTransport({ _ in .hang }) { transport, server in
+            #expect(transport.endsByDeadline)
+            let clock = ManualClock()
+            let deadline = RequestDeadline(seconds: 0, from: clock)
+            await #expect(throws: (any Error).self) {
+                _ = try await transport.send(OutgoingRequest(method: "GET", url: server.baseURL.appendingPathComponent("slow")), deadline: deadline, clock: clock)
+            }
+        }
+    }
+
     @Test func theAuthorizedClientOverThisTransportRefreshesAndRetriesOnceAfterA401() async throws {
         try await withTransport({ request in
             request.header("Authorization") == "Bearer new.jwt" ? .respond(status: 200, body: "{}") : .respond(status: 401, body: #"{"error":"token_expired"}"#)

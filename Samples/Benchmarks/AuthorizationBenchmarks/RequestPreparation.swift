@@ -72,6 +72,15 @@ enum PreparationFixtures {
         return PreparationCase(name: "bearer, async provider", send: { _ = try await client.send(.appInboxFetch, body: body) }, floor: bearerFloor)
     }
 
+    static func bearerAsyncEndingByDeadline() throws -> PreparationCase {
+        let client = try AuthorizedHTTPClient(
+            configuration: configuration(advancedAuth: true), provider: FixedTokenProvider(token: token, endsByDeadline: true),
+            transport: InstantTransport(), diagnostics: QuietSink()
+        )
+        return PreparationCase(name: "bearer, async provider that ends by the deadline", send: { _ = try await client.send(.appInboxFetch, body: body) },
+                               floor: bearerFloor)
+    }
+
     /// The least a provider that must leave the cooperative pool can cost: an async provider whose
     /// every call hops to a serial dispatch queue and back, written by hand.
     static func bearerQueueHop() throws -> PreparationCase {
@@ -123,6 +132,7 @@ func requestPreparationBenchmarks() {
     let cases: [(String, @Sendable () throws -> PreparationCase)] = [
         ("API key", PreparationFixtures.apiKeyCase),
         ("bearer, async provider", PreparationFixtures.bearerAsync),
+        ("bearer, async provider that ends by the deadline", PreparationFixtures.bearerAsyncEndingByDeadline),
         ("bearer, provider class", PreparationFixtures.bearerClass),
         ("bearer, caching provider", PreparationFixtures.bearerCaching),
         ("signature mode", PreparationFixtures.signature),

@@ -13,6 +13,8 @@ public struct InstantTransport: HTTPTransport {
     private let response = ServerResponse(statusCode: 200)
     public init() {}
     public func send(_ request: OutgoingRequest) async throws -> ServerResponse { response }
+    /// It answers at once, so every send ends by any deadline.
+    public var endsByDeadline: Bool { true }
 }
 
 /// Drops every diagnostic, so logging does not distort a timing.
@@ -24,7 +26,13 @@ public struct QuietSink: DiagnosticsSink {
 /// The native async provider shape, answering one fixed token.
 public struct FixedTokenProvider: AuthorizationProvider {
     public let token: String
-    public init(token: String) { self.token = token }
+    /// Whether it says it ends by the deadline (it answers at once either way): an app's provider
+    /// that says nothing is asked in a task of the request's own.
+    public let endsByDeadline: Bool
+    public init(token: String, endsByDeadline: Bool = false) {
+        self.token = token
+        self.endsByDeadline = endsByDeadline
+    }
     public func credential(for context: AuthorizationContext) async throws -> Credential { .bearer(token) }
 }
 

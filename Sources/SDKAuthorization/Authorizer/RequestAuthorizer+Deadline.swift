@@ -1,18 +1,35 @@
 import Foundation
 
 extension RequestAuthorizer {
-    /// Runs the request loop (``send(_:endpoint:through:)``) in a task of its own that its deadline
-    /// cancels, so a stack that hangs ends at the deadline without the caller's task being
-    /// cancelled. The caller's cancellation reaches the request's task. The task starts on the
-    /// calling thread where the runtime allows it.
-    func sendCancellingAtDeadline(
+    /// Runs the request loop (``send(_:endpoint:through:)``) through `transport` so that the
+    /// request ends by its deadline, without the caller's task being cancelled.
+    ///
+    /// When the transport and every provider end their waits by the deadline themselves
+    /// (``HTTPTransport/endsByDeadline``, ``AuthorizationProvider/endsByDeadline``), the loop runs
+    /// in the caller's task. Otherwise it runs in a task of its own that the deadline cancels, so
+    /// a provider or transport that hangs ends at the deadline; the caller's cancellation reaches
+    /// that task, which starts on the calling thread where the runtime allows it.
+    func send(_ request: OutgoingRequest, endpoint: EndpointID?, within transport: any HTTPTransport) async throws(RequestError) -> ServerResponse {
+        if Task.isCancelled { throw .cancelled }
+        let deadline = RequestDeadline(seconds: options.requestDeadline, from: clock)
+        if transport.endsByDeadline, providersEndByDeadline {
+            let clock = clock
+            return try await send(request, endpoint: endpoint, deadline: deadline, through: { request in
+                try await transport.send(request, deadline: deadline, clock: clock)
+            }, reading: { $0 })
+        }
+        return try await sendCancelling(at: deadline, request, endpoint: endpoint) { request in
+            try await transport.send(request)
+        }
+    }
+
+    /// Runs the request loop in a task of its own that `deadline` cancels.
+    private func sendCancelling(
+        at deadline: RequestDeadline,
         _ request: OutgoingRequest,
         endpoint: EndpointID?,
         through stack: @escaping @Sendable (OutgoingRequest) async throws -> ServerResponse
     ) async throws(RequestError) -> ServerResponse {
-        // An unstructured task does not inherit cancellation: a cancelled caller sends nothing.
-        if Task.isCancelled { throw .cancelled }
-        let deadline = RequestDeadline(seconds: options.requestDeadline, from: clock)
         let task = startRequestTask { [self] () async throws -> ServerResponse in
             try await send(request, endpoint: endpoint, deadline: deadline, through: stack, reading: { $0 })
         }

@@ -58,9 +58,7 @@ extension RequestAuthorizer {
         guard let url = request.url else { throw .invalidURL(endpoint: endpoint, reason: "the URLRequest has no URL") }
         let outgoing = OutgoingRequest(method: request.httpMethod ?? "GET", url: url, headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody)
         let transport = URLSessionHTTPTransport(session: session)
-        let response = try await sendCancellingAtDeadline(outgoing, endpoint: endpoint) { request in
-            try await transport.send(request)
-        }
+        let response = try await send(outgoing, endpoint: endpoint, within: transport)
         guard let http = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: response.headers) else {
             throw .transportFailed(URLError(.badServerResponse), endpoint: endpoint)
         }

@@ -31,7 +31,9 @@ import Foundation
 /// A stack that cannot hand over a closure uses the four steps the loop is made of:
 /// ``authorize(_:endpoint:)-(OutgoingRequest,_)``, ``redirect(_:after:)``, ``evaluate(_:to:)`` and ``authorize(retrying:)``.
 public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomReflectable {
-    private struct Route: Sendable {
+    /// An endpoint of the policy, prepared once. A class: a request looks its route up and holds
+    /// one reference, not a copy of every field.
+    private final class Route: Sendable {
         let endpoint: Endpoint
         /// The endpoint's method, uppercased once.
         let method: String
@@ -39,10 +41,21 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         let matcher: (origin: Origin, path: PathPattern)?
         /// The URL when no parameter comes from the call, built once.
         let fixedURL: URL?
+
+        init(endpoint: Endpoint, method: String, scheme: AuthorizationScheme, matcher: (origin: Origin, path: PathPattern)?, fixedURL: URL?) {
+            self.endpoint = endpoint
+            self.method = method
+            self.scheme = scheme
+            self.matcher = matcher
+            self.fixedURL = fixedURL
+        }
     }
 
     private struct State {
         var providers: [AuthorizationScheme: any AuthorizationProvider]
+        /// The schemes whose provider does not end its waits by the deadline by itself
+        /// (``AuthorizationProvider/endsByDeadline``), read when it was installed.
+        var unboundedSchemes: Set<AuthorizationScheme>
         /// The refreshes granted per scheme, oldest first: when (monotonic seconds), and a hash of
         /// the credential whose rejection was granted one (never the credential itself).
         var refreshes: [AuthorizationScheme: [(time: TimeInterval, credential: Int)]] = [:]
@@ -119,7 +132,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         self.routes = routes
         self.routeOrder = order
-        self.state = Locked(State(providers: providers))
+        self.state = Locked(State(providers: providers, unboundedSchemes: Set(providers.filter { !$0.value.endsByDeadline }.keys)))
         self.alarms = Alarms(clock: clock, keepsIdleDriver: true)
     }
 
@@ -142,12 +155,24 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// reads the old provider or the new one, never none. Requests that already read the old one
     /// finish with it, and their rejections are reported to it.
     public func setProvider(_ provider: any AuthorizationProvider, for scheme: AuthorizationScheme) {
-        state.withLock { $0.providers[scheme] = provider }
+        let bounded = provider.endsByDeadline
+        state.withLock { state in
+            state.providers[scheme] = provider
+            if bounded { state.unboundedSchemes.remove(scheme) } else { state.unboundedSchemes.insert(scheme) }
+        }
     }
 
     /// Removes the provider of `scheme`; its requests then fail with ``RequestError/Code/noProvider``.
     func removeProvider(for scheme: AuthorizationScheme) {
-        _ = state.withLock { $0.providers.removeValue(forKey: scheme) }
+        state.withLock { state in
+            state.providers[scheme] = nil
+            state.unboundedSchemes.remove(scheme)
+        }
+    }
+
+    /// Whether every installed provider ends its waits by the request's deadline by itself.
+    var providersEndByDeadline: Bool {
+        state.withLock { $0.unboundedSchemes.isEmpty }
     }
 
     /// Tells every installed provider that the user's identity changed.
@@ -183,6 +208,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         var request = OutgoingRequest(method: route.endpoint.method, url: url, headers: headers, body: body)
         request.removeHeader("Authorization")
+        // Room for the content type and the credential, so neither grows the table.
+        request.headers.reserveCapacity(request.headers.count + 2)
         if body != nil, request.value(forHeader: "Content-Type") == nil {
             request.headers["Content-Type"] = "application/json"
         }
@@ -313,6 +340,12 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                 throw error
             } catch {
                 if Task.isCancelled || error is CancellationError { throw .cancelled }
+                if let deadline = authorized.deadline, deadline.hasPassed(on: clock) {
+                    // A stack that ends sends by the deadline (``HTTPTransport/endsByDeadline``) ended this one.
+                    let failure = RequestError.deadlineExceeded(endpoint: authorized.endpoint, after: deadline.seconds)
+                    diagnostics.log(.warning, failure.description, endpoint: authorized.endpoint, event: RequestError.Code.deadlineExceeded.rawValue)
+                    throw failure
+                }
                 throw .transportFailed(error, endpoint: authorized.endpoint)
             }
             guard let next = try redirect(authorized, after: head) else { return (response, head) }

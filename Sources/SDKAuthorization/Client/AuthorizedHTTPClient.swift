@@ -214,14 +214,11 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         try await send(request, endpoint: nil)
     }
 
-    /// Sends one request through the authorizer's request loop, in a task of its own that the
-    /// request's deadline (``AuthorizationOptions/requestDeadline``) cancels; the 2xx check is the
-    /// client's own.
+    /// Sends one request through the authorizer's request loop, ended by the request's deadline
+    /// (``AuthorizationOptions/requestDeadline``) without cancelling the caller; the 2xx check is
+    /// the client's own.
     private func send(_ request: OutgoingRequest, endpoint: EndpointID?) async throws(RequestError) -> ServerResponse {
-        let transport = transport
-        let response = try await authorizer.sendCancellingAtDeadline(request, endpoint: endpoint) { request in
-            try await transport.send(request)
-        }
+        let response = try await authorizer.send(request, endpoint: endpoint, within: transport)
         guard (200..<300).contains(response.statusCode) else {
             throw .httpError(response: response, endpoint: endpoint ?? authorizer.scheme(for: request).endpoint)
         }
@@ -294,4 +291,6 @@ struct ProjectAuthorizationProvider: AuthorizationProvider {
     }
 
     func credential(for context: AuthorizationContext) async throws -> Credential { credential }
+
+    var endsByDeadline: Bool { true }
 }

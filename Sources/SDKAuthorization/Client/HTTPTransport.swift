@@ -23,17 +23,18 @@ public struct OutgoingRequest: Sendable, Equatable, CustomStringConvertible, Cus
         self.body = body
     }
 
-    /// The value of a header field, matched case-insensitively.
+    /// The value of a header field, its name matched without regard to the case of ASCII letters.
     public func value(forHeader name: String) -> String? {
         if let exact = headers[name] { return exact }
-        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        return headers.first { HeaderFieldRules.sameName($0.key, name) }?.value
     }
 
-    /// Removes a header field, matched case-insensitively; returns whether one was there.
+    /// Removes a header field, its name matched without regard to the case of ASCII letters; returns
+    /// whether one was there.
     @discardableResult
     public mutating func removeHeader(_ name: String) -> Bool {
         var removed = false
-        for key in headers.keys where key.caseInsensitiveCompare(name) == .orderedSame {
+        for key in headers.keys where HeaderFieldRules.sameName(key, name) {
             headers[key] = nil
             removed = true
         }
@@ -78,10 +79,10 @@ public struct ServerResponse: Sendable, Equatable, CustomStringConvertible, Cust
         self.body = body
     }
 
-    /// The value of a header field, matched case-insensitively.
+    /// The value of a header field, its name matched without regard to the case of ASCII letters.
     public func value(forHeader name: String) -> String? {
         if let exact = headers[name] { return exact }
-        return headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        return headers.first { HeaderFieldRules.sameName($0.key, name) }?.value
     }
 
     /// The status and the header names; never a header's value (a server may echo a token in
@@ -107,9 +108,31 @@ public struct ServerResponse: Sendable, Equatable, CustomStringConvertible, Cust
 /// Return 3xx responses as they are, without following them. Throw for transport failures
 /// (no connection, timeout); return every HTTP status, including 4xx and 5xx, as a response.
 /// Honour task cancellation: the client cancels the sending task when a request's deadline passes.
+///
+/// A transport that can end a send by a deadline itself (its own timer, or a deadline its HTTP
+/// library takes) implements ``send(_:deadline:clock:)`` and says so with ``endsByDeadline``; the
+/// client then runs requests in the caller's task, without a task of its own per request, when
+/// its providers can too (``AuthorizationProvider/endsByDeadline``).
 public protocol HTTPTransport: Sendable {
     /// Sends `request`.
     func send(_ request: OutgoingRequest) async throws -> ServerResponse
+
+    /// Sends `request`, and ends by `deadline` (on `clock`'s monotonic time) when
+    /// ``endsByDeadline`` is `true`: returns the response, or throws (any error; the request then
+    /// fails with ``RequestError/Code/deadlineExceeded`` when the deadline has passed). The default
+    /// calls ``send(_:)``.
+    func send(_ request: OutgoingRequest, deadline: RequestDeadline, clock: any AuthorizationClock) async throws -> ServerResponse
+
+    /// Whether ``send(_:deadline:clock:)`` ends by its deadline without help. The default is `false`.
+    var endsByDeadline: Bool { get }
+}
+
+extension HTTPTransport {
+    public func send(_ request: OutgoingRequest, deadline: RequestDeadline, clock: any AuthorizationClock) async throws -> ServerResponse {
+        try await send(request)
+    }
+
+    public var endsByDeadline: Bool { false }
 }
 
 extension URL {

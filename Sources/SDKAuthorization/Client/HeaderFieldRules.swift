@@ -119,7 +119,18 @@ extension HeaderFieldRules {
         // The longest owned name, `transfer-encoding`, has 17 bytes; anything longer can only be `Proxy-*`.
         if bytes.count >= 6, bytes.prefix(6).elementsEqual("proxy-".utf8, by: { asciiLowercased($0) == $1 }) { return true }
         guard bytes.count <= 17 else { return false }
-        return transportOwnedNames.contains(String(decoding: bytes.map(asciiLowercased), as: UTF8.self))
+        let lowercased = String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            _ = buffer.initialize(fromContentsOf: bytes.lazy.map(asciiLowercased))
+            return bytes.count
+        }
+        return transportOwnedNames.contains(lowercased)
+    }
+
+    /// Whether two header field names are the same name: equal but for the case of ASCII letters
+    /// (RFC 9110 section 5.1). No Unicode case folding: a name is an ASCII token, and `K` (Kelvin
+    /// sign) is not `k`.
+    package static func sameName(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.elementsEqual(rhs.utf8) { asciiLowercased($0) == asciiLowercased($1) }
     }
 
     /// `byte` with an ASCII capital letter made small; every other byte as it is.

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -39,6 +40,19 @@ public final class URLSessionHTTPTransport: HTTPTransport {
     }
 
     public func send(_ request: OutgoingRequest) async throws -> ServerResponse {
+        try await send(request, timeLimit: nil)
+    }
+
+    /// Sends `request` and cancels its data task when `deadline` passes, if no response came first.
+    public func send(_ request: OutgoingRequest, deadline: RequestDeadline, clock: any AuthorizationClock) async throws -> ServerResponse {
+        try await send(request, timeLimit: deadline.remaining(on: clock))
+    }
+
+    /// `true`: a send with a deadline cancels its data task when the deadline passes.
+    public var endsByDeadline: Bool { true }
+
+    /// Sends `request`; with a time limit (seconds), cancels the data task when it runs out.
+    private func send(_ request: OutgoingRequest, timeLimit: TimeInterval?) async throws -> ServerResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body
@@ -46,6 +60,14 @@ public final class URLSessionHTTPTransport: HTTPTransport {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
         let task = TaskBox()
+        var timer: DispatchWorkItem?
+        if let timeLimit {
+            // Bounded so that no time limit can overflow the conversion to nanoseconds.
+            let expiry = DispatchWorkItem { task.cancel() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + min(timeLimit, 1e9), execute: expiry)
+            timer = expiry
+        }
+        defer { timer?.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ServerResponse, any Error>) in
                 let dataTask = session.dataTask(with: urlRequest) { data, response, error in

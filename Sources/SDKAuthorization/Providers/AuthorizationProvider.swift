@@ -87,9 +87,10 @@ public enum RejectionDecision: Sendable, Equatable {
 /// instead), should honour task cancellation, and should end any wait by the request's
 /// ``AuthorizationContext/deadline``. Through ``AuthorizedHTTPClient`` and
 /// ``RequestAuthorizer/data(for:using:endpoint:)`` it is asked in a task that the deadline
-/// cancels, so a wait that ends on cancellation ends at the deadline too. An error it throws fails
-/// that request with ``RequestError/Code/providerFailed``; nothing is sent. A ``RequestError`` it
-/// throws is passed on as it is.
+/// cancels, so a wait that ends on cancellation ends at the deadline too, unless it declares
+/// ``endsByDeadline``. An error it throws fails that request with
+/// ``RequestError/Code/providerFailed``; nothing is sent. A ``RequestError`` it throws is passed on
+/// as it is.
 public protocol AuthorizationProvider: Sendable {
     /// The credential for one request.
     func credential(for context: AuthorizationContext) async throws -> Credential
@@ -103,6 +104,18 @@ public protocol AuthorizationProvider: Sendable {
     /// Called when the app's user identity changes (a new customer, `anonymize`): drop anything
     /// cached for the old identity. The default does nothing.
     func identityDidChange() async
+
+    /// Whether every wait in ``credential(for:)`` and ``credentialRejected(_:response:context:)``
+    /// ends by the context's ``AuthorizationContext/deadline`` or at cancellation, whichever comes
+    /// first, without help: it answers at once, or bounds its own waits as the built-in providers do.
+    ///
+    /// When every provider of an authorizer says so, and the transport says the same of its sends
+    /// (``HTTPTransport/endsByDeadline``), ``AuthorizedHTTPClient`` and
+    /// ``RequestAuthorizer/data(for:using:endpoint:)`` run a request in the caller's task. Otherwise
+    /// they run it in a task of its own that the deadline cancels, which is what a provider that
+    /// may wait on something it cannot bound needs, and costs a task (about a microsecond and a few
+    /// kilobytes while it waits) per request. Every built-in provider says so. The default is `false`.
+    var endsByDeadline: Bool { get }
 }
 
 extension AuthorizationProvider {
@@ -111,4 +124,6 @@ extension AuthorizationProvider {
     }
 
     public func identityDidChange() async {}
+
+    public var endsByDeadline: Bool { false }
 }

@@ -89,6 +89,10 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
         await wrapped.identityDidChange()
     }
 
+    /// The wrapped provider's answer: a wait for the cached credential ends by the deadline, but a
+    /// rejection is passed on to the wrapped provider as it is.
+    public var endsByDeadline: Bool { wrapped.endsByDeadline }
+
     /// Shows the settings, never a token.
     public var customMirror: Mirror {
         Mirror(self, children: ["leeway": leeway, "maximumAge": maximumAge], displayStyle: .class)

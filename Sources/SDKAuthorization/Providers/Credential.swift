@@ -69,8 +69,15 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     /// Whether this credential may be sent: ``omitted`` always may.
     var verdict: HeaderFieldRules.Verdict {
         guard let headerName, let value else { return .valid }
-        guard HeaderFieldRules.isValidName(headerName), !HeaderFieldRules.isTransportOwnedName(headerName) else { return .forbiddenCharacters }
-        return kind == .bearer ? HeaderFieldRules.checkBearer(value) : HeaderFieldRules.check(value)
+        switch kind {
+        case .bearer:
+            return HeaderFieldRules.checkBearer(value)
+        case .apiKey:
+            return HeaderFieldRules.check(value)
+        case .header, .omitted:
+            guard HeaderFieldRules.isValidName(headerName), !HeaderFieldRules.isTransportOwnedName(headerName) else { return .forbiddenCharacters }
+            return HeaderFieldRules.check(value)
+        }
     }
 
     public var description: String {

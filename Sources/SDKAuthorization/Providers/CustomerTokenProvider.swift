@@ -50,6 +50,10 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
 
     public var customMirror: Mirror { Mirror(self, children: ["providerTypeName": providerTypeName], displayStyle: .class) }
 
+    /// `true`: a request stops waiting for the provider class at its deadline or cancellation, even
+    /// while the class's synchronous call still runs on its queue.
+    public var endsByDeadline: Bool { true }
+
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         let call = ProviderCall()
         // The request's deadline ends the wait, as a cancellation does.

@@ -204,4 +204,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     public func identityDidChange() async {
         clearToken()
     }
+
+    /// `true`: every wait ends by the request's deadline or at cancellation.
+    public var endsByDeadline: Bool { true }
 }

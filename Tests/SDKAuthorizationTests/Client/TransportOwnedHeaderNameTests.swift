@@ -72,4 +72,20 @@ struct TransportOwnedHeaderNameTests {
     func theOneCheckLeavesOrdinaryNamesAlone(name: String) {
         #expect(!HeaderFieldRules.isTransportOwnedName(name))
     }
+
+    @Test func headerNamesMatchWhateverTheCaseOfTheirASCIILettersButWithoutUnicodeFolding() {
+        var request = OutgoingRequest(method: "GET", url: URL(string: "https://api.example.com/")!, headers: ["x-api-KEY": "secret"])
+        #expect(request.value(forHeader: "X-Api-Key") == "secret")
+        // U+212A KELVIN SIGN folds to "k" in Unicode, but is not the ASCII letter a name is made of.
+        #expect(request.value(forHeader: "X-Api-\u{212A}ey") == nil)
+        let removedKelvin = request.removeHeader("X-API-\u{212A}EY")
+        #expect(!removedKelvin)
+        let removed = request.removeHeader("X-API-KEY")
+        #expect(removed)
+        #expect(request.headers.isEmpty)
+        let response = ServerResponse(statusCode: 401, headers: ["www-authenticate": "Bearer"])
+        #expect(response.value(forHeader: "WWW-Authenticate") == "Bearer")
+        #expect(!HeaderFieldRules.sameName("Host", "Hos"))
+        #expect(HeaderFieldRules.isTransportOwnedName("TRANSFER-encoding"))
+    }
 }
