@@ -172,6 +172,8 @@ struct RequestPath: Sendable {
         var path = path
         path.withUTF8 { bytes in
             decoded.reserveCapacity(bytes.count)
+            // At most one segment per `/`.
+            segments.reserveCapacity(bytes.count { $0 == UInt8(ascii: "/") })
             guard let first = bytes.firstIndex(of: UInt8(ascii: "/")) else { return }
             var start = first + 1
             while true {

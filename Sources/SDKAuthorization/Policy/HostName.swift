@@ -11,17 +11,26 @@ enum HostName {
     /// `host` lower-cased, without its trailing dot or IPv6 brackets, or `nil` when it is not a
     /// host. An IPv6 literal may come bracketed (`[::1]`) or bare (`::1`, as `URL.host` gives it).
     static func normalized(_ host: String) -> String? {
-        var bytes = Array(host.utf8)
-        if bytes.first == UInt8(ascii: "["), bytes.last == UInt8(ascii: "]") {
-            bytes = Array(bytes.dropFirst().dropLast())
+        let utf8 = host.utf8
+        if utf8.first == UInt8(ascii: "["), utf8.last == UInt8(ascii: "]") {
+            let bytes = Array(utf8.dropFirst().dropLast())
             guard isIPv6(bytes) else { return nil }
-        } else if bytes.contains(UInt8(ascii: ":")) {
-            guard isIPv6(bytes) else { return nil }
-        } else {
-            if bytes.count > 1, bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
-            guard isIPv4(bytes) || isName(bytes) else { return nil }
+            return lowercased(bytes)
         }
-        return String(decoding: bytes.map(HeaderFieldRules.asciiLowercased), as: UTF8.self)
+        if utf8.contains(UInt8(ascii: ":")) {
+            let bytes = Array(utf8)
+            guard isIPv6(bytes) else { return nil }
+            return lowercased(bytes)
+        }
+        let name = utf8.count > 1 && utf8.last == UInt8(ascii: ".") ? utf8.dropLast() : utf8[...]
+        guard isIPv4(name) || isName(name) else { return nil }
+        // The usual host is lower case already, and comes back as it is.
+        if name.count == utf8.count, !utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) { return host }
+        return lowercased(name)
+    }
+
+    private static func lowercased(_ bytes: some Collection<UInt8>) -> String {
+        String(decoding: bytes.map(HeaderFieldRules.asciiLowercased), as: UTF8.self)
     }
 
     /// Why `pattern` is not a host, or `nil` when it is one; `pattern` is what a rule or an
@@ -45,6 +54,11 @@ enum HostName {
     /// The normalized host of `url`, or `nil` when it has none or it is not a host. The host as the
     /// URL spells it must hold no `%`: `api%2Eexample.com` is not `api.example.com`.
     static func host(of url: URL) -> String? {
+        if #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) {
+            // The host as the URL spells it, escapes kept: one with a `%` is no host.
+            guard let host = url.host(percentEncoded: true), !host.isEmpty, !host.utf8.contains(UInt8(ascii: "%")) else { return nil }
+            return normalized(host)
+        }
         guard let host = url.host, !host.isEmpty, rawHostIsPlain(url.absoluteString) else { return nil }
         return normalized(host)
     }
@@ -78,27 +92,50 @@ enum HostName {
         isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
     }
 
-    /// Labels of letters, digits and `-`; the last label not all digits (that would be an address).
-    private static func isName(_ bytes: [UInt8]) -> Bool {
+    /// Labels of letters, digits and `-`, each of 1 to 63 bytes and neither starting nor ending
+    /// with `-`; the last label not all digits (that would be an address). One pass over the bytes.
+    private static func isName(_ bytes: some Collection<UInt8>) -> Bool {
         guard (1...253).contains(bytes.count) else { return false }
-        let labels = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        for label in labels {
-            guard (1...63).contains(label.count), label.first != UInt8(ascii: "-"), label.last != UInt8(ascii: "-") else { return false }
-            guard label.allSatisfy({ isDigit($0) || $0 == UInt8(ascii: "-") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(HeaderFieldRules.asciiLowercased($0)) }) else {
-                return false
+        let dot = UInt8(ascii: "."), hyphen = UInt8(ascii: "-")
+        var labelLength = 0, labelIsAllDigits = true, previous = dot
+        for byte in bytes {
+            if byte == dot {
+                guard labelLength > 0, previous != hyphen else { return false }
+                labelLength = 0
+                labelIsAllDigits = true
+            } else {
+                let digit = isDigit(byte)
+                guard digit || byte == hyphen || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(HeaderFieldRules.asciiLowercased(byte)) else {
+                    return false
+                }
+                guard byte != hyphen || labelLength > 0 else { return false }
+                labelLength += 1
+                guard labelLength <= 63 else { return false }
+                if !digit { labelIsAllDigits = false }
             }
+            previous = byte
         }
-        return labels.last.map { !$0.allSatisfy(isDigit) } ?? false
+        return labelLength > 0 && previous != hyphen && !labelIsAllDigits
     }
 
-    /// Four decimal parts from 0 to 255, without leading zeros.
+    /// Four decimal parts from 0 to 255, without leading zeros. One pass over the bytes.
     private static func isIPv4(_ bytes: some Collection<UInt8>) -> Bool {
-        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return false }
-        return parts.allSatisfy { part in
-            guard (1...3).contains(part.count), part.allSatisfy(isDigit), part.count == 1 || part.first != UInt8(ascii: "0") else { return false }
-            return part.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } <= 255
+        var parts = 1, value = 0, digits = 0, startsWithZero = false
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0, parts < 4 else { return false }
+                parts += 1
+                value = 0
+                digits = 0
+            } else {
+                guard isDigit(byte), !(digits > 0 && startsWithZero), digits < 3 else { return false }
+                if digits == 0 { startsWithZero = byte == UInt8(ascii: "0") }
+                digits += 1
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                guard value <= 255 else { return false }
+            }
         }
+        return parts == 4 && digits > 0
     }
 
     /// Eight groups of one to four hex digits, one `::` standing for one or more zero groups, the
