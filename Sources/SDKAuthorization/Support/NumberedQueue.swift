@@ -15,9 +15,6 @@ struct NumberedQueue<Entry> {
         self.firstNumber = firstNumber
     }
 
-    /// The number of the first entry not known to be done.
-    var frontNumber: UInt64 { firstNumber + UInt64(head) }
-
     /// The indices of the entries not known to be done, oldest first.
     var liveIndices: Range<Int> { head..<entries.count }
 
@@ -50,15 +47,5 @@ struct NumberedQueue<Entry> {
             entries.removeFirst(head)
             head = 0
         }
-    }
-
-    /// Hands every entry over, without copying, and leaves the queue empty; numbers go on from
-    /// where they were.
-    mutating func takeAll() -> (entries: [Entry], live: Range<Int>) {
-        let taken = (entries, head..<entries.count)
-        firstNumber += UInt64(entries.count)
-        entries = []
-        head = 0
-        return taken
     }
 }
