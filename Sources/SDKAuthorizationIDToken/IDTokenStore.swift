@@ -129,10 +129,10 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
         var domains: [AuthorizedDomain] = []
         for pattern in authorizedDomains { domains.append(try AuthorizedDomain(pattern)) }
-        guard options.refreshTimeout.isFinite, (0...AuthorizationConfiguration.maximumSeconds).contains(options.refreshTimeout) else {
+        guard options.refreshTimeout.isFinite, (0...AuthorizationOptions.maximumSeconds).contains(options.refreshTimeout) else {
             throw .invalidValue(key: "refreshTimeout", reason: "must be a number of seconds from 0 to 86400")
         }
-        guard options.staleLeeway.isFinite, (0...AuthorizationConfiguration.maximumSeconds).contains(options.staleLeeway) else {
+        guard options.staleLeeway.isFinite, (0...AuthorizationOptions.maximumSeconds).contains(options.staleLeeway) else {
             throw .invalidValue(key: "staleLeeway", reason: "must be a number of seconds from 0 to 86400")
         }
         self.authorizedDomains = domains

@@ -67,6 +67,9 @@ public struct AuthorizationOptions: Sendable, Equatable {
         self.requestDeadline = requestDeadline
     }
 
+    /// The largest number of seconds any duration option accepts (one day).
+    package static let maximumSeconds: TimeInterval = 86_400
+
     /// The header names always dropped on a redirect to another origin.
     static let alwaysSensitiveHeaderNames: Set<String> = ["authorization", "cookie", "cookie2", "proxy-authorization", "www-authenticate"]
 

@@ -30,103 +30,35 @@ import Foundation
 /// Configuration is checked when the client is created: a bad provider setup throws a
 /// ``ConfigurationError`` (also logged at error level), and the client does not exist.
 public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, CustomReflectable {
-    /// Where the bearer provider comes from, and so what an identity change does.
-    private enum ProviderSource: Sendable {
-        /// Built from a configuration with advanced auth disabled: nothing to load, ever.
-        case none
-        /// Given directly, or a whole authorizer given: providers are told, never re-created.
-        case fixed
-        /// Looked up by name in a registry; a provider class is re-created on identity change.
-        case registry(ProviderRegistry, isClassBased: Locked<Bool>)
-    }
-
     /// The authorization seam this client sends through.
     public let authorizer: RequestAuthorizer
-    /// The configuration in force, when the client was made from one.
-    public let configuration: AuthorizationConfiguration?
+    /// What the client was made from beside its authorizer, for the module that made it (the
+    /// Engagement configuration), or `nil`.
+    package let attachment: (any Sendable)?
 
     private let transport: any HTTPTransport
-    private let source: ProviderSource
+    /// Run by ``identityDidChange()`` instead of telling the authorizer's providers, or `nil` to tell them.
+    private let identityChange: (@Sendable () async throws(ConfigurationError) -> Void)?
 
-    /// Creates a client whose customer-token provider is found by name in `registry`, as the
-    /// Exponea SDKs find theirs, and loads it when advanced auth is enabled.
+    /// Creates a client around `authorizer`, with what it was made from and what an identity change does.
     ///
     /// - Parameters:
-    ///   - configuration: The checked configuration.
-    ///   - policy: The endpoint table; default ``AuthorizationPolicy/engagement(advancedAuthEnabled:)``.
-    ///   - registry: Where the provider is looked up by name.
-    ///   - transport: How requests are sent; default ``URLSessionHTTPTransport``.
-    ///   - diagnostics: Where messages go; default standard error.
-    ///   - clock: The time source for token expiry, waits and deadlines.
-    ///   - options: Refresh window, redirect and deadline limits.
-    ///   - observer: Told of each ``AuthorizationEvent`` of the client's authorizer and of a
-    ///     built-in provider it loads by name; `nil`, the default, costs nothing.
-    /// - Throws: ``ConfigurationError`` when the provider cannot be loaded (with the vendors'
-    ///   documented messages), when the policy sends customer tokens with advanced auth disabled,
-    ///   or sends the API key without one configured.
-    public init(
-        configuration: AuthorizationConfiguration,
-        policy: AuthorizationPolicy? = nil,
-        registry: ProviderRegistry = ProviderRegistry(),
-        transport: any HTTPTransport = URLSessionHTTPTransport(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
-        clock: any AuthorizationClock = SystemClock(),
-        options: AuthorizationOptions = AuthorizationOptions(),
-        observer: (any AuthorizationEventObserver)? = nil
-    ) throws(ConfigurationError) {
-        let policy = policy ?? .engagement(advancedAuthEnabled: configuration.advancedAuthEnabled)
-        try Self.checkEngagement(configuration, policy: policy, diagnostics: diagnostics)
-        var providers = Self.projectProviders(configuration)
-        var classBased = false
-        if configuration.advancedAuthEnabled {
-            let resolved = try Self.loadProvider(configuration, registry: registry, clock: clock, diagnostics: diagnostics, observer: observer)
-            providers[.bearer] = resolved.provider
-            classBased = resolved.isClassBased
-        }
-        self.authorizer = try Self.engagementAuthorizer(configuration, policy: policy, providers: providers,
-                                                        options: options, clock: clock, diagnostics: diagnostics, observer: observer)
-        self.configuration = configuration
+    ///   - attachment: Kept as ``attachment``; the client never reads it.
+    ///   - identityChange: Run by ``identityDidChange()`` in place of telling the authorizer's
+    ///     providers, its error rethrown; `nil` tells them.
+    package init(
+        authorizer: RequestAuthorizer, transport: any HTTPTransport, attachment: (any Sendable)?,
+        identityChange: (@Sendable () async throws(ConfigurationError) -> Void)?
+    ) {
+        self.authorizer = authorizer
+        self.attachment = attachment
         self.transport = transport
-        self.source = configuration.advancedAuthEnabled ? .registry(registry, isClassBased: Locked(classBased)) : .none
-    }
-
-    /// Creates a client whose customer-token provider is `provider`: no registry, no name.
-    ///
-    /// The parameters are those of ``init(configuration:policy:registry:transport:diagnostics:clock:options:observer:)``.
-    ///
-    /// - Throws: ``ConfigurationError`` when advanced auth is disabled in `configuration` (the
-    ///   provider would never be asked), or the policy sends the API key without one configured.
-    public init(
-        configuration: AuthorizationConfiguration,
-        provider: any AuthorizationProvider,
-        policy: AuthorizationPolicy? = nil,
-        transport: any HTTPTransport = URLSessionHTTPTransport(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
-        clock: any AuthorizationClock = SystemClock(),
-        options: AuthorizationOptions = AuthorizationOptions(),
-        observer: (any AuthorizationEventObserver)? = nil
-    ) throws(ConfigurationError) {
-        guard configuration.advancedAuthEnabled else {
-            diagnostics.log(.error, ConfigurationError.providerWithoutAdvancedAuth.message)
-            throw .providerWithoutAdvancedAuth
-        }
-        let policy = policy ?? .engagement(advancedAuthEnabled: true)
-        try Self.checkEngagement(configuration, policy: policy, diagnostics: diagnostics)
-        var providers = Self.projectProviders(configuration)
-        providers[.bearer] = provider
-        self.authorizer = try Self.engagementAuthorizer(configuration, policy: policy, providers: providers,
-                                                        options: options, clock: clock, diagnostics: diagnostics, observer: observer)
-        self.configuration = configuration
-        self.transport = transport
-        self.source = .fixed
+        self.identityChange = identityChange
     }
 
     /// Creates a client around any authorizer: its policy, providers, options, clock and diagnostics.
-    public init(authorizer: RequestAuthorizer, transport: any HTTPTransport = URLSessionHTTPTransport()) {
-        self.authorizer = authorizer
-        self.configuration = nil
-        self.transport = transport
-        self.source = .fixed
+    public convenience init(authorizer: RequestAuthorizer, transport: any HTTPTransport = URLSessionHTTPTransport()) {
+        self.init(authorizer: authorizer, transport: transport, attachment: nil, identityChange: nil)
     }
 
     /// The authorizer's summary; never a credential.
@@ -148,7 +80,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// Tells the client the user's identity changed (a new customer, `anonymize`).
     ///
     /// Every provider is told through ``AuthorizationProvider/identityDidChange()``. A provider
-    /// class found by name (``AuthorizationProviderType``) is then loaded again from the registry, a
+    /// class found by name (`AuthorizationProviderType`) is then loaded again from the registry, a
     /// new instance, as the vendor SDKs do, and swapped in only once it has loaded: requests in
     /// flight keep the provider they read, and none finds the client without one. With advanced
     /// auth disabled nothing is looked up.
@@ -156,24 +88,11 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// - Throws: ``ConfigurationError`` when the provider class can no longer be loaded; requests that
     ///   need it then fail with ``RequestError/Code/noProvider`` rather than use the old user's provider.
     public func identityDidChange() async throws(ConfigurationError) {
-        switch source {
-        case .none:
+        guard let identityChange else {
+            await authorizer.identityDidChange()
             return
-        case .fixed:
-            await authorizer.identityDidChange()
-        case .registry(let registry, let isClassBased):
-            await authorizer.identityDidChange()
-            guard isClassBased.withLock({ $0 }), let configuration else { return }
-            do {
-                let reloaded = try Self.loadProvider(configuration, registry: registry, clock: authorizer.clock,
-                                                     diagnostics: authorizer.diagnostics, observer: authorizer.observer)
-                authorizer.setProvider(reloaded.provider, for: .bearer)
-                isClassBased.withLock { $0 = reloaded.isClassBased }
-            } catch {
-                authorizer.removeProvider(for: .bearer)
-                throw error
-            }
         }
+        try await identityChange()
     }
 
     // MARK: Sending
@@ -224,73 +143,4 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
         }
         return response
     }
-
-    // MARK: Loading
-
-    /// The API-key provider of a configuration, when it has a project authorization.
-    private static func projectProviders(_ configuration: AuthorizationConfiguration) -> [AuthorizationScheme: any AuthorizationProvider] {
-        guard let authorization = configuration.authorization else { return [:] }
-        return [.apiKey: ProjectAuthorizationProvider(authorization)]
-    }
-
-    private static func checkEngagement(_ configuration: AuthorizationConfiguration, policy: AuthorizationPolicy, diagnostics: any DiagnosticsSink) throws(ConfigurationError) {
-        let bearerEndpoints = policy.endpoints(using: .bearer)
-        if !configuration.advancedAuthEnabled, !bearerEndpoints.isEmpty {
-            throw logged(.customerTokenEndpointsWithoutAdvancedAuth(bearerEndpoints.map(\.rawValue)), diagnostics)
-        }
-        if configuration.authorization == nil, policy.schemesInUse.contains(.apiKey) {
-            throw logged(.missingKey("authorization"), diagnostics)
-        }
-    }
-
-    private static func loadProvider(
-        _ configuration: AuthorizationConfiguration, registry: ProviderRegistry,
-        clock: any AuthorizationClock, diagnostics: any DiagnosticsSink, observer: (any AuthorizationEventObserver)?
-    ) throws(ConfigurationError) -> ResolvedProvider {
-        let context = ProviderFactoryContext(configuration: configuration, clock: clock, diagnostics: diagnostics, observer: observer)
-        do {
-            return try registry.resolveProvider(for: context)
-        } catch {
-            throw logged(error, diagnostics)
-        }
-    }
-
-    private static func logged(_ error: ConfigurationError, _ diagnostics: any DiagnosticsSink) -> ConfigurationError {
-        diagnostics.log(.error, error.message)
-        return error
-    }
-
-    /// The authorizer of an Engagement configuration: its base URL and project token, the policy,
-    /// the providers. A refusal is logged at error level.
-    private static func engagementAuthorizer(
-        _ configuration: AuthorizationConfiguration, policy: AuthorizationPolicy, providers: [AuthorizationScheme: any AuthorizationProvider],
-        options: AuthorizationOptions, clock: any AuthorizationClock, diagnostics: any DiagnosticsSink,
-        observer: (any AuthorizationEventObserver)?
-    ) throws(ConfigurationError) -> RequestAuthorizer {
-        do {
-            return try RequestAuthorizer(
-                policy: policy, providers: providers, baseURL: configuration.baseURL,
-                pathParameters: ["projectToken": configuration.projectToken],
-                options: options, clock: clock, diagnostics: diagnostics, observer: observer
-            )
-        } catch {
-            throw logged(error, diagnostics)
-        }
-    }
-}
-
-/// The configured project authorization (`Token <key>` or `Bearer <jwt>`), for the API-key scheme.
-struct ProjectAuthorizationProvider: AuthorizationProvider {
-    let credential: Credential
-
-    init(_ authorization: ProjectAuthorization) {
-        switch authorization.scheme {
-        case .token: credential = .apiKey(authorization.credential)
-        case .bearer: credential = .bearer(authorization.credential)
-        }
-    }
-
-    func credential(for context: AuthorizationContext) async throws -> Credential { credential }
-
-    var endsByDeadline: Bool { true }
 }

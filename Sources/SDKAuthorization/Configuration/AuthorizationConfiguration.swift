@@ -100,11 +100,11 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         }
         self.providerLookup = providerLookup
         if case .honoringExpiry(let leeway, let maximumAge) = customerTokenCaching {
-            guard leeway.isFinite, (0...Self.maximumSeconds).contains(leeway) else {
-                throw .invalidValue(key: "customerTokenCacheLeeway", reason: "the leeway must be a number of seconds from 0 to \(Int(Self.maximumSeconds))")
+            guard leeway.isFinite, (0...AuthorizationOptions.maximumSeconds).contains(leeway) else {
+                throw .invalidValue(key: "customerTokenCacheLeeway", reason: "the leeway must be a number of seconds from 0 to \(Int(AuthorizationOptions.maximumSeconds))")
             }
-            guard maximumAge.isFinite, (1...Self.maximumSeconds).contains(maximumAge) else {
-                throw .invalidValue(key: "customerTokenCacheMaximumAge", reason: "the maximum age must be a number of seconds from 1 to \(Int(Self.maximumSeconds))")
+            guard maximumAge.isFinite, (1...AuthorizationOptions.maximumSeconds).contains(maximumAge) else {
+                throw .invalidValue(key: "customerTokenCacheMaximumAge", reason: "the maximum age must be a number of seconds from 1 to \(Int(AuthorizationOptions.maximumSeconds))")
             }
         }
         self.customerTokenCaching = customerTokenCaching
@@ -116,9 +116,6 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
     }
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
-
-    /// The largest number of seconds any duration option accepts (one day).
-    package static let maximumSeconds: TimeInterval = 86_400
 
     /// A provider name: a type name, possibly module-qualified, nested or generic
     /// (`MyApp.Outer.Provider<Swift.Int>`); at most 256 characters.

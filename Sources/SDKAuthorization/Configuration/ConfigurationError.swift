@@ -25,7 +25,7 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
     case malformedFile(reason: String)
     /// A configuration file could not be read.
     case unreadableFile(path: String, reason: String)
-    /// A configuration file is larger than ``AuthorizationConfiguration/maximumFileSize``.
+    /// A configuration file is larger than `AuthorizationConfiguration.maximumFileSize`.
     case fileTooLarge(limit: Int)
     /// A configuration file names a key twice; tools disagree on which value wins, so neither does.
     case duplicateKey(String)
@@ -36,13 +36,13 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
     case advancedAuthEnabledWithoutProvider
     /// iOS convention: the type found under the name is not an `NSObject` subclass.
     case providerIsNotNSObject(name: String)
-    /// iOS convention: the type found does not conform to ``AuthorizationProviderType``.
+    /// iOS convention: the type found does not conform to `AuthorizationProviderType`.
     case providerDoesNotConform(name: String)
     /// Android convention: advanced auth is enabled but no provider class is named.
     case advancedAuthEnabledButProviderNotNamed
     /// Android convention: the named class cannot be found.
     case registeredClassNotFound(name: String)
-    /// Android convention: the named class does not implement ``AuthorizationProviderType``.
+    /// Android convention: the named class does not implement `AuthorizationProviderType`.
     case registeredClassDoesNotImplement(name: String)
     /// A registered provider factory threw while creating the provider.
     case providerCreationFailed(name: String, reason: String)
@@ -100,7 +100,9 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
         case .registeredClassNotFound(let name):
             "Registered \(LogText.typeName(name)) class has not been found"
         case .registeredClassDoesNotImplement(let name):
-            "Registered \(LogText.typeName(name)) class has to implement \(String(reflecting: (any AuthorizationProviderType).self))"
+            // The protocol's name as the message has always given it; `String(reflecting:)` would now
+            // name its module, SDKAuthorizationEngagement.
+            "Registered \(LogText.typeName(name)) class has to implement SDKAuthorization.AuthorizationProviderType"
         case .providerCreationFailed(let name, let reason):
             "The authorization provider registered as \(LogText.plain(name)) could not be created: \(reason)"
         case .customerTokenEndpointsWithoutAdvancedAuth(let endpoints):
@@ -130,7 +132,7 @@ public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConverti
 
     /// `value` without user info, query or fragment, escaped and cut: what a message may repeat of
     /// a URL that may hold a password or a secret query.
-    static func sanitizedURLText(_ value: String) -> String {
+    package static func sanitizedURLText(_ value: String) -> String {
         // Unicode scalars, not Characters: a combining mark after '@' or '?' must not hide it.
         var scalars = Array(value.unicodeScalars)
         var suffix = ""

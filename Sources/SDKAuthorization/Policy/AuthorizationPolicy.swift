@@ -30,27 +30,13 @@ public struct AuthorizationPolicy: Sendable, Equatable {
     /// An empty policy.
     public init() {}
 
-    /// The nine Bloomreach Engagement endpoints with their default schemes: API key everywhere,
-    /// except the two app-inbox endpoints, which carry the customer token when `advancedAuthEnabled`.
-    public static func engagement(advancedAuthEnabled: Bool) -> AuthorizationPolicy {
-        var policy = AuthorizationPolicy()
-        let inbox: AuthorizationScheme = advancedAuthEnabled ? .bearer : .apiKey
-        let table: [(EndpointID, String, AuthorizationScheme)] = [
-            (.trackCustomers, "/track/v2/projects/<projectToken>/customers", .apiKey),
-            (.trackEvents, "/track/v2/projects/<projectToken>/customers/events", .apiKey),
-            (.trackCampaignClicks, "/track/v2/projects/<projectToken>/campaigns/clicks", .apiKey),
-            (.customerAttributes, "/data/v2/projects/<projectToken>/customers/attributes", .apiKey),
-            (.consentCategories, "/data/v2/projects/<projectToken>/consent/categories", .apiKey),
-            (.inAppMessages, "/webxp/s/<projectToken>/inappmessages?v=1", .apiKey),
-            (.appInboxFetch, "/webxp/projects/<projectToken>/appinbox/fetch", inbox),
-            (.appInboxMarkAsRead, "/webxp/projects/<projectToken>/appinbox/markasread", inbox),
-            (.selfCheckNotification, "/campaigns/send-self-check-notification?project_id=<projectToken>", .apiKey),
-        ]
-        for (id, path, scheme) in table {
-            policy.entries[id] = Entry(endpoint: Endpoint(id, path: path), scheme: scheme)
-            policy.order.append(id)
+    /// A policy of `catalogue`'s endpoints in order, each with its scheme, taken as they are: for a
+    /// vendor catalogue whose templates are known good, which ``add(_:scheme:)`` would only check again.
+    package init(catalogue: [(endpoint: Endpoint, scheme: AuthorizationScheme)]) {
+        for (endpoint, scheme) in catalogue {
+            entries[endpoint.id] = Entry(endpoint: endpoint, scheme: scheme)
+            order.append(endpoint.id)
         }
-        return policy
     }
 
     /// Every endpoint, in the order added.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The name of an endpoint in an ``AuthorizationPolicy``, e.g. ``appInboxFetch``.
+/// The name of an endpoint in an ``AuthorizationPolicy``, e.g. `appInboxFetch`.
 public struct EndpointID: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// The name.
     public let rawValue: String
@@ -190,25 +190,4 @@ enum EndpointURLError: Error, Equatable {
         case .malformed: "the URL could not be built"
         }
     }
-}
-
-extension EndpointID {
-    /// `POST /track/v2/projects/<projectToken>/customers`
-    public static let trackCustomers: EndpointID = "trackCustomers"
-    /// `POST /track/v2/projects/<projectToken>/customers/events`
-    public static let trackEvents: EndpointID = "trackEvents"
-    /// `POST /track/v2/projects/<projectToken>/campaigns/clicks`
-    public static let trackCampaignClicks: EndpointID = "trackCampaignClicks"
-    /// `POST /data/v2/projects/<projectToken>/customers/attributes`
-    public static let customerAttributes: EndpointID = "customerAttributes"
-    /// `POST /data/v2/projects/<projectToken>/consent/categories`
-    public static let consentCategories: EndpointID = "consentCategories"
-    /// `POST /webxp/s/<projectToken>/inappmessages?v=1`
-    public static let inAppMessages: EndpointID = "inAppMessages"
-    /// `POST /webxp/projects/<projectToken>/appinbox/fetch`
-    public static let appInboxFetch: EndpointID = "appInboxFetch"
-    /// `POST /webxp/projects/<projectToken>/appinbox/markasread`
-    public static let appInboxMarkAsRead: EndpointID = "appInboxMarkAsRead"
-    /// `POST /campaigns/send-self-check-notification?project_id=<projectToken>`
-    public static let selfCheckNotification: EndpointID = "selfCheckNotification"
 }

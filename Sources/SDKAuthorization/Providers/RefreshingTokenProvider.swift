@@ -97,7 +97,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         guard options.refreshTimeout.isFinite, options.refreshTimeout > 0, options.refreshTimeout <= 600 else {
             throw .invalidValue(key: "refreshTimeout", reason: "must be more than 0 and at most 600 seconds")
         }
-        guard options.expiryLeeway.isFinite, (0...AuthorizationConfiguration.maximumSeconds).contains(options.expiryLeeway) else {
+        guard options.expiryLeeway.isFinite, (0...AuthorizationOptions.maximumSeconds).contains(options.expiryLeeway) else {
             throw .invalidValue(key: "expiryLeeway", reason: "must be from 0 to 86400 seconds")
         }
         if let name = options.headerName, !HeaderFieldRules.isValidName(name) || HeaderFieldRules.isTransportOwnedName(name) {

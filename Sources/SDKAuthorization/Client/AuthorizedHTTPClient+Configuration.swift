@@ -1,0 +1,172 @@
+import Foundation
+
+extension AuthorizedHTTPClient {
+    /// The configuration in force, when the client was made from one.
+    public var configuration: AuthorizationConfiguration? { attachment as? AuthorizationConfiguration }
+
+    /// Creates a client whose customer-token provider is found by name in `registry`, as the
+    /// Exponea SDKs find theirs, and loads it when advanced auth is enabled.
+    ///
+    /// - Parameters:
+    ///   - configuration: The checked configuration.
+    ///   - policy: The endpoint table; default ``AuthorizationPolicy/engagement(advancedAuthEnabled:)``.
+    ///   - registry: Where the provider is looked up by name.
+    ///   - transport: How requests are sent; default ``URLSessionHTTPTransport``.
+    ///   - diagnostics: Where messages go; default standard error.
+    ///   - clock: The time source for token expiry, waits and deadlines.
+    ///   - options: Refresh window, redirect and deadline limits.
+    ///   - observer: Told of each ``AuthorizationEvent`` of the client's authorizer and of a
+    ///     built-in provider it loads by name; `nil`, the default, costs nothing.
+    /// - Throws: ``ConfigurationError`` when the provider cannot be loaded (with the vendors'
+    ///   documented messages), when the policy sends customer tokens with advanced auth disabled,
+    ///   or sends the API key without one configured.
+    public convenience init(
+        configuration: AuthorizationConfiguration,
+        policy: AuthorizationPolicy? = nil,
+        registry: ProviderRegistry = ProviderRegistry(),
+        transport: any HTTPTransport = URLSessionHTTPTransport(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        clock: any AuthorizationClock = SystemClock(),
+        options: AuthorizationOptions = AuthorizationOptions(),
+        observer: (any AuthorizationEventObserver)? = nil
+    ) throws(ConfigurationError) {
+        let policy = policy ?? .engagement(advancedAuthEnabled: configuration.advancedAuthEnabled)
+        try Self.checkEngagement(configuration, policy: policy, diagnostics: diagnostics)
+        var providers = Self.projectProviders(configuration)
+        var classBased = false
+        if configuration.advancedAuthEnabled {
+            let resolved = try Self.loadProvider(configuration, registry: registry, clock: clock, diagnostics: diagnostics, observer: observer)
+            providers[.bearer] = resolved.provider
+            classBased = resolved.isClassBased
+        }
+        let authorizer = try Self.engagementAuthorizer(configuration, policy: policy, providers: providers,
+                                                       options: options, clock: clock, diagnostics: diagnostics, observer: observer)
+        // With advanced auth disabled nothing is loaded, ever, and no provider is told.
+        var identityChange: @Sendable () async throws(ConfigurationError) -> Void = {}
+        if configuration.advancedAuthEnabled {
+            identityChange = Self.reloadingFromRegistry(registry, isClassBased: Locked(classBased), configuration: configuration,
+                                                        authorizer: authorizer, clock: clock, diagnostics: diagnostics, observer: observer)
+        }
+        self.init(authorizer: authorizer, transport: transport, attachment: configuration, identityChange: identityChange)
+    }
+
+    /// Creates a client whose customer-token provider is `provider`: no registry, no name.
+    ///
+    /// The parameters are those of ``init(configuration:policy:registry:transport:diagnostics:clock:options:observer:)``.
+    ///
+    /// - Throws: ``ConfigurationError`` when advanced auth is disabled in `configuration` (the
+    ///   provider would never be asked), or the policy sends the API key without one configured.
+    public convenience init(
+        configuration: AuthorizationConfiguration,
+        provider: any AuthorizationProvider,
+        policy: AuthorizationPolicy? = nil,
+        transport: any HTTPTransport = URLSessionHTTPTransport(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        clock: any AuthorizationClock = SystemClock(),
+        options: AuthorizationOptions = AuthorizationOptions(),
+        observer: (any AuthorizationEventObserver)? = nil
+    ) throws(ConfigurationError) {
+        guard configuration.advancedAuthEnabled else {
+            diagnostics.log(.error, ConfigurationError.providerWithoutAdvancedAuth.message)
+            throw .providerWithoutAdvancedAuth
+        }
+        let policy = policy ?? .engagement(advancedAuthEnabled: true)
+        try Self.checkEngagement(configuration, policy: policy, diagnostics: diagnostics)
+        var providers = Self.projectProviders(configuration)
+        providers[.bearer] = provider
+        let authorizer = try Self.engagementAuthorizer(configuration, policy: policy, providers: providers,
+                                                       options: options, clock: clock, diagnostics: diagnostics, observer: observer)
+        // Given directly: providers are told of an identity change, never re-created.
+        self.init(authorizer: authorizer, transport: transport, attachment: configuration, identityChange: nil)
+    }
+
+    // MARK: Loading
+
+    /// What an identity change does to a client whose provider was looked up by name: every
+    /// provider is told, then a provider class is loaded again and swapped in, or removed when it
+    /// can no longer be loaded.
+    private static func reloadingFromRegistry(
+        _ registry: ProviderRegistry, isClassBased: Locked<Bool>, configuration: AuthorizationConfiguration, authorizer: RequestAuthorizer,
+        clock: any AuthorizationClock, diagnostics: any DiagnosticsSink, observer: (any AuthorizationEventObserver)?
+    ) -> @Sendable () async throws(ConfigurationError) -> Void {
+        { () async throws(ConfigurationError) in
+            await authorizer.identityDidChange()
+            guard isClassBased.withLock({ $0 }) else { return }
+            do throws(ConfigurationError) {
+                let reloaded = try loadProvider(configuration, registry: registry, clock: clock, diagnostics: diagnostics, observer: observer)
+                authorizer.setProvider(reloaded.provider, for: .bearer)
+                isClassBased.withLock { $0 = reloaded.isClassBased }
+            } catch {
+                authorizer.removeProvider(for: .bearer)
+                throw error
+            }
+        }
+    }
+
+    /// The API-key provider of a configuration, when it has a project authorization.
+    private static func projectProviders(_ configuration: AuthorizationConfiguration) -> [AuthorizationScheme: any AuthorizationProvider] {
+        guard let authorization = configuration.authorization else { return [:] }
+        return [.apiKey: ProjectAuthorizationProvider(authorization)]
+    }
+
+    private static func checkEngagement(_ configuration: AuthorizationConfiguration, policy: AuthorizationPolicy, diagnostics: any DiagnosticsSink) throws(ConfigurationError) {
+        let bearerEndpoints = policy.endpoints(using: .bearer)
+        if !configuration.advancedAuthEnabled, !bearerEndpoints.isEmpty {
+            throw logged(.customerTokenEndpointsWithoutAdvancedAuth(bearerEndpoints.map(\.rawValue)), diagnostics)
+        }
+        if configuration.authorization == nil, policy.schemesInUse.contains(.apiKey) {
+            throw logged(.missingKey("authorization"), diagnostics)
+        }
+    }
+
+    private static func loadProvider(
+        _ configuration: AuthorizationConfiguration, registry: ProviderRegistry,
+        clock: any AuthorizationClock, diagnostics: any DiagnosticsSink, observer: (any AuthorizationEventObserver)?
+    ) throws(ConfigurationError) -> ResolvedProvider {
+        let context = ProviderFactoryContext(configuration: configuration, clock: clock, diagnostics: diagnostics, observer: observer)
+        do {
+            return try registry.resolveProvider(for: context)
+        } catch {
+            throw logged(error, diagnostics)
+        }
+    }
+
+    private static func logged(_ error: ConfigurationError, _ diagnostics: any DiagnosticsSink) -> ConfigurationError {
+        diagnostics.log(.error, error.message)
+        return error
+    }
+
+    /// The authorizer of an Engagement configuration: its base URL and project token, the policy,
+    /// the providers. A refusal is logged at error level.
+    private static func engagementAuthorizer(
+        _ configuration: AuthorizationConfiguration, policy: AuthorizationPolicy, providers: [AuthorizationScheme: any AuthorizationProvider],
+        options: AuthorizationOptions, clock: any AuthorizationClock, diagnostics: any DiagnosticsSink,
+        observer: (any AuthorizationEventObserver)?
+    ) throws(ConfigurationError) -> RequestAuthorizer {
+        do {
+            return try RequestAuthorizer(
+                policy: policy, providers: providers, baseURL: configuration.baseURL,
+                pathParameters: ["projectToken": configuration.projectToken],
+                options: options, clock: clock, diagnostics: diagnostics, observer: observer
+            )
+        } catch {
+            throw logged(error, diagnostics)
+        }
+    }
+}
+
+/// The configured project authorization (`Token <key>` or `Bearer <jwt>`), for the API-key scheme.
+struct ProjectAuthorizationProvider: AuthorizationProvider {
+    let credential: Credential
+
+    init(_ authorization: ProjectAuthorization) {
+        switch authorization.scheme {
+        case .token: credential = .apiKey(authorization.credential)
+        case .bearer: credential = .bearer(authorization.credential)
+        }
+    }
+
+    func credential(for context: AuthorizationContext) async throws -> Credential { credential }
+
+    var endsByDeadline: Bool { true }
+}

@@ -1,0 +1,42 @@
+// The Bloomreach Engagement endpoint catalogue: the nine endpoints' names and the policy that
+// gives each its default scheme.
+extension EndpointID {
+    /// `POST /track/v2/projects/<projectToken>/customers`
+    public static let trackCustomers: EndpointID = "trackCustomers"
+    /// `POST /track/v2/projects/<projectToken>/customers/events`
+    public static let trackEvents: EndpointID = "trackEvents"
+    /// `POST /track/v2/projects/<projectToken>/campaigns/clicks`
+    public static let trackCampaignClicks: EndpointID = "trackCampaignClicks"
+    /// `POST /data/v2/projects/<projectToken>/customers/attributes`
+    public static let customerAttributes: EndpointID = "customerAttributes"
+    /// `POST /data/v2/projects/<projectToken>/consent/categories`
+    public static let consentCategories: EndpointID = "consentCategories"
+    /// `POST /webxp/s/<projectToken>/inappmessages?v=1`
+    public static let inAppMessages: EndpointID = "inAppMessages"
+    /// `POST /webxp/projects/<projectToken>/appinbox/fetch`
+    public static let appInboxFetch: EndpointID = "appInboxFetch"
+    /// `POST /webxp/projects/<projectToken>/appinbox/markasread`
+    public static let appInboxMarkAsRead: EndpointID = "appInboxMarkAsRead"
+    /// `POST /campaigns/send-self-check-notification?project_id=<projectToken>`
+    public static let selfCheckNotification: EndpointID = "selfCheckNotification"
+}
+
+extension AuthorizationPolicy {
+    /// The nine Bloomreach Engagement endpoints with their default schemes: API key everywhere,
+    /// except the two app-inbox endpoints, which carry the customer token when `advancedAuthEnabled`.
+    public static func engagement(advancedAuthEnabled: Bool) -> AuthorizationPolicy {
+        let inbox: AuthorizationScheme = advancedAuthEnabled ? .bearer : .apiKey
+        let table: [(EndpointID, String, AuthorizationScheme)] = [
+            (.trackCustomers, "/track/v2/projects/<projectToken>/customers", .apiKey),
+            (.trackEvents, "/track/v2/projects/<projectToken>/customers/events", .apiKey),
+            (.trackCampaignClicks, "/track/v2/projects/<projectToken>/campaigns/clicks", .apiKey),
+            (.customerAttributes, "/data/v2/projects/<projectToken>/customers/attributes", .apiKey),
+            (.consentCategories, "/data/v2/projects/<projectToken>/consent/categories", .apiKey),
+            (.inAppMessages, "/webxp/s/<projectToken>/inappmessages?v=1", .apiKey),
+            (.appInboxFetch, "/webxp/projects/<projectToken>/appinbox/fetch", inbox),
+            (.appInboxMarkAsRead, "/webxp/projects/<projectToken>/appinbox/markasread", inbox),
+            (.selfCheckNotification, "/campaigns/send-self-check-notification?project_id=<projectToken>", .apiKey),
+        ]
+        return AuthorizationPolicy(catalogue: table.map { id, path, scheme in (Endpoint(id, path: path), scheme) })
+    }
+}
