@@ -11,6 +11,7 @@ let package = Package(
     name: "SDKAuthorization",
     products: [
         .library(name: "SDKAuthorization", targets: ["SDKAuthorization"]),
+        .library(name: "SDKAuthorizationEngagement", targets: ["SDKAuthorizationEngagement"]),
         .library(name: "SDKAuthorizationIDToken", targets: ["SDKAuthorizationIDToken"]),
         .library(name: "SDKAuthorizationSignature", targets: ["SDKAuthorizationSignature"]),
         .library(name: "SDKAuthorizationTokenExchange", targets: ["SDKAuthorizationTokenExchange"]),
@@ -19,12 +20,23 @@ let package = Package(
         .plugin(name: "ValidateAuthorizationConfiguration", targets: ["ValidateAuthorizationConfiguration"]),
     ],
     targets: [
-        // The core: the seam and its one request loop, policy, provider protocols, credentials, the
-        // refresh primitive, deadlines, events, errors, transports, and (for now) the Engagement
-        // configuration, registry and provider-class adapter.
+        // The core: the seam and its one request loop, the client and its transports, policy types,
+        // provider protocols, credentials and their stores, the refresh primitive, deadlines,
+        // events, diagnostics and errors (ConfigurationError among them). No vendor's catalogue.
         .target(name: "SDKAuthorization", swiftSettings: strictSettings),
-        // Vendor modes, each depending on the core only.
-        .target(name: "SDKAuthorizationIDToken", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
+        // Vendor modes. The Bloomreach Engagement (Exponea) mode: its configuration (in code or from
+        // a file), the nine-endpoint catalogue and AuthorizationPolicy.engagement, the provider
+        // registry and its lookup by name, the Exponea-shaped provider class and its adapter, and
+        // AuthorizedHTTPClient's configuration initializers.
+        .target(name: "SDKAuthorizationEngagement", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
+        // The ID-token mode also depends on the Engagement mode: IDTokenRefreshMode is the type the
+        // registry's built-in name SDKAuthorization.IDTokenRefresh stands for (a NamedProviderFactory
+        // making its store from the Engagement configuration). The other modes depend on the core only.
+        .target(
+            name: "SDKAuthorizationIDToken",
+            dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement"],
+            swiftSettings: strictSettings
+        ),
         .target(name: "SDKAuthorizationSignature", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         .target(name: "SDKAuthorizationTokenExchange", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         .target(
@@ -34,7 +46,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "sdkauth-config",
-            dependencies: ["SDKAuthorization"],
+            dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement"],
             swiftSettings: strictSettings
         ),
         .plugin(
@@ -50,8 +62,8 @@ let package = Package(
         .testTarget(
             name: "SDKAuthorizationTests",
             dependencies: [
-                "SDKAuthorization", "SDKAuthorizationIDToken", "SDKAuthorizationSignature", "SDKAuthorizationTokenExchange",
-                "SDKAuthorizationTesting",
+                "SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
+                "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationEngagement
 
 // Checks configuration files the way the framework reads them, and says what is wrong with each.
 // Used by the `validate-authorization-config` command plugin:

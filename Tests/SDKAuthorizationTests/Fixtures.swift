@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import SDKAuthorizationTesting
 
 /// Builds an unsigned JWT with the given payload; the signature segment is a fixed string.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import SDKAuthorization
+import SDKAuthorizationEngagement
 
 /// The README's quick start, verbatim inside namespaces, so it keeps compiling;
 /// `quickStartInTheREADMEIsTheCodeCompiledHere` checks that the README still says the same.

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// A host that holds anything else (`%`, `@`, `/`, NUL, white space, non-ASCII, an IPv6 zone) is
 /// no host: it never matches a rule, an authorized domain or a catalogue origin.
-enum HostName {
+package enum HostName {
     /// `host` lower-cased, without its trailing dot or IPv6 brackets, or `nil` when it is not a
     /// host. An IPv6 literal may come bracketed (`[::1]`) or bare (`::1`, as `URL.host` gives it).
     static func normalized(_ host: String) -> String? {
@@ -53,7 +53,7 @@ enum HostName {
 
     /// The normalized host of `url`, or `nil` when it has none or it is not a host. The host as the
     /// URL spells it must hold no `%`: `api%2Eexample.com` is not `api.example.com`.
-    static func host(of url: URL) -> String? {
+    package static func host(of url: URL) -> String? {
         if #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) {
             // The host as the URL spells it, escapes kept: one with a `%` is no host.
             guard let host = url.host(percentEncoded: true), !host.isEmpty, !host.utf8.contains(UInt8(ascii: "%")) else { return nil }

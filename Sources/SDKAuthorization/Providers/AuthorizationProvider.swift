@@ -71,7 +71,7 @@ public enum RejectionDecision: Sendable, Equatable {
 /// Supplies the credential for requests, one call per request.
 ///
 /// This is the native, asynchronous provider shape. For the Exponea-compatible synchronous shape,
-/// see ``AuthorizationProviderType``.
+/// see `AuthorizationProviderType` (in `SDKAuthorizationEngagement`).
 ///
 /// ```swift
 /// struct SessionTokenProvider: AuthorizationProvider {

@@ -11,7 +11,7 @@ import Foundation
 /// waited for it and not reused. The cache is dropped when the server rejects the cached token
 /// and on identity change; a call that returns after an identity change is not used.
 ///
-/// Turn it on with ``CustomerTokenCaching/honoringExpiry(leeway:maximumAge:)`` in the configuration.
+/// Turn it on with `CustomerTokenCaching.honoringExpiry(leeway:maximumAge:)` in the configuration.
 public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable, CustomReflectable {
     /// The default ``init(wrapping:leeway:maximumAge:clock:)`` maximum age: one hour.
     public static let defaultMaximumAge: TimeInterval = 3_600

@@ -5,6 +5,7 @@ import FoundationNetworking
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationSignature
 
 /// A provider that signs the request it is shown: method, path, query and body go into the header.

@@ -3,6 +3,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 
 /// Counts its instances; each instance answers with a token naming it.
 final class CountingAuthProvider: NSObject, AuthorizationProviderType {

@@ -3,6 +3,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
 
 /// An async provider of the app's own that never answers, and records the context it was asked with.

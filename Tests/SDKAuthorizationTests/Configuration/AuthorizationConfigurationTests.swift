@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 
 @Suite("Configuration in code")
 struct AuthorizationConfigurationTests {

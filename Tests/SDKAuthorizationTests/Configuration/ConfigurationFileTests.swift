@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 
 @Suite("Configuration from a file")
 struct ConfigurationFileTests {

@@ -2,6 +2,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
 
 @Suite("Authorization events")

@@ -2,6 +2,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 
 @Suite("Diagnostics and the manual clock")
 struct DiagnosticsTests {

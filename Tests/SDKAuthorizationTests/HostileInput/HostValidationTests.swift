@@ -2,6 +2,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 
 /// Host patterns that are not host names, IPv4 literals or bracketed IPv6 literals.
 let malformedHostPatterns = [

@@ -2,6 +2,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 
 @Suite("Path patterns after dot-segment removal")
 struct PathPatternTests {

@@ -3,6 +3,7 @@ import Foundation
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 
 /// Blocks its first call until the canary opens the gate, and records what it saw.
 final class GatedAuthProvider: NSObject, AuthorizationProviderType {

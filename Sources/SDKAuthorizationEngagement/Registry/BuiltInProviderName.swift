@@ -1,3 +1,5 @@
+import SDKAuthorization
+
 /// The names the built-in modes are found under in every ``ProviderRegistry``, so a configuration
 /// (in code or in a file, as `providerName`) chooses its mode by name.
 ///

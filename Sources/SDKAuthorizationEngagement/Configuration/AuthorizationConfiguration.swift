@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// How the customer-token provider is found by name, following one of the two vendor conventions.
 public enum ProviderLookup: Sendable, Equatable {
@@ -64,7 +65,7 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
     ///   - advancedAuthEnabled: Whether customer tokens are used.
     ///   - providerLookup: How the provider is found (default: the name `ExponeaAuthProvider`).
     ///   - customerTokenCaching: Opt-in token cache (default: disabled).
-    /// - Throws: ``ConfigurationError`` naming the first bad value.
+    /// - Throws: `ConfigurationError` naming the first bad value.
     public init(
         projectToken: String,
         baseURL: String,

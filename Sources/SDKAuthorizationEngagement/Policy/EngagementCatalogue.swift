@@ -1,3 +1,5 @@
+import SDKAuthorization
+
 // The Bloomreach Engagement endpoint catalogue: the nine endpoints' names and the policy that
 // gives each its default scheme.
 extension EndpointID {

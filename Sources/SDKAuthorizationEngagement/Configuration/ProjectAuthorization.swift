@@ -1,3 +1,5 @@
+import SDKAuthorization
+
 /// The project-level credential sent to API-key endpoints: `Token <apiKey>` or `Bearer <jwt>`.
 ///
 /// Its description never shows the credential: `Token Authorization (token redacted)`.
@@ -27,9 +29,9 @@ public struct ProjectAuthorization: Sendable, Equatable, CustomStringConvertible
 
     /// Reads a configured string: `Token <key>`, `Bearer <jwt>` or a bare API key.
     ///
-    /// - Throws: ``ConfigurationError/basicAuthenticationNotSupported`` for `Basic ...`, and
-    ///   ``ConfigurationError/emptyCredential(field:)`` or
-    ///   ``ConfigurationError/credentialContainsControlCharacters(field:)`` for a bad credential.
+    /// - Throws: `ConfigurationError.basicAuthenticationNotSupported` for `Basic ...`, and
+    ///   `ConfigurationError.emptyCredential(field:)` or
+    ///   `ConfigurationError.credentialContainsControlCharacters(field:)` for a bad credential.
     public init(parsing configured: String) throws(ConfigurationError) {
         let trimmed = configured.drop(while: { $0 == " " })
         if trimmed.lowercased() == "basic" || Self.dropScheme("Basic", from: String(trimmed)) != nil {

@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 extension AuthorizedHTTPClient {
     /// The configuration in force, when the client was made from one.
@@ -11,13 +12,13 @@ extension AuthorizedHTTPClient {
     ///   - configuration: The checked configuration.
     ///   - policy: The endpoint table; default ``AuthorizationPolicy/engagement(advancedAuthEnabled:)``.
     ///   - registry: Where the provider is looked up by name.
-    ///   - transport: How requests are sent; default ``URLSessionHTTPTransport``.
+    ///   - transport: How requests are sent; default `URLSessionHTTPTransport`.
     ///   - diagnostics: Where messages go; default standard error.
     ///   - clock: The time source for token expiry, waits and deadlines.
     ///   - options: Refresh window, redirect and deadline limits.
-    ///   - observer: Told of each ``AuthorizationEvent`` of the client's authorizer and of a
+    ///   - observer: Told of each `AuthorizationEvent` of the client's authorizer and of a
     ///     built-in provider it loads by name; `nil`, the default, costs nothing.
-    /// - Throws: ``ConfigurationError`` when the provider cannot be loaded (with the vendors'
+    /// - Throws: `ConfigurationError` when the provider cannot be loaded (with the vendors'
     ///   documented messages), when the policy sends customer tokens with advanced auth disabled,
     ///   or sends the API key without one configured.
     public convenience init(
@@ -54,7 +55,7 @@ extension AuthorizedHTTPClient {
     ///
     /// The parameters are those of ``init(configuration:policy:registry:transport:diagnostics:clock:options:observer:)``.
     ///
-    /// - Throws: ``ConfigurationError`` when advanced auth is disabled in `configuration` (the
+    /// - Throws: `ConfigurationError` when advanced auth is disabled in `configuration` (the
     ///   provider would never be asked), or the policy sends the API key without one configured.
     public convenience init(
         configuration: AuthorizationConfiguration,

@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// The Exponea-compatible provider shape: a class with a required `init()` that returns the
 /// customer token synchronously.

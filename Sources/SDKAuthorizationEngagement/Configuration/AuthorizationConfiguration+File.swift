@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 extension AuthorizationConfiguration {
     /// The formats a configuration file may have.
@@ -28,7 +29,7 @@ extension AuthorizationConfiguration {
     ]
 
     /// The largest configuration file read, in bytes (64 KB). A file is read no further than this,
-    /// and a larger one fails with ``ConfigurationError/fileTooLarge(limit:)``.
+    /// and a larger one fails with `ConfigurationError.fileTooLarge(limit:)`.
     public static let maximumFileSize = 65_536
 
     /// Reads a configuration file; the format comes from the extension (`.json`, `.plist`), or from
@@ -38,7 +39,7 @@ extension AuthorizationConfiguration {
     /// bounded pass that refuses a repeated key, and a property list is checked for its size and
     /// shape (one dictionary of plain values) before it is parsed.
     ///
-    /// - Throws: ``ConfigurationError`` for an unreadable or malformed file, an unknown key, a value
+    /// - Throws: `ConfigurationError` for an unreadable or malformed file, an unknown key, a value
     ///   of the wrong type and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:)`` refuses.
     public init(contentsOf url: URL) throws(ConfigurationError) {
         let data: Data

@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// What a provider factory gets to build its provider with.
 public struct ProviderFactoryContext: Sendable {
@@ -8,7 +9,7 @@ public struct ProviderFactoryContext: Sendable {
     public let clock: any AuthorizationClock
     /// The client's diagnostics sink.
     public let diagnostics: any DiagnosticsSink
-    /// The client's event observer, if any: give it to a provider that reports ``AuthorizationEvent``s.
+    /// The client's event observer, if any: give it to a provider that reports `AuthorizationEvent`s.
     public let observer: (any AuthorizationEventObserver)?
 }
 
@@ -26,12 +27,12 @@ public struct ProviderFactoryContext: Sendable {
 ///
 /// A class found by 2 or 3 is checked (an `NSObject` subclass under the iOS convention, then
 /// conformance to ``AuthorizationProviderType``) and wrapped in a ``CustomerTokenProvider``
-/// (behind a ``CachingAuthorizationProvider`` when the configuration opts into caching). Such a
+/// (behind a `CachingAuthorizationProvider` when the configuration opts into caching). Such a
 /// class is instantiated again after every identity change, as the vendor SDKs do; a native
-/// provider is kept and told through ``AuthorizationProvider/identityDidChange()``.
+/// provider is kept and told through `AuthorizationProvider.identityDidChange()`.
 ///
 /// The built-in modes are found under the names in ``BuiltInProviderName``.
-/// Failures are ``ConfigurationError`` values carrying the vendors' documented messages.
+/// Failures are `ConfigurationError` values carrying the vendors' documented messages.
 ///
 /// ```swift
 /// let registry = ProviderRegistry()
@@ -91,7 +92,7 @@ public final class ProviderRegistry: Sendable {
 
     /// Resolves the customer-token provider of `configuration`.
     ///
-    /// - Throws: ``ConfigurationError`` with the documented message of the convention in use.
+    /// - Throws: `ConfigurationError` with the documented message of the convention in use.
     func resolveProvider(for context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
         state.withLock { $0.lookups += 1 }
         switch context.configuration.providerLookup {
