@@ -85,6 +85,7 @@ let package = Package(
             dependencies: [
                 "SDKAuthorizationOpenAPI",
                 .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationEngagement", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationIDToken", package: "SDKAuthorization"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -125,6 +126,7 @@ let package = Package(
             dependencies: [
                 "SDKAuthorizationMetrics",
                 .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationEngagement", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationIDToken", package: "SDKAuthorization"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -151,6 +153,7 @@ let package = Package(
                 "SDKAuthorizationOpenAPI", "SDKAuthorizationAsyncHTTPClient", "SDKAuthorizationLogging",
                 "SDKAuthorizationMetrics", "SDKAuthorizationTracing",
                 .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorizationEngagement", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationIDToken", package: "SDKAuthorization"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),

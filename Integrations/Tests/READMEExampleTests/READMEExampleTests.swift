@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Metrics
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import SDKAuthorizationIDToken
 import SDKAuthorizationAsyncHTTPClient
 import SDKAuthorizationLogging

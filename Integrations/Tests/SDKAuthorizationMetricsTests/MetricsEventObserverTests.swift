@@ -2,6 +2,7 @@ import Foundation
 import Metrics
 import MetricsTestKit
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import SDKAuthorizationIDToken
 import SDKAuthorizationMetrics
 import SDKAuthorizationTesting

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import SDKAuthorizationOpenAPI
 import SDKAuthorizationTesting
 import Testing

@@ -1,12 +1,13 @@
-// This file imports SDKAuthorization beside swift-http-types, swift-openapi-runtime and
-// swift-openapi-urlsession and uses all their names unqualified: it compiles only while none of the
-// framework's public names (nor the middleware's) clashes with theirs (HTTPRequest, HTTPResponse,
-// URLSessionTransport, ClientMiddleware, ...).
+// This file imports SDKAuthorization and SDKAuthorizationEngagement beside swift-http-types,
+// swift-openapi-runtime and swift-openapi-urlsession and uses all their names unqualified: it
+// compiles only while none of the framework's public names (nor the middleware's) clashes with
+// theirs (HTTPRequest, HTTPResponse, URLSessionTransport, ClientMiddleware, ...).
 import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 import OpenAPIURLSession
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import SDKAuthorizationOpenAPI
 import SDKAuthorizationTesting
 import Testing

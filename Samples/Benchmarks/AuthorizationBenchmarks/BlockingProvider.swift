@@ -5,6 +5,7 @@ import Benchmark
 import BenchmarkSupport
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import Synchronization
 
 enum BlockingFixtures {

@@ -8,6 +8,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import SDKAuthorizationSignature
 
 /// The Exponea provider shape: a class found by name, asked synchronously on its own queue.

@@ -12,6 +12,7 @@ import FoundationNetworking
 #endif
 import ReferenceBackend
 import SDKAuthorization
+import SDKAuthorizationEngagement
 
 enum LoopbackFixtures {
     static let projectToken = "bench-project-token"

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import Synchronization
 
 /// The app's provider, written exactly as the Exponea docs show: a class with a required `init()`

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationEngagement
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

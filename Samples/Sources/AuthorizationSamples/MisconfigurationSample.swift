@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import Synchronization
 
 /// What an app sees when it gets the setup wrong: configuration fails with the vendors'

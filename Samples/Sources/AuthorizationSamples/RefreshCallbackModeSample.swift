@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import SDKAuthorizationIDToken
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Foundation
 import ReferenceBackend
 import SDKAuthorization
+import SDKAuthorizationEngagement
 
 /// Where a sample sends its requests: a reference backend started in this process on a free
 /// loopback port, or one already running at a URL given with `--backend-url`.

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationEngagement
 
 /// Token mode: the project's API key on every Engagement endpoint.
 public enum TokenModeSample {

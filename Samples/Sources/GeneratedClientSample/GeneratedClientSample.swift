@@ -6,6 +6,7 @@ import OpenAPIRuntime
 import OpenAPIURLSession
 import ReferenceBackendClient
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import SDKAuthorizationIDToken
 import SDKAuthorizationAsyncHTTPClient
 import SDKAuthorizationOpenAPI

@@ -2,6 +2,7 @@ import AuthorizationSamples
 import Foundation
 import Logging
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import SDKAuthorizationLogging
 import Synchronization
 import Testing

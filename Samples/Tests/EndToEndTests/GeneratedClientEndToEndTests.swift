@@ -8,6 +8,7 @@ import OpenAPIURLSession
 import ReferenceBackend
 import ReferenceBackendClient
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import SDKAuthorizationIDToken
 import SDKAuthorizationMetrics
 import SDKAuthorizationOpenAPI

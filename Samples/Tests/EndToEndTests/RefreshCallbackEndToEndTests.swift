@@ -2,6 +2,7 @@ import AuthorizationSamples
 import Foundation
 import ReferenceBackend
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import SDKAuthorizationIDToken
 import SDKAuthorizationTesting
 import Synchronization

@@ -1,6 +1,7 @@
 import AuthorizationSamples
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationEngagement
 import Testing
 
 /// The samples the README points to, run against an embedded backend: every row must come out as
