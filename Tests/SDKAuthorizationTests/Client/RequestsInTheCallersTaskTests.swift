@@ -8,6 +8,7 @@ import Glibc
 import SDKAuthorizationTesting
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
 @testable import SDKAuthorizationSignature
 @testable import SDKAuthorizationTokenExchange
