@@ -29,14 +29,9 @@ let package = Package(
         // registry and its lookup by name, the Exponea-shaped provider class and its adapter, and
         // AuthorizedHTTPClient's configuration initializers.
         .target(name: "SDKAuthorizationEngagement", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
-        // The ID-token mode also depends on the Engagement mode: IDTokenRefreshMode is the type the
-        // registry's built-in name SDKAuthorization.IDTokenRefresh stands for (a NamedProviderFactory
-        // making its store from the Engagement configuration). The other modes depend on the core only.
-        .target(
-            name: "SDKAuthorizationIDToken",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement"],
-            swiftSettings: strictSettings
-        ),
+        // The other modes, each depending on the core only. A mode the registry finds by name
+        // (IDTokenRefreshMode for SDKAuthorization.IDTokenRefresh) is a NamedProviderFactory, a core protocol.
+        .target(name: "SDKAuthorizationIDToken", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         .target(name: "SDKAuthorizationSignature", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         .target(name: "SDKAuthorizationTokenExchange", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         .target(

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import SDKAuthorization
-import SDKAuthorizationEngagement
 
 /// The async refresh-callback mode (Rover style): the app sets and clears an ID token, and
 /// registers a callback the framework invokes when a request needs a token and has none fresh.
@@ -377,7 +376,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 public enum IDTokenRefreshMode: NamedProviderFactory {
     public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
         try IDTokenStore(
-            authorizedDomains: [context.configuration.baseURL.host ?? ""],
+            authorizedDomains: [context.baseURL.host ?? ""],
             clock: context.clock,
             diagnostics: context.diagnostics,
             observer: context.observer

@@ -124,9 +124,10 @@ extension AuthorizedHTTPClient {
         _ configuration: AuthorizationConfiguration, registry: ProviderRegistry,
         clock: any AuthorizationClock, diagnostics: any DiagnosticsSink, observer: (any AuthorizationEventObserver)?
     ) throws(ConfigurationError) -> ResolvedProvider {
-        let context = ProviderFactoryContext(configuration: configuration, clock: clock, diagnostics: diagnostics, observer: observer)
+        let context = ProviderFactoryContext(baseURL: configuration.baseURL, configuration: configuration, clock: clock, diagnostics: diagnostics,
+                                             observer: observer)
         do {
-            return try registry.resolveProvider(for: context)
+            return try registry.resolveProvider(for: configuration, context: context)
         } catch {
             throw logged(error, diagnostics)
         }

@@ -22,20 +22,3 @@ public enum BuiltInProviderName {
         idTokenRefresh: "SDKAuthorizationIDToken.IDTokenRefreshMode",
     ]
 }
-
-/// A type whose module-qualified name a ``ProviderRegistry`` resolves to a native provider: how a
-/// mode in a product of its own (or an integrator's provider) is found by name without being
-/// registered in code.
-///
-/// ```swift
-/// public enum PartnerTokenMode: NamedProviderFactory {
-///     public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
-///         PartnerTokenProvider(baseURL: context.configuration.baseURL)
-///     }
-/// }
-/// // providerName: "PartnerSDK.PartnerTokenMode"
-/// ```
-public protocol NamedProviderFactory: SendableMetatype {
-    /// The provider for the configuration being loaded.
-    static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider
-}

@@ -1,16 +1,10 @@
 import Foundation
 import SDKAuthorization
 
-/// What a provider factory gets to build its provider with.
-public struct ProviderFactoryContext: Sendable {
-    /// The configuration being loaded.
-    public let configuration: AuthorizationConfiguration
-    /// The clock the client uses.
-    public let clock: any AuthorizationClock
-    /// The client's diagnostics sink.
-    public let diagnostics: any DiagnosticsSink
-    /// The client's event observer, if any: give it to a provider that reports `AuthorizationEvent`s.
-    public let observer: (any AuthorizationEventObserver)?
+extension ProviderFactoryContext {
+    /// The Engagement configuration being loaded, when the context comes from a ``ProviderRegistry``
+    /// (every context the framework makes does).
+    public var configuration: AuthorizationConfiguration? { loadedConfiguration as? AuthorizationConfiguration }
 }
 
 /// Finds authorization providers by name, as the vendor SDKs find their provider class by name.
@@ -22,7 +16,7 @@ public struct ProviderFactoryContext: Sendable {
 /// 3. a real run-time lookup of a module-qualified type name: `NSClassFromString`, then the Swift
 ///    runtime, which also finds nested and generic types and structs on every platform
 ///    (`MyApp.Providers.Example`, `MyApp.Provider<Swift.Int>`). A type that is a
-///    ``NamedProviderFactory`` makes a native provider; the names in ``BuiltInProviderName`` stand
+///    `NamedProviderFactory` (a core protocol) makes a native provider; the names in ``BuiltInProviderName`` stand
 ///    for such types in the modes' own products.
 ///
 /// A class found by 2 or 3 is checked (an `NSObject` subclass under the iOS convention, then
@@ -93,9 +87,9 @@ public final class ProviderRegistry: Sendable {
     /// Resolves the customer-token provider of `configuration`.
     ///
     /// - Throws: `ConfigurationError` with the documented message of the convention in use.
-    func resolveProvider(for context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
+    func resolveProvider(for configuration: AuthorizationConfiguration, context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
         state.withLock { $0.lookups += 1 }
-        switch context.configuration.providerLookup {
+        switch configuration.providerLookup {
         case .implicitName(let name):
             switch find(name) {
             case nil:
@@ -107,7 +101,7 @@ public final class ProviderRegistry: Sendable {
                 guard let providerType = found as? any AuthorizationProviderType.Type else {
                     throw .providerDoesNotConform(name: name)
                 }
-                return wrap(providerType, context: context)
+                return wrap(providerType, caching: configuration.customerTokenCaching, context: context)
             }
         case .registeredClassName(nil):
             throw .advancedAuthEnabledButProviderNotNamed
@@ -121,7 +115,7 @@ public final class ProviderRegistry: Sendable {
                 guard let providerType = found as? any AuthorizationProviderType.Type else {
                     throw .registeredClassDoesNotImplement(name: name)
                 }
-                return wrap(providerType, context: context)
+                return wrap(providerType, caching: configuration.customerTokenCaching, context: context)
             }
         }
     }
@@ -145,9 +139,10 @@ public final class ProviderRegistry: Sendable {
         }
     }
 
-    private func wrap(_ type: any AuthorizationProviderType.Type, context: ProviderFactoryContext) -> ResolvedProvider {
+    private func wrap(_ type: any AuthorizationProviderType.Type, caching: CustomerTokenCaching,
+                      context: ProviderFactoryContext) -> ResolvedProvider {
         let provider = CustomerTokenProvider(type: type, clock: context.clock, diagnostics: context.diagnostics)
-        switch context.configuration.customerTokenCaching {
+        switch caching {
         case .disabled:
             return ResolvedProvider(provider: provider, isClassBased: true)
         case .honoringExpiry(let leeway, let maximumAge):

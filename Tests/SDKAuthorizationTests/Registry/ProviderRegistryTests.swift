@@ -200,6 +200,20 @@ struct ProviderRegistryTests {
         #expect(sink.messages(at: .error).contains("Advanced authorization flag has been enabled without provider"))
     }
 
+    @Test func aFactoryFoundByNameIsToldTheBaseURLAndTheEngagementConfigurationItLoads() throws {
+        let registry = ProviderRegistry()
+        let seen = Locked<(URL?, String?)>((nil, nil))
+        registry.register(name: "ExponeaAuthProvider") { context in
+            seen.withLock { $0 = (context.baseURL, context.configuration?.projectToken) }
+            return ScriptedProvider(.token("a.b.c"))
+        }
+        let configuration = try engagementConfiguration(advancedAuthEnabled: true, providerLookup: .default)
+        _ = try AuthorizedHTTPClient(configuration: configuration, registry: registry, transport: RecordingTransport(), diagnostics: RecordingDiagnosticsSink())
+        let (baseURL, projectToken) = seen.withLock { $0 }
+        #expect(baseURL == configuration.baseURL)
+        #expect(projectToken == configuration.projectToken)
+    }
+
     @Test func factoryErrorBecomesAProviderCreationFailure() throws {
         struct Boom: Error, CustomStringConvertible { var description: String { "keychain locked" } }
         let registry = ProviderRegistry()
