@@ -1,125 +1,349 @@
+import Foundation
+
 /// Why a configuration was refused. Its ``message`` is the text the framework also logs at error level.
 ///
-/// The provider-lookup cases carry the exact messages that the Exponea SDKs document, so an app's
+/// The provider-lookup errors carry the exact messages that the Exponea SDKs document, so an app's
 /// existing troubleshooting guide keeps working.
-public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A `Basic ...` authorization was configured.
-    case basicAuthenticationNotSupported
-    /// A credential is empty or only white space.
-    case emptyCredential(field: String)
-    /// A credential holds a CR, LF or other control character (header injection).
-    case credentialContainsControlCharacters(field: String)
-    /// The project token is empty.
-    case emptyProjectToken
-    /// The base URL is not an absolute `http` or `https` URL with a host.
-    case invalidBaseURL(String)
-    /// A configuration file names keys this framework does not know.
-    case unknownKeys([String])
-    /// A configuration file gives a key a value of the wrong type.
-    case wrongType(key: String, expected: String)
-    /// A configuration file lacks a required key.
-    case missingKey(String)
-    /// A configuration file gives a key a value outside its allowed set.
-    case invalidValue(key: String, reason: String)
-    /// A configuration file could not be parsed.
-    case malformedFile(reason: String)
-    /// A configuration file could not be read.
-    case unreadableFile(path: String, reason: String)
-    /// A configuration file is larger than `AuthorizationConfiguration.maximumFileSize`.
-    case fileTooLarge(limit: Int)
-    /// A configuration file names a key twice; tools disagree on which value wins, so neither does.
-    case duplicateKey(String)
-    /// A value starts or ends with white space, which would change its meaning.
-    case surroundingWhitespace(key: String)
+///
+/// It is a struct with a ``Code`` rather than an enum, as ``RequestError`` is: later modules add
+/// codes without breaking any caller's exhaustive `switch`. Match on ``code`` and read the context
+/// from the properties that apply to it (``key``, ``field``, ``name``, ``reason`` and so on); the
+/// others are `nil`.
+///
+/// ```swift
+/// do {
+///     configuration = try AuthorizationConfiguration(contentsOf: url)
+/// } catch where error.code == .missingKey {
+///     showSetupHelp(for: error.key)
+/// } catch {
+///     logger.error("\(error)")   // the message; never a credential
+/// }
+/// ```
+///
+/// Two errors are equal when their ``code`` and ``message`` are equal; the message repeats the
+/// context the developer needs (escaped and cut where it comes from a file), so the context
+/// properties are not compared separately.
+public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// What went wrong, as a stable name a caller can match on.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name.
+        public let rawValue: String
+        /// Creates a code.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// iOS convention: advanced auth is enabled but no type is registered under the provider name.
-    case advancedAuthEnabledWithoutProvider
-    /// iOS convention: the type found under the name is not an `NSObject` subclass.
-    case providerIsNotNSObject(name: String)
-    /// iOS convention: the type found does not conform to `AuthorizationProviderType`.
-    case providerDoesNotConform(name: String)
-    /// Android convention: advanced auth is enabled but no provider class is named.
-    case advancedAuthEnabledButProviderNotNamed
-    /// Android convention: the named class cannot be found.
-    case registeredClassNotFound(name: String)
-    /// Android convention: the named class does not implement `AuthorizationProviderType`.
-    case registeredClassDoesNotImplement(name: String)
-    /// A registered provider factory threw while creating the provider.
-    case providerCreationFailed(name: String, reason: String)
+        /// A `Basic ...` authorization was configured.
+        public static let basicAuthenticationNotSupported = Code(rawValue: "basicAuthenticationNotSupported")
+        /// A credential is empty or only white space; ``ConfigurationError/field`` names it.
+        public static let emptyCredential = Code(rawValue: "emptyCredential")
+        /// A credential holds a CR, LF or other control character (header injection);
+        /// ``ConfigurationError/field`` names it.
+        public static let credentialContainsControlCharacters = Code(rawValue: "credentialContainsControlCharacters")
+        /// The project token is empty.
+        public static let emptyProjectToken = Code(rawValue: "emptyProjectToken")
+        /// The base URL is not an absolute `http` or `https` URL with a host; ``ConfigurationError/value`` repeats it.
+        public static let invalidBaseURL = Code(rawValue: "invalidBaseURL")
+        /// A configuration file names keys this framework does not know; ``ConfigurationError/keys`` lists them.
+        public static let unknownKeys = Code(rawValue: "unknownKeys")
+        /// A configuration file gives a key a value of the wrong type.
+        public static let wrongType = Code(rawValue: "wrongType")
+        /// A configuration file lacks a required key.
+        public static let missingKey = Code(rawValue: "missingKey")
+        /// A value is outside its allowed set.
+        public static let invalidValue = Code(rawValue: "invalidValue")
+        /// A configuration file could not be parsed.
+        public static let malformedFile = Code(rawValue: "malformedFile")
+        /// A configuration file could not be read.
+        public static let unreadableFile = Code(rawValue: "unreadableFile")
+        /// A configuration file is larger than `AuthorizationConfiguration.maximumFileSize`.
+        public static let fileTooLarge = Code(rawValue: "fileTooLarge")
+        /// A configuration file names a key twice.
+        public static let duplicateKey = Code(rawValue: "duplicateKey")
+        /// A value starts or ends with white space, which would change its meaning.
+        public static let surroundingWhitespace = Code(rawValue: "surroundingWhitespace")
+        /// iOS convention: advanced auth is enabled but no type is registered under the provider name.
+        public static let advancedAuthEnabledWithoutProvider = Code(rawValue: "advancedAuthEnabledWithoutProvider")
+        /// iOS convention: the type found under the name is not an `NSObject` subclass.
+        public static let providerIsNotNSObject = Code(rawValue: "providerIsNotNSObject")
+        /// iOS convention: the type found does not conform to `AuthorizationProviderType`.
+        public static let providerDoesNotConform = Code(rawValue: "providerDoesNotConform")
+        /// Android convention: advanced auth is enabled but no provider class is named.
+        public static let advancedAuthEnabledButProviderNotNamed = Code(rawValue: "advancedAuthEnabledButProviderNotNamed")
+        /// Android convention: the named class cannot be found.
+        public static let registeredClassNotFound = Code(rawValue: "registeredClassNotFound")
+        /// Android convention: the named class does not implement `AuthorizationProviderType`.
+        public static let registeredClassDoesNotImplement = Code(rawValue: "registeredClassDoesNotImplement")
+        /// A registered provider factory threw while creating the provider.
+        public static let providerCreationFailed = Code(rawValue: "providerCreationFailed")
+        /// The policy sends a customer token to endpoints, but advanced auth is disabled.
+        public static let customerTokenEndpointsWithoutAdvancedAuth = Code(rawValue: "customerTokenEndpointsWithoutAdvancedAuth")
+        /// A provider was passed to the client, but advanced auth is disabled.
+        public static let providerWithoutAdvancedAuth = Code(rawValue: "providerWithoutAdvancedAuth")
+        /// The policy names a scheme for which no provider was given.
+        public static let missingProvider = Code(rawValue: "missingProvider")
+        /// An endpoint was added twice to the policy.
+        public static let duplicateEndpoint = Code(rawValue: "duplicateEndpoint")
+        /// The policy was asked to change an endpoint it does not hold.
+        public static let unknownEndpoint = Code(rawValue: "unknownEndpoint")
 
-    /// The policy sends a customer token to endpoints, but advanced auth is disabled, so no provider exists.
-    case customerTokenEndpointsWithoutAdvancedAuth([String])
-    /// A provider was passed to the client, but advanced auth is disabled, so it would never be asked.
-    case providerWithoutAdvancedAuth
-    /// The policy names a scheme for which no provider was given.
-    case missingProvider(scheme: String, endpoints: [String])
-    /// An endpoint was added twice to the policy.
-    case duplicateEndpoint(String)
-    /// The policy was asked to change an endpoint it does not hold.
-    case unknownEndpoint(String)
+        /// The code's name.
+        public var description: String { rawValue }
+    }
 
-    /// The message logged at error level and shown to the developer.
-    public var message: String {
-        switch self {
-        case .basicAuthenticationNotSupported:
-            "Basic authentication is not supported by mobile SDK for security reasons."
-        case .emptyCredential(let field):
-            "The \(field) is empty; a credential must not be empty."
-        case .credentialContainsControlCharacters(let field):
-            "The \(field) contains a control character (CR, LF or another); it would break the HTTP header and is refused."
-        case .emptyProjectToken:
-            "The projectToken is empty."
-        case .invalidBaseURL(let value):
-            "The baseURL '\(value)' is not an absolute http or https URL with a host (and no query or fragment)."
-        case .unknownKeys(let keys):
-            "Unknown configuration keys: \(keys.sorted().map { LogText.escaped($0, limit: 64) }.joined(separator: ", "))."
-        case .fileTooLarge(let limit):
-            "The configuration file is larger than \(limit) bytes; it was not read."
-        case .duplicateKey(let key):
-            "The configuration key \(LogText.escaped(key, limit: 64)) appears more than once."
-        case .surroundingWhitespace(let key):
-            "The configuration key '\(key)' starts or ends with white space; remove it."
-        case .wrongType(let key, let expected):
-            "The configuration key '\(key)' must be \(expected)."
-        case .missingKey(let key):
-            "The configuration key '\(key)' is required."
-        case .invalidValue(let key, let reason):
-            "The configuration key '\(key)' is invalid: \(reason)."
-        case .malformedFile(let reason):
-            "The configuration file is malformed: \(reason)."
-        case .unreadableFile(let path, let reason):
-            "The configuration file at \(LogText.escaped(path, limit: 256)) could not be read: \(reason)."
-        case .advancedAuthEnabledWithoutProvider:
-            "Advanced authorization flag has been enabled without provider"
-        case .providerIsNotNSObject(let name):
-            "Class \(LogText.typeName(name)) does not conform to NSObject"
-        case .providerDoesNotConform(let name):
-            "Class \(LogText.typeName(name)) does not conform to AuthorizationProviderType"
-        case .advancedAuthEnabledButProviderNotNamed:
-            "Advanced auth has been enabled but provider has not been found"
-        case .registeredClassNotFound(let name):
-            "Registered \(LogText.typeName(name)) class has not been found"
-        case .registeredClassDoesNotImplement(let name):
-            // The protocol's name as the message has always given it; `String(reflecting:)` would now
-            // name its module, SDKAuthorizationEngagement.
-            "Registered \(LogText.typeName(name)) class has to implement SDKAuthorization.AuthorizationProviderType"
-        case .providerCreationFailed(let name, let reason):
-            "The authorization provider registered as \(LogText.plain(name)) could not be created: \(reason)"
-        case .customerTokenEndpointsWithoutAdvancedAuth(let endpoints):
-            "Endpoints \(endpoints.sorted().joined(separator: ", ")) need a customer token, but advancedAuthEnabled is false."
-        case .providerWithoutAdvancedAuth:
-            "A customer-token provider was given, but advancedAuthEnabled is false; enable advanced auth or pass no provider."
-        case .missingProvider(let scheme, let endpoints):
-            "The policy sends \(scheme) credentials (\(endpoints.joined(separator: ", "))), but no provider is given for the \(scheme) scheme."
-        case .duplicateEndpoint(let id):
-            "The endpoint \(id) is already in the policy."
-        case .unknownEndpoint(let id):
-            "The endpoint \(id) is not in the policy."
+    /// The context, in one shared box: an error is one reference wide, so every frame that may
+    /// throw it stays small.
+    private final class Storage: Sendable {
+        let code: Code
+        let message: String
+        let context: Context
+
+        init(code: Code, message: String, context: Context) {
+            self.code = code
+            self.message = message
+            self.context = context
         }
     }
 
+    /// The values an error was made from; each code sets the ones its factory takes.
+    struct Context: Sendable {
+        var field: String?
+        var key: String?
+        var keys: [String]?
+        var value: String?
+        var expected: String?
+        var reason: String?
+        var path: String?
+        var limit: Int?
+        var name: String?
+        var scheme: String?
+        var endpoint: String?
+        var endpoints: [String]?
+    }
+
+    private let storage: Storage
+
+    /// Creates an error with `code` and `message` (for codes added in extensions).
+    package init(_ code: Code, _ message: String) {
+        self.init(code, message, context: Context())
+    }
+
+    init(_ code: Code, _ message: String, context: Context) {
+        storage = Storage(code: code, message: message, context: context)
+    }
+
+    /// What went wrong.
+    public var code: Code { storage.code }
+    /// The message logged at error level and shown to the developer.
+    public var message: String { storage.message }
+
+    /// The credential concerned (for example `projectToken` or `ID token`), for
+    /// ``Code/emptyCredential`` and ``Code/credentialContainsControlCharacters``.
+    public var field: String? { storage.context.field }
+    /// The configuration key concerned, for ``Code/wrongType``, ``Code/missingKey``,
+    /// ``Code/invalidValue``, ``Code/duplicateKey`` and ``Code/surroundingWhitespace``.
+    public var key: String? { storage.context.key }
+    /// The unknown keys, in the order given, for ``Code/unknownKeys``.
+    public var keys: [String]? { storage.context.keys }
+    /// The refused base URL as the message repeats it (without user info, query or fragment), for
+    /// ``Code/invalidBaseURL``.
+    public var value: String? { storage.context.value }
+    /// What the key's value must be, for ``Code/wrongType``.
+    public var expected: String? { storage.context.expected }
+    /// Why the value or file was refused, for ``Code/invalidValue``, ``Code/malformedFile``,
+    /// ``Code/unreadableFile`` and ``Code/providerCreationFailed``.
+    public var reason: String? { storage.context.reason }
+    /// The file's path, for ``Code/unreadableFile``.
+    public var path: String? { storage.context.path }
+    /// The largest file read, in bytes, for ``Code/fileTooLarge``.
+    public var limit: Int? { storage.context.limit }
+    /// The provider's type or registered name, for the provider-lookup codes and
+    /// ``Code/providerCreationFailed``.
+    public var name: String? { storage.context.name }
+    /// The scheme that has no provider, for ``Code/missingProvider``.
+    public var scheme: String? { storage.context.scheme }
+    /// The endpoint concerned, for ``Code/duplicateEndpoint`` and ``Code/unknownEndpoint``.
+    public var endpoint: String? { storage.context.endpoint }
+    /// The endpoints concerned, for ``Code/customerTokenEndpointsWithoutAdvancedAuth`` and
+    /// ``Code/missingProvider``.
+    public var endpoints: [String]? { storage.context.endpoints }
+
+    /// Whether the two errors have the same code and message.
+    public static func == (lhs: ConfigurationError, rhs: ConfigurationError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message
+    }
+
+    /// The ``message``.
     public var description: String { message }
 
+    /// The ``message``, for code that shows `localizedDescription`.
+    public var errorDescription: String? { message }
+
+    /// The code and the message.
+    public var debugDescription: String { "ConfigurationError(\(code)): \(message)" }
+
+    /// The code and the message: what `dump` shows.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["code": code.rawValue, "message": message], displayStyle: .struct)
+    }
+}
+
+// MARK: - Making errors
+
+extension ConfigurationError {
+    private static func make(_ code: Code, _ message: String, _ fill: (inout Context) -> Void = { _ in }) -> ConfigurationError {
+        var context = Context()
+        fill(&context)
+        return ConfigurationError(code, message, context: context)
+    }
+
+    /// A `Basic ...` authorization was configured.
+    public static let basicAuthenticationNotSupported: ConfigurationError = make(
+        .basicAuthenticationNotSupported, "Basic authentication is not supported by mobile SDK for security reasons.")
+
+    /// The credential named `field` is empty or only white space.
+    public static func emptyCredential(field: String) -> ConfigurationError {
+        make(.emptyCredential, "The \(field) is empty; a credential must not be empty.") { $0.field = field }
+    }
+
+    /// The credential named `field` holds a CR, LF or other control character (header injection).
+    public static func credentialContainsControlCharacters(field: String) -> ConfigurationError {
+        make(.credentialContainsControlCharacters,
+             "The \(field) contains a control character (CR, LF or another); it would break the HTTP header and is refused.") { $0.field = field }
+    }
+
+    /// The project token is empty.
+    public static let emptyProjectToken: ConfigurationError = make(.emptyProjectToken, "The projectToken is empty.")
+
+    /// The base URL `value` is not an absolute `http` or `https` URL with a host; pass it
+    /// sanitized, since the message repeats it.
+    public static func invalidBaseURL(_ value: String) -> ConfigurationError {
+        make(.invalidBaseURL, "The baseURL '\(value)' is not an absolute http or https URL with a host (and no query or fragment).") { $0.value = value }
+    }
+
+    /// A configuration file names `keys`, which this framework does not know.
+    public static func unknownKeys(_ keys: [String]) -> ConfigurationError {
+        make(.unknownKeys, "Unknown configuration keys: \(keys.sorted().map { LogText.escaped($0, limit: 64) }.joined(separator: ", ")).") { $0.keys = keys }
+    }
+
+    /// A configuration file gives `key` a value of the wrong type; it must be `expected`.
+    public static func wrongType(key: String, expected: String) -> ConfigurationError {
+        make(.wrongType, "The configuration key '\(key)' must be \(expected).") {
+            $0.key = key
+            $0.expected = expected
+        }
+    }
+
+    /// A configuration file lacks the required `key`.
+    public static func missingKey(_ key: String) -> ConfigurationError {
+        make(.missingKey, "The configuration key '\(key)' is required.") { $0.key = key }
+    }
+
+    /// The value of `key` is outside its allowed set, for `reason`.
+    public static func invalidValue(key: String, reason: String) -> ConfigurationError {
+        make(.invalidValue, "The configuration key '\(key)' is invalid: \(reason).") {
+            $0.key = key
+            $0.reason = reason
+        }
+    }
+
+    /// A configuration file could not be parsed, for `reason`.
+    public static func malformedFile(reason: String) -> ConfigurationError {
+        make(.malformedFile, "The configuration file is malformed: \(reason).") { $0.reason = reason }
+    }
+
+    /// The configuration file at `path` could not be read, for `reason`.
+    public static func unreadableFile(path: String, reason: String) -> ConfigurationError {
+        make(.unreadableFile, "The configuration file at \(LogText.escaped(path, limit: 256)) could not be read: \(reason).") {
+            $0.path = path
+            $0.reason = reason
+        }
+    }
+
+    /// A configuration file is larger than `limit` bytes.
+    public static func fileTooLarge(limit: Int) -> ConfigurationError {
+        make(.fileTooLarge, "The configuration file is larger than \(limit) bytes; it was not read.") { $0.limit = limit }
+    }
+
+    /// A configuration file names `key` twice; tools disagree on which value wins, so neither does.
+    public static func duplicateKey(_ key: String) -> ConfigurationError {
+        make(.duplicateKey, "The configuration key \(LogText.escaped(key, limit: 64)) appears more than once.") { $0.key = key }
+    }
+
+    /// The value of `key` starts or ends with white space, which would change its meaning.
+    public static func surroundingWhitespace(key: String) -> ConfigurationError {
+        make(.surroundingWhitespace, "The configuration key '\(key)' starts or ends with white space; remove it.") { $0.key = key }
+    }
+
+    /// iOS convention: advanced auth is enabled but no type is registered under the provider name.
+    public static let advancedAuthEnabledWithoutProvider: ConfigurationError = make(
+        .advancedAuthEnabledWithoutProvider, "Advanced authorization flag has been enabled without provider")
+
+    /// iOS convention: the type found under `name` is not an `NSObject` subclass.
+    public static func providerIsNotNSObject(name: String) -> ConfigurationError {
+        make(.providerIsNotNSObject, "Class \(LogText.typeName(name)) does not conform to NSObject") { $0.name = name }
+    }
+
+    /// iOS convention: the type found under `name` does not conform to `AuthorizationProviderType`.
+    public static func providerDoesNotConform(name: String) -> ConfigurationError {
+        make(.providerDoesNotConform, "Class \(LogText.typeName(name)) does not conform to AuthorizationProviderType") { $0.name = name }
+    }
+
+    /// Android convention: advanced auth is enabled but no provider class is named.
+    public static let advancedAuthEnabledButProviderNotNamed: ConfigurationError = make(
+        .advancedAuthEnabledButProviderNotNamed, "Advanced auth has been enabled but provider has not been found")
+
+    /// Android convention: the class named `name` cannot be found.
+    public static func registeredClassNotFound(name: String) -> ConfigurationError {
+        make(.registeredClassNotFound, "Registered \(LogText.typeName(name)) class has not been found") { $0.name = name }
+    }
+
+    /// Android convention: the class named `name` does not implement `AuthorizationProviderType`.
+    public static func registeredClassDoesNotImplement(name: String) -> ConfigurationError {
+        make(.registeredClassDoesNotImplement,
+             // The protocol's name as the message has always given it; `String(reflecting:)` would now
+             // name its module, SDKAuthorizationEngagement.
+             "Registered \(LogText.typeName(name)) class has to implement SDKAuthorization.AuthorizationProviderType") { $0.name = name }
+    }
+
+    /// The provider factory registered as `name` threw while creating the provider, for `reason`.
+    public static func providerCreationFailed(name: String, reason: String) -> ConfigurationError {
+        make(.providerCreationFailed, "The authorization provider registered as \(LogText.plain(name)) could not be created: \(reason)") {
+            $0.name = name
+            $0.reason = reason
+        }
+    }
+
+    /// The policy sends a customer token to `endpoints`, but advanced auth is disabled, so no provider exists.
+    public static func customerTokenEndpointsWithoutAdvancedAuth(_ endpoints: [String]) -> ConfigurationError {
+        make(.customerTokenEndpointsWithoutAdvancedAuth,
+             "Endpoints \(endpoints.sorted().joined(separator: ", ")) need a customer token, but advancedAuthEnabled is false.") { $0.endpoints = endpoints }
+    }
+
+    /// A provider was passed to the client, but advanced auth is disabled, so it would never be asked.
+    public static let providerWithoutAdvancedAuth: ConfigurationError = make(
+        .providerWithoutAdvancedAuth,
+        "A customer-token provider was given, but advancedAuthEnabled is false; enable advanced auth or pass no provider.")
+
+    /// The policy sends `scheme` credentials to `endpoints`, but no provider was given for it.
+    public static func missingProvider(scheme: String, endpoints: [String]) -> ConfigurationError {
+        make(.missingProvider,
+             "The policy sends \(scheme) credentials (\(endpoints.joined(separator: ", "))), but no provider is given for the \(scheme) scheme.") {
+            $0.scheme = scheme
+            $0.endpoints = endpoints
+        }
+    }
+
+    /// The endpoint `id` was added twice to the policy.
+    public static func duplicateEndpoint(_ id: String) -> ConfigurationError {
+        make(.duplicateEndpoint, "The endpoint \(id) is already in the policy.") { $0.endpoint = id }
+    }
+
+    /// The policy was asked to change the endpoint `id`, which it does not hold.
+    public static func unknownEndpoint(_ id: String) -> ConfigurationError {
+        make(.unknownEndpoint, "The endpoint \(id) is not in the policy.") { $0.endpoint = id }
+    }
+}
+
+extension ConfigurationError {
     /// Refuses a credential that is empty (or blank) or holds a character a header cannot carry,
     /// naming `field` in the error.
     package static func checkCredential(_ credential: String, field: String) throws(ConfigurationError) {

@@ -67,7 +67,7 @@ struct CrossOriginRedirectHeaderTests {
         #expect {
             try RequestAuthorizer(policy: AuthorizationPolicy(), providers: [:], options: AuthorizationOptions(forwardedHeaderNames: [name]))
         } throws: { error in
-            guard case ConfigurationError.invalidValue(key: "forwardedHeaderNames", _) = error else { return false }
+            guard let error = error as? ConfigurationError, error.code == .invalidValue, error.key == "forwardedHeaderNames" else { return false }
             return true
         }
     }

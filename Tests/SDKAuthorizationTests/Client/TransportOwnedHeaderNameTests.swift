@@ -42,7 +42,7 @@ struct TransportOwnedHeaderNameTests {
         #expect {
             try SignatureAuthentication(headerName: name, diagnostics: RecordingDiagnosticsSink())
         } throws: { error in
-            guard case ConfigurationError.invalidValue(key: "headerName", _) = error else { return false }
+            guard let error = error as? ConfigurationError, error.code == .invalidValue, error.key == "headerName" else { return false }
             return true
         }
     }

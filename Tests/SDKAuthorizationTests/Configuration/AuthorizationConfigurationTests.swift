@@ -29,10 +29,7 @@ struct AuthorizationConfigurationTests {
         do {
             _ = try configure(authorization: value)
         } catch {
-            guard case .emptyCredential = error else {
-                Issue.record("expected emptyCredential, got \(error)")
-                return
-            }
+            #expect(error.code == .emptyCredential, "expected emptyCredential, got \(error)")
         }
     }
 
@@ -42,10 +39,7 @@ struct AuthorizationConfigurationTests {
             _ = try configure(authorization: value)
             Issue.record("accepted \(value.debugDescription)")
         } catch {
-            guard case .credentialContainsControlCharacters = error else {
-                Issue.record("expected credentialContainsControlCharacters, got \(error)")
-                return
-            }
+            #expect(error.code == .credentialContainsControlCharacters, "expected credentialContainsControlCharacters, got \(error)")
         }
     }
 

@@ -77,8 +77,8 @@ struct ConfigurationFileTests {
             _ = try AuthorizationConfiguration(contentsOf: URL(fileURLWithPath: "/nonexistent/auth.json"))
             Issue.record("no error")
         } catch {
-            guard case .unreadableFile(let path, _) = error else { Issue.record("\(error)"); return }
-            #expect(path == "/nonexistent/auth.json")
+            #expect(error.code == .unreadableFile, "\(error)")
+            #expect(error.path == "/nonexistent/auth.json")
         }
     }
 
@@ -88,7 +88,7 @@ struct ConfigurationFileTests {
             _ = try json(text)
             Issue.record("accepted \(text)")
         } catch {
-            guard case .malformedFile = error else { Issue.record("\(error)"); return }
+            #expect(error.code == .malformedFile, "\(error)")
         }
     }
 
@@ -97,7 +97,7 @@ struct ConfigurationFileTests {
             _ = try AuthorizationConfiguration(data: Data("<?xml version=\"1.0\"?><plist><dict><key>a".utf8), format: .propertyList)
             Issue.record("accepted")
         } catch {
-            guard case .malformedFile = error else { Issue.record("\(error)"); return }
+            #expect(error.code == .malformedFile, "\(error)")
         }
     }
 

@@ -331,9 +331,9 @@ struct TokenExchangeProviderTests {
             _ = try TokenExchangeProvider(exchangeURL: try #require(URL(string: url)), signer: .async { _ in "" })
             Issue.record("accepted \(url)")
         } catch let error as ConfigurationError {
-            guard case .invalidValue(let key, let reason) = error else { Issue.record("unexpected \(error)"); return }
-            #expect(key == "exchangeURL")
-            #expect(reason.contains("https"))
+            #expect(error.code == .invalidValue, "unexpected \(error)")
+            #expect(error.key == "exchangeURL")
+            #expect(error.reason?.contains("https") == true)
         }
     }
 
