@@ -2,31 +2,143 @@ import Foundation
 import SDKAuthorization
 
 /// Why the request queue refused or could not keep a request.
-public enum SignatureQueueError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The queue holds its maximum; nothing was dropped to make room.
-    case full(maximumEntries: Int, maximumBytes: Int)
-    /// The request cannot be kept: a body over 1 MiB, a URL over 8 KB, too many or too long header
-    /// fields, or a bad user ID.
-    case entryTooLarge(String)
-    /// Another queue (in this or another process) has the same file open.
-    case queueInUse(name: String)
-    /// The file system refused a read or write; the request was not queued.
-    case storageFailed(String)
-    /// The queue was closed.
-    case closed
-    /// The queue's name or options are out of range.
-    case invalidConfiguration(String)
+///
+/// It is a struct with a ``Code`` rather than an enum, as `RequestError` is: later versions add
+/// codes without breaking any caller's exhaustive `switch`. Match on ``code`` and read the context
+/// from the properties that apply to it; the others are `nil`.
+///
+/// ```swift
+/// do {
+///     try await queue.enqueue(request)
+/// } catch where error.code == .full {
+///     showStorageWarning(limit: error.maximumEntries)
+/// } catch {
+///     logger.error("\(error)")
+/// }
+/// ```
+///
+/// Two errors are equal when their ``code`` and ``message`` are equal; the message repeats the
+/// context, so the context properties are not compared separately.
+public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// What went wrong, as a stable name a caller can match on.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name.
+        public let rawValue: String
+        /// Creates a code.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
-    public var description: String {
-        switch self {
-        case .full(let entries, let bytes):
-            "The request queue is full (at most \(entries) requests and \(bytes) bytes); the request was not queued"
-        case .entryTooLarge(let reason): "The request cannot be queued: \(reason)"
-        case .queueInUse(let name): "The request queue \(LogText.escaped(name)) is open in another queue or process"
-        case .storageFailed(let reason): "The request queue could not use its file: \(reason)"
-        case .closed: "The request queue is closed"
-        case .invalidConfiguration(let reason): "The request queue cannot be opened: \(reason)"
+        /// The queue holds its maximum; nothing was dropped to make room.
+        public static let full = Code(rawValue: "full")
+        /// The request cannot be kept: a body over 1 MiB, a URL over 8 KB, too many or too long
+        /// header fields, or a bad user ID.
+        public static let entryTooLarge = Code(rawValue: "entryTooLarge")
+        /// Another queue (in this or another process) has the same file open.
+        public static let queueInUse = Code(rawValue: "queueInUse")
+        /// The file system refused a read or write; the request was not queued.
+        public static let storageFailed = Code(rawValue: "storageFailed")
+        /// The queue was closed.
+        public static let closed = Code(rawValue: "closed")
+        /// The queue's name or options are out of range.
+        public static let invalidConfiguration = Code(rawValue: "invalidConfiguration")
+
+        /// The code's name.
+        public var description: String { rawValue }
+    }
+
+    /// The context, in one shared box: an error is one reference wide, so every async frame that
+    /// may throw it stays small.
+    private final class Storage: Sendable {
+        let code: Code
+        let message: String
+        let maximumEntries: Int?
+        let maximumBytes: Int?
+        let name: String?
+        let reason: String?
+
+        init(code: Code, message: String, maximumEntries: Int?, maximumBytes: Int?, name: String?, reason: String?) {
+            self.code = code
+            self.message = message
+            self.maximumEntries = maximumEntries
+            self.maximumBytes = maximumBytes
+            self.name = name
+            self.reason = reason
         }
+    }
+
+    private let storage: Storage
+
+    /// Creates an error with `code` and `message` (for codes added in extensions).
+    package init(_ code: Code, _ message: String) {
+        self.init(code, message, maximumEntries: nil, maximumBytes: nil, name: nil, reason: nil)
+    }
+
+    private init(_ code: Code, _ message: String, maximumEntries: Int? = nil, maximumBytes: Int? = nil, name: String? = nil, reason: String? = nil) {
+        storage = Storage(code: code, message: message, maximumEntries: maximumEntries, maximumBytes: maximumBytes, name: name, reason: reason)
+    }
+
+    /// What went wrong.
+    public var code: Code { storage.code }
+    /// A sentence that says what happened, the text the queue logs.
+    public var message: String { storage.message }
+    /// The most requests the queue holds, for ``Code/full``.
+    public var maximumEntries: Int? { storage.maximumEntries }
+    /// The most bytes the queue holds, for ``Code/full``.
+    public var maximumBytes: Int? { storage.maximumBytes }
+    /// The queue's name, for ``Code/queueInUse``.
+    public var name: String? { storage.name }
+    /// Why, for ``Code/entryTooLarge``, ``Code/storageFailed`` and ``Code/invalidConfiguration``.
+    public var reason: String? { storage.reason }
+
+    /// Whether the two errors have the same code and message.
+    public static func == (lhs: SignatureQueueError, rhs: SignatureQueueError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message
+    }
+
+    /// The ``message``.
+    public var description: String { message }
+
+    /// The ``message``, for code that shows `localizedDescription`.
+    public var errorDescription: String? { message }
+
+    /// The code and the message.
+    public var debugDescription: String { "SignatureQueueError(\(code)): \(message)" }
+
+    /// The code and the message: what `dump` shows.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["code": code.rawValue, "message": message], displayStyle: .struct)
+    }
+
+    // MARK: Making errors
+
+    /// The queue holds its maximum of `maximumEntries` requests or `maximumBytes` bytes; nothing
+    /// was dropped to make room.
+    public static func full(maximumEntries: Int, maximumBytes: Int) -> SignatureQueueError {
+        SignatureQueueError(.full, "The request queue is full (at most \(maximumEntries) requests and \(maximumBytes) bytes); the request was not queued",
+                            maximumEntries: maximumEntries, maximumBytes: maximumBytes)
+    }
+
+    /// The request cannot be kept, for `reason`: a body over 1 MiB, a URL over 8 KB, too many or
+    /// too long header fields, or a bad user ID.
+    public static func entryTooLarge(_ reason: String) -> SignatureQueueError {
+        SignatureQueueError(.entryTooLarge, "The request cannot be queued: \(reason)", reason: reason)
+    }
+
+    /// Another queue (in this or another process) has the file of the queue `name` open.
+    public static func queueInUse(name: String) -> SignatureQueueError {
+        SignatureQueueError(.queueInUse, "The request queue \(LogText.escaped(name)) is open in another queue or process", name: name)
+    }
+
+    /// The file system refused a read or write, for `reason`; the request was not queued.
+    public static func storageFailed(_ reason: String) -> SignatureQueueError {
+        SignatureQueueError(.storageFailed, "The request queue could not use its file: \(reason)", reason: reason)
+    }
+
+    /// The queue was closed.
+    public static let closed = SignatureQueueError(.closed, "The request queue is closed")
+
+    /// The queue's name or options are out of range, for `reason`.
+    public static func invalidConfiguration(_ reason: String) -> SignatureQueueError {
+        SignatureQueueError(.invalidConfiguration, "The request queue cannot be opened: \(reason)", reason: reason)
     }
 }
 
