@@ -34,6 +34,7 @@ struct FileCredentialStoreTests {
             try store.save(credential, identity: "user-7")
             Issue.record("saved into a 0777 directory")
         } catch let error as CredentialStoreError {
+            #expect(error.code == .unsafeDirectory)
             #expect(error.reason.contains("group or others"))
         }
         #expect(throws: CredentialStoreError.self) { try store.load(identity: "user-7") }
@@ -55,6 +56,7 @@ struct FileCredentialStoreTests {
             _ = try FileCredentialStore(directory: directory).load(identity: "user-7")
             Issue.record("a 0666 credential file was believed")
         } catch let error as CredentialStoreError {
+            #expect(error.code == .unsafeFile)
             #expect(error.reason.contains("owner-only"))
         }
     }
@@ -77,6 +79,7 @@ struct FileCredentialStoreTests {
             _ = try FileCredentialStore(directory: directory).load(identity: "user-7")
             Issue.record("a symbolic link was followed")
         } catch let error as CredentialStoreError {
+            #expect(error.code == .unsafeFile)
             #expect(error.reason.contains("symbolic link"))
         }
     }
@@ -90,6 +93,7 @@ struct FileCredentialStoreTests {
             _ = try FileCredentialStore(directory: directory).load(identity: "user-7")
             Issue.record("a FIFO was read as a credential")
         } catch let error as CredentialStoreError {
+            #expect(error.code == .unsafeFile)
             #expect(error.reason.contains("not a regular file"))
         }
     }

@@ -80,9 +80,103 @@ public protocol CredentialStore: Sendable {
     func remove(identity: String) throws
 }
 
-/// Why a ``FileCredentialStore`` call failed. The description never holds a token.
-public struct CredentialStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+/// Why a ``FileCredentialStore`` call failed. No text of it (``message``, `description`,
+/// `debugDescription`, `localizedDescription`, `dump`) ever holds a token: the store never puts
+/// what it read or was given to keep in an error.
+///
+/// It is a struct with a ``Code`` rather than an enum, as ``RequestError`` is: later versions add
+/// codes without breaking any caller's exhaustive `switch`.
+///
+/// ```swift
+/// do {
+///     try store.save(credential, identity: userID)
+/// } catch let error as CredentialStoreError where error.code == .unsafeDirectory {
+///     logger.error("\(error)")   // fix the directory's permissions; the store does not
+/// }
+/// ```
+///
+/// Two errors are equal when their ``code`` and ``message`` are equal.
+public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// What went wrong, as a stable name a caller can match on.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name.
+        public let rawValue: String
+        /// Creates a code.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The identity is not 1 to 100 UTF-8 bytes.
+        public static let invalidIdentity = Code(rawValue: "invalidIdentity")
+        /// The store's directory is not a directory (a symbolic link or a file), is owned by
+        /// another user, or is open to group or others; it is not used, and not repaired.
+        public static let unsafeDirectory = Code(rawValue: "unsafeDirectory")
+        /// The credential file is a symbolic link, not a regular file, owned by another user or
+        /// not owner-only; it is not read.
+        public static let unsafeFile = Code(rawValue: "unsafeFile")
+        /// The credential file is not a credential for the identity (too large, not its JSON, or
+        /// another identity's); it is ignored.
+        public static let unreadableCredential = Code(rawValue: "unreadableCredential")
+        /// The file system refused to open, inspect, create, read, write, replace or remove a file
+        /// or directory; ``CredentialStoreError/reason`` names the call and its `errno`.
+        public static let fileSystemFailed = Code(rawValue: "fileSystemFailed")
+
+        /// The code's name.
+        public var description: String { rawValue }
+    }
+
     /// What went wrong.
+    public let code: Code
+    /// What went wrong, in words: the message without its `Credential store: ` prefix.
     public let reason: String
-    public var description: String { "Credential store: \(reason)" }
+
+    /// Creates an error with `code` and `reason` (for codes added in extensions).
+    package init(_ code: Code, reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    /// A sentence that says what happened: `Credential store: ` and the ``reason``.
+    public var message: String { "Credential store: \(reason)" }
+
+    /// Whether the two errors have the same code and message.
+    public static func == (lhs: CredentialStoreError, rhs: CredentialStoreError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message
+    }
+
+    /// The ``message``.
+    public var description: String { message }
+
+    /// The ``message``, for code that shows `localizedDescription`.
+    public var errorDescription: String? { message }
+
+    /// The code and the message.
+    public var debugDescription: String { "CredentialStoreError(\(code)): \(message)" }
+
+    /// The code and the message: what `dump` shows.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["code": code.rawValue, "message": message], displayStyle: .struct)
+    }
+
+    // MARK: Making errors
+
+    /// The identity is not 1 to 100 UTF-8 bytes.
+    public static let invalidIdentity = CredentialStoreError(.invalidIdentity, reason: "an identity has 1 to 100 UTF-8 bytes")
+
+    /// The store's directory is refused, for `reason`.
+    public static func unsafeDirectory(_ reason: String) -> CredentialStoreError {
+        CredentialStoreError(.unsafeDirectory, reason: reason)
+    }
+
+    /// The credential file is refused without being read, for `reason`.
+    public static func unsafeFile(_ reason: String) -> CredentialStoreError {
+        CredentialStoreError(.unsafeFile, reason: reason)
+    }
+
+    /// The credential file is not a credential for the identity; it is ignored.
+    public static let unreadableCredential = CredentialStoreError(
+        .unreadableCredential, reason: "the stored credential for this identity is unreadable; it is ignored")
+
+    /// A file-system call failed, for `reason` (the call and its `errno`).
+    public static func fileSystemFailed(_ reason: String) -> CredentialStoreError {
+        CredentialStoreError(.fileSystemFailed, reason: reason)
+    }
 }

@@ -58,24 +58,24 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         guard descriptor >= 0 else {
             let error = errno
             if error == ENOENT { return nil }
-            if error == ELOOP { throw CredentialStoreError(reason: "the credential file is a symbolic link; it is not followed") }
-            throw CredentialStoreError(reason: "could not open the credential file (errno \(error))")
+            if error == ELOOP { throw CredentialStoreError.unsafeFile("the credential file is a symbolic link; it is not followed") }
+            throw CredentialStoreError.fileSystemFailed("could not open the credential file (errno \(error))")
         }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw CredentialStoreError(reason: "could not inspect the credential file (errno \(errno))") }
+        guard fstat(descriptor, &status) == 0 else { throw CredentialStoreError.fileSystemFailed("could not inspect the credential file (errno \(errno))") }
         guard status.st_mode & S_IFMT == S_IFREG else {
-            throw CredentialStoreError(reason: "the credential file is not a regular file; it is not read")
+            throw CredentialStoreError.unsafeFile("the credential file is not a regular file; it is not read")
         }
         guard status.st_uid == geteuid() else {
-            throw CredentialStoreError(reason: "the credential file is not owned by this process's user; it is not believed")
+            throw CredentialStoreError.unsafeFile("the credential file is not owned by this process's user; it is not believed")
         }
         guard status.st_mode & 0o077 == 0 else {
-            throw CredentialStoreError(reason: "the credential file is not owner-only (permissions \(String(status.st_mode & 0o777, radix: 8))); it is not believed")
+            throw CredentialStoreError.unsafeFile("the credential file is not owner-only (permissions \(String(status.st_mode & 0o777, radix: 8))); it is not believed")
         }
         let data = try Self.readBytes(descriptor, upTo: Self.maximumFileSize + 1)
         guard data.count <= Self.maximumFileSize, let file = try? JSONDecoder().decode(File.self, from: data), file.identity == identity else {
-            throw CredentialStoreError(reason: "the stored credential for this identity is unreadable; it is ignored")
+            throw CredentialStoreError.unreadableCredential
         }
         return file.credential
     }
@@ -90,7 +90,7 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         // Created owner-only from the first byte (no window with the umask's permissions), written
         // whole and flushed before the rename makes it the identity's credential.
         let descriptor = open(temporary.path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw CredentialStoreError(reason: "could not create a file in \(directory.path) (errno \(errno))") }
+        guard descriptor >= 0 else { throw CredentialStoreError.fileSystemFailed("could not create a file in \(directory.path) (errno \(errno))") }
         let written = data.withUnsafeBytes { buffer -> Int in
             guard let base = buffer.baseAddress else { return 0 }
             var offset = 0
@@ -106,14 +106,14 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         close(descriptor)
         guard written == data.count, synced else {
             unlink(temporary.path)
-            throw CredentialStoreError(reason: "could not write the credential file (errno \(writeError))")
+            throw CredentialStoreError.fileSystemFailed("could not write the credential file (errno \(writeError))")
         }
         // rename replaces whatever is at the credential's name (a link or a FIFO included) and
         // follows nothing.
         guard rename(temporary.path, url.path) == 0 else {
             let error = errno
             unlink(temporary.path)
-            throw CredentialStoreError(reason: "could not replace the stored credential (errno \(error))")
+            throw CredentialStoreError.fileSystemFailed("could not replace the stored credential (errno \(error))")
         }
     }
 
@@ -121,13 +121,13 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         let url = try fileURL(identity)
         // unlink removes a symbolic link itself, never what it points to.
         guard unlink(url.path) == 0 || errno == ENOENT else {
-            throw CredentialStoreError(reason: "could not remove the stored credential (errno \(errno))")
+            throw CredentialStoreError.fileSystemFailed("could not remove the stored credential (errno \(errno))")
         }
     }
 
     private func fileURL(_ identity: String) throws(CredentialStoreError) -> URL {
         let bytes = Array(identity.utf8)
-        guard (1...100).contains(bytes.count) else { throw CredentialStoreError(reason: "an identity has 1 to 100 UTF-8 bytes") }
+        guard (1...100).contains(bytes.count) else { throw .invalidIdentity }
         let digits = Array("0123456789abcdef".utf8)
         let hex = String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
         return directory.appendingPathComponent("credential-\(hex).json")
@@ -144,7 +144,7 @@ public final class FileCredentialStore: CredentialStore, Sendable {
             }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw CredentialStoreError(reason: "could not read the credential file (errno \(errno))")
+                throw CredentialStoreError.fileSystemFailed("could not read the credential file (errno \(errno))")
             }
             if count == 0 { break }
             data.append(contentsOf: buffer[0..<count])
@@ -165,25 +165,25 @@ func verifyPrivateDirectory(_ directory: URL, creating: Bool) throws(CredentialS
     var status = stat()
     if lstat(path, &status) != 0 {
         let error = errno
-        guard error == ENOENT else { throw CredentialStoreError(reason: "could not inspect the directory \(path) (errno \(error))") }
+        guard error == ENOENT else { throw CredentialStoreError.fileSystemFailed("could not inspect the directory \(path) (errno \(error))") }
         guard creating else { return false }
         do {
             try FileManager.default.createDirectory(at: directory.deletingLastPathComponent(), withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw CredentialStoreError(reason: "could not create the parent of \(path) (\(type(of: error)))")
+            throw CredentialStoreError.fileSystemFailed("could not create the parent of \(path) (\(type(of: error)))")
         }
-        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw CredentialStoreError(reason: "could not create the directory \(path) (errno \(errno))") }
-        guard lstat(path, &status) == 0 else { throw CredentialStoreError(reason: "could not inspect the directory \(path) (errno \(errno))") }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw CredentialStoreError.fileSystemFailed("could not create the directory \(path) (errno \(errno))") }
+        guard lstat(path, &status) == 0 else { throw CredentialStoreError.fileSystemFailed("could not inspect the directory \(path) (errno \(errno))") }
     }
     guard status.st_mode & S_IFMT == S_IFDIR else {
-        throw CredentialStoreError(reason: "\(path) is not a directory (a symbolic link or a file); it is not used")
+        throw CredentialStoreError.unsafeDirectory("\(path) is not a directory (a symbolic link or a file); it is not used")
     }
     guard status.st_uid == geteuid() else {
-        throw CredentialStoreError(reason: "the directory \(path) is not owned by this process's user; it is not used")
+        throw CredentialStoreError.unsafeDirectory("the directory \(path) is not owned by this process's user; it is not used")
     }
     guard status.st_mode & 0o077 == 0 else {
-        throw CredentialStoreError(reason: "the directory \(path) is open to group or others (permissions \(String(status.st_mode & 0o777, radix: 8))); it is not used until it is owner-only (0700)")
+        throw CredentialStoreError.unsafeDirectory("the directory \(path) is open to group or others (permissions \(String(status.st_mode & 0o777, radix: 8))); it is not used until it is owner-only (0700)")
     }
     return true
 }
