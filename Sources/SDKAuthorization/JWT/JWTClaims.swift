@@ -27,39 +27,147 @@ public enum JWTClaimValue: Sendable, Equatable {
 }
 
 /// Why a string could not be read as a JWT.
-public enum JWTDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A compact JWT has exactly three dot-separated segments.
-    case wrongSegmentCount(Int)
-    /// A segment is not valid base64url.
-    case invalidBase64(segment: String)
-    /// The header or payload does not decode to a JSON object.
-    case notJSON(segment: String)
-    /// A registered claim has the wrong type, e.g. `exp` given as a string.
-    case invalidClaim(name: String, expected: String)
-    /// The token is longer than ``JWTClaims/maximumTokenLength``; it was not parsed.
-    case tooLarge(limit: Int)
-    /// A claim (or header parameter) appears twice in one object: readers disagree on which wins.
-    case duplicateClaim(name: String)
-    /// The header or payload nests JSON deeper than the reader's limit of 32.
-    case tooDeep(segment: String)
+///
+/// It is a struct with a ``Code`` rather than an enum, as ``RequestError`` is: later versions add
+/// codes without breaking any caller's exhaustive `switch`. Match on ``code`` and read the context
+/// from the properties that apply to it; the others are `nil`.
+///
+/// No text of it (``message``, `description`, `debugDescription`, `localizedDescription`, `dump`)
+/// holds the token: the one part of a token it repeats, a repeated claim's name, is escaped and
+/// cut to 64 characters. ``name`` holds that name whole.
+///
+/// Two errors are equal when their ``code`` and ``message`` are equal.
+public struct JWTDecodingError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// What went wrong, as a stable name a caller can match on.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name.
+        public let rawValue: String
+        /// Creates a code.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
-    public var description: String {
-        switch self {
-        case .wrongSegmentCount(let count):
-            "A JWT has 3 segments separated by '.', this one has \(count)"
-        case .invalidBase64(let segment):
-            "The JWT \(segment) is not valid base64url"
-        case .notJSON(let segment):
-            "The JWT \(segment) is not a JSON object"
-        case .invalidClaim(let name, let expected):
-            "The JWT claim '\(name)' must be \(expected)"
-        case .tooLarge(let limit):
-            "The JWT is longer than \(limit) characters and was not read"
-        case .duplicateClaim(let name):
-            "The JWT holds the claim \(LogText.escaped(name, limit: 64)) twice"
-        case .tooDeep(let segment):
-            "The JWT \(segment) nests JSON deeper than \(BoundedJSONReader.defaultMaximumDepth) levels"
+        /// A compact JWT has exactly three dot-separated segments; ``JWTDecodingError/segmentCount`` has this one's.
+        public static let wrongSegmentCount = Code(rawValue: "wrongSegmentCount")
+        /// A segment is not valid base64url.
+        public static let invalidBase64 = Code(rawValue: "invalidBase64")
+        /// The header or payload does not decode to a JSON object.
+        public static let notJSON = Code(rawValue: "notJSON")
+        /// A registered claim has the wrong type, e.g. `exp` given as a string.
+        public static let invalidClaim = Code(rawValue: "invalidClaim")
+        /// The token is longer than ``JWTClaims/maximumTokenLength``; it was not parsed.
+        public static let tooLarge = Code(rawValue: "tooLarge")
+        /// A claim (or header parameter) appears twice in one object: readers disagree on which wins.
+        public static let duplicateClaim = Code(rawValue: "duplicateClaim")
+        /// The header or payload nests JSON deeper than the reader's limit of 32.
+        public static let tooDeep = Code(rawValue: "tooDeep")
+
+        /// The code's name.
+        public var description: String { rawValue }
+    }
+
+    /// The context, in one shared box: an error is one reference wide.
+    private final class Storage: Sendable {
+        let code: Code
+        let message: String
+        let segmentCount: Int?
+        let segment: String?
+        let name: String?
+        let expected: String?
+        let limit: Int?
+
+        init(code: Code, message: String, segmentCount: Int?, segment: String?, name: String?, expected: String?, limit: Int?) {
+            self.code = code
+            self.message = message
+            self.segmentCount = segmentCount
+            self.segment = segment
+            self.name = name
+            self.expected = expected
+            self.limit = limit
         }
+    }
+
+    private let storage: Storage
+
+    /// Creates an error with `code` and `message` (for codes added in extensions).
+    package init(_ code: Code, _ message: String) {
+        self.init(code, message, segmentCount: nil)
+    }
+
+    private init(_ code: Code, _ message: String, segmentCount: Int?, segment: String? = nil, name: String? = nil, expected: String? = nil,
+                 limit: Int? = nil) {
+        storage = Storage(code: code, message: message, segmentCount: segmentCount, segment: segment, name: name, expected: expected, limit: limit)
+    }
+
+    /// What went wrong.
+    public var code: Code { storage.code }
+    /// A sentence that says what happened; never the token.
+    public var message: String { storage.message }
+    /// How many dot-separated segments the token has, for ``Code/wrongSegmentCount``.
+    public var segmentCount: Int? { storage.segmentCount }
+    /// Which segment (`header` or `payload`), for ``Code/invalidBase64``, ``Code/notJSON`` and ``Code/tooDeep``.
+    public var segment: String? { storage.segment }
+    /// The claim's name, for ``Code/invalidClaim`` and ``Code/duplicateClaim`` (whole: the
+    /// message escapes and cuts a repeated one, which comes from the token).
+    public var name: String? { storage.name }
+    /// What the claim must be, for ``Code/invalidClaim``.
+    public var expected: String? { storage.expected }
+    /// The longest token read, for ``Code/tooLarge``.
+    public var limit: Int? { storage.limit }
+
+    /// Whether the two errors have the same code and message.
+    public static func == (lhs: JWTDecodingError, rhs: JWTDecodingError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message
+    }
+
+    /// The ``message``.
+    public var description: String { message }
+
+    /// The ``message``, for code that shows `localizedDescription`.
+    public var errorDescription: String? { message }
+
+    /// The code and the message.
+    public var debugDescription: String { "JWTDecodingError(\(code)): \(message)" }
+
+    /// The code and the message: what `dump` shows.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["code": code.rawValue, "message": message], displayStyle: .struct)
+    }
+
+    // MARK: Making errors
+
+    /// The token has `count` dot-separated segments, not 3.
+    public static func wrongSegmentCount(_ count: Int) -> JWTDecodingError {
+        JWTDecodingError(.wrongSegmentCount, "A JWT has 3 segments separated by '.', this one has \(count)", segmentCount: count)
+    }
+
+    /// The `segment` (`header` or `payload`) is not valid base64url.
+    public static func invalidBase64(segment: String) -> JWTDecodingError {
+        JWTDecodingError(.invalidBase64, "The JWT \(segment) is not valid base64url", segmentCount: nil, segment: segment)
+    }
+
+    /// The `segment` (`header` or `payload`) does not decode to a JSON object.
+    public static func notJSON(segment: String) -> JWTDecodingError {
+        JWTDecodingError(.notJSON, "The JWT \(segment) is not a JSON object", segmentCount: nil, segment: segment)
+    }
+
+    /// The registered claim `name` has the wrong type; it must be `expected`.
+    public static func invalidClaim(name: String, expected: String) -> JWTDecodingError {
+        JWTDecodingError(.invalidClaim, "The JWT claim '\(name)' must be \(expected)", segmentCount: nil, name: name, expected: expected)
+    }
+
+    /// The token is longer than `limit` characters; it was not parsed.
+    public static func tooLarge(limit: Int) -> JWTDecodingError {
+        JWTDecodingError(.tooLarge, "The JWT is longer than \(limit) characters and was not read", segmentCount: nil, limit: limit)
+    }
+
+    /// The claim (or header parameter) `name` appears twice in one object.
+    public static func duplicateClaim(name: String) -> JWTDecodingError {
+        JWTDecodingError(.duplicateClaim, "The JWT holds the claim \(LogText.escaped(name, limit: 64)) twice", segmentCount: nil, name: name)
+    }
+
+    /// The `segment` (`header` or `payload`) nests JSON deeper than the reader's limit.
+    public static func tooDeep(segment: String) -> JWTDecodingError {
+        JWTDecodingError(.tooDeep, "The JWT \(segment) nests JSON deeper than \(BoundedJSONReader.defaultMaximumDepth) levels", segmentCount: nil,
+                         segment: segment)
     }
 }
 
