@@ -45,49 +45,37 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
         public var description: String { rawValue }
     }
 
-    /// The context, in one shared box: an error is one reference wide, so every async frame that
-    /// may throw it stays small.
-    private final class Storage: Sendable {
-        let code: Code
-        let message: String
-        let maximumEntries: Int?
-        let maximumBytes: Int?
-        let name: String?
-        let reason: String?
+    // Held inline rather than in a shared box as RequestError's context is: the journal makes these
+    // errors on its I/O dispatch queue and hands them to tasks through continuations, and
+    // ThreadSanitizer on Linux does not see that hand-off, so it reports a box's fields written on
+    // the queue and read in the task as a data race.
 
-        init(code: Code, message: String, maximumEntries: Int?, maximumBytes: Int?, name: String?, reason: String?) {
-            self.code = code
-            self.message = message
-            self.maximumEntries = maximumEntries
-            self.maximumBytes = maximumBytes
-            self.name = name
-            self.reason = reason
-        }
-    }
-
-    private let storage: Storage
+    /// What went wrong.
+    public let code: Code
+    /// A sentence that says what happened, the text the queue logs.
+    public let message: String
+    /// The most requests the queue holds, for ``Code/full``.
+    public let maximumEntries: Int?
+    /// The most bytes the queue holds, for ``Code/full``.
+    public let maximumBytes: Int?
+    /// The queue's name, for ``Code/queueInUse``.
+    public let name: String?
+    /// Why, for ``Code/entryTooLarge``, ``Code/storageFailed`` and ``Code/invalidConfiguration``.
+    public let reason: String?
 
     /// Creates an error with `code` and `message` (for codes added in extensions).
     package init(_ code: Code, _ message: String) {
-        self.init(code, message, maximumEntries: nil, maximumBytes: nil, name: nil, reason: nil)
+        self.init(code, message, maximumEntries: nil)
     }
 
-    private init(_ code: Code, _ message: String, maximumEntries: Int? = nil, maximumBytes: Int? = nil, name: String? = nil, reason: String? = nil) {
-        storage = Storage(code: code, message: message, maximumEntries: maximumEntries, maximumBytes: maximumBytes, name: name, reason: reason)
+    private init(_ code: Code, _ message: String, maximumEntries: Int?, maximumBytes: Int? = nil, name: String? = nil, reason: String? = nil) {
+        self.code = code
+        self.message = message
+        self.maximumEntries = maximumEntries
+        self.maximumBytes = maximumBytes
+        self.name = name
+        self.reason = reason
     }
-
-    /// What went wrong.
-    public var code: Code { storage.code }
-    /// A sentence that says what happened, the text the queue logs.
-    public var message: String { storage.message }
-    /// The most requests the queue holds, for ``Code/full``.
-    public var maximumEntries: Int? { storage.maximumEntries }
-    /// The most bytes the queue holds, for ``Code/full``.
-    public var maximumBytes: Int? { storage.maximumBytes }
-    /// The queue's name, for ``Code/queueInUse``.
-    public var name: String? { storage.name }
-    /// Why, for ``Code/entryTooLarge``, ``Code/storageFailed`` and ``Code/invalidConfiguration``.
-    public var reason: String? { storage.reason }
 
     /// Whether the two errors have the same code and message.
     public static func == (lhs: SignatureQueueError, rhs: SignatureQueueError) -> Bool {
@@ -120,17 +108,17 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
     /// The request cannot be kept, for `reason`: a body over 1 MiB, a URL over 8 KB, too many or
     /// too long header fields, or a bad user ID.
     public static func entryTooLarge(_ reason: String) -> SignatureQueueError {
-        SignatureQueueError(.entryTooLarge, "The request cannot be queued: \(reason)", reason: reason)
+        SignatureQueueError(.entryTooLarge, "The request cannot be queued: \(reason)", maximumEntries: nil, reason: reason)
     }
 
     /// Another queue (in this or another process) has the file of the queue `name` open.
     public static func queueInUse(name: String) -> SignatureQueueError {
-        SignatureQueueError(.queueInUse, "The request queue \(LogText.escaped(name)) is open in another queue or process", name: name)
+        SignatureQueueError(.queueInUse, "The request queue \(LogText.escaped(name)) is open in another queue or process", maximumEntries: nil, name: name)
     }
 
     /// The file system refused a read or write, for `reason`; the request was not queued.
     public static func storageFailed(_ reason: String) -> SignatureQueueError {
-        SignatureQueueError(.storageFailed, "The request queue could not use its file: \(reason)", reason: reason)
+        SignatureQueueError(.storageFailed, "The request queue could not use its file: \(reason)", maximumEntries: nil, reason: reason)
     }
 
     /// The queue was closed.
@@ -138,7 +126,7 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
 
     /// The queue's name or options are out of range, for `reason`.
     public static func invalidConfiguration(_ reason: String) -> SignatureQueueError {
-        SignatureQueueError(.invalidConfiguration, "The request queue cannot be opened: \(reason)", reason: reason)
+        SignatureQueueError(.invalidConfiguration, "The request queue cannot be opened: \(reason)", maximumEntries: nil, reason: reason)
     }
 }
 

@@ -64,28 +64,26 @@ public struct JWTDecodingError: Error, LocalizedError, Sendable, Equatable, Cust
         public var description: String { rawValue }
     }
 
-    /// The context, in one shared box: an error is one reference wide.
-    private final class Storage: Sendable {
-        let code: Code
-        let message: String
-        let segmentCount: Int?
-        let segment: String?
-        let name: String?
-        let expected: String?
-        let limit: Int?
+    // Held inline rather than in a shared box as RequestError's context is: JWTs are decoded
+    // synchronously, often in an app's provider on its own dispatch queue, and ThreadSanitizer on
+    // Linux does not see a continuation's hand-off from such a queue to a task, so it would report
+    // a box's fields as a data race.
 
-        init(code: Code, message: String, segmentCount: Int?, segment: String?, name: String?, expected: String?, limit: Int?) {
-            self.code = code
-            self.message = message
-            self.segmentCount = segmentCount
-            self.segment = segment
-            self.name = name
-            self.expected = expected
-            self.limit = limit
-        }
-    }
-
-    private let storage: Storage
+    /// What went wrong.
+    public let code: Code
+    /// A sentence that says what happened; never the token.
+    public let message: String
+    /// How many dot-separated segments the token has, for ``Code/wrongSegmentCount``.
+    public let segmentCount: Int?
+    /// Which segment (`header` or `payload`), for ``Code/invalidBase64``, ``Code/notJSON`` and ``Code/tooDeep``.
+    public let segment: String?
+    /// The claim's name, for ``Code/invalidClaim`` and ``Code/duplicateClaim`` (whole: the
+    /// message escapes and cuts a repeated one, which comes from the token).
+    public let name: String?
+    /// What the claim must be, for ``Code/invalidClaim``.
+    public let expected: String?
+    /// The longest token read, for ``Code/tooLarge``.
+    public let limit: Int?
 
     /// Creates an error with `code` and `message` (for codes added in extensions).
     package init(_ code: Code, _ message: String) {
@@ -94,24 +92,14 @@ public struct JWTDecodingError: Error, LocalizedError, Sendable, Equatable, Cust
 
     private init(_ code: Code, _ message: String, segmentCount: Int?, segment: String? = nil, name: String? = nil, expected: String? = nil,
                  limit: Int? = nil) {
-        storage = Storage(code: code, message: message, segmentCount: segmentCount, segment: segment, name: name, expected: expected, limit: limit)
+        self.code = code
+        self.message = message
+        self.segmentCount = segmentCount
+        self.segment = segment
+        self.name = name
+        self.expected = expected
+        self.limit = limit
     }
-
-    /// What went wrong.
-    public var code: Code { storage.code }
-    /// A sentence that says what happened; never the token.
-    public var message: String { storage.message }
-    /// How many dot-separated segments the token has, for ``Code/wrongSegmentCount``.
-    public var segmentCount: Int? { storage.segmentCount }
-    /// Which segment (`header` or `payload`), for ``Code/invalidBase64``, ``Code/notJSON`` and ``Code/tooDeep``.
-    public var segment: String? { storage.segment }
-    /// The claim's name, for ``Code/invalidClaim`` and ``Code/duplicateClaim`` (whole: the
-    /// message escapes and cuts a repeated one, which comes from the token).
-    public var name: String? { storage.name }
-    /// What the claim must be, for ``Code/invalidClaim``.
-    public var expected: String? { storage.expected }
-    /// The longest token read, for ``Code/tooLarge``.
-    public var limit: Int? { storage.limit }
 
     /// Whether the two errors have the same code and message.
     public static func == (lhs: JWTDecodingError, rhs: JWTDecodingError) -> Bool {
