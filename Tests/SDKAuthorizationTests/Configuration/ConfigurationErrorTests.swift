@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 
 extension ConfigurationError.Code {
     /// A code a later module could add, as these tests do.
