@@ -1,12 +1,14 @@
 import Synchronization
 
 /// The floor for waiters: the least a "wait until the token is set" can cost. Each waiter is one
-/// `CheckedContinuation` appended to an array under a lock; `set` takes the array and resumes every
-/// waiter in arrival order, outside the lock.
+/// `UnsafeContinuation` (the kind the framework's single-flight wait uses: no canary allocated per
+/// wait) appended to an array under a lock; `set` takes the array and resumes every waiter in
+/// arrival order, outside the lock. It leaves out what a request's wait must also do: end at a
+/// deadline or a time limit, end alone when its task is cancelled, and start the refresh once.
 public final class LockGate: Sendable {
     private struct State {
         var token: String?
-        var waiters: [CheckedContinuation<String, Never>] = []
+        var waiters: [UnsafeContinuation<String, Never>] = []
     }
 
     private let state = Mutex(State())
@@ -14,7 +16,7 @@ public final class LockGate: Sendable {
     public init() {}
 
     public func wait() async -> String {
-        await withCheckedContinuation { continuation in
+        await withUnsafeContinuation { continuation in
             let token = state.withLock { state -> String? in
                 if let token = state.token { return token }
                 state.waiters.append(continuation)
@@ -35,7 +37,7 @@ public final class LockGate: Sendable {
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     public func set(_ token: String) {
-        let waiters = state.withLock { state -> [CheckedContinuation<String, Never>] in
+        let waiters = state.withLock { state -> [UnsafeContinuation<String, Never>] in
             state.token = token
             defer { state.waiters = [] }
             return state.waiters
