@@ -16,6 +16,8 @@ public enum MisconfigurationSample {
     }
 
     final class NotAProvider: NSObject {}
+    /// A Swift class that is no `NSObject` subclass: the iOS convention refuses it.
+    final class NotAnObjectiveCClass {}
 
     public static func run(_ environment: SampleEnvironment) -> [ReportRow] {
         var rows: [ReportRow] = []
@@ -35,6 +37,21 @@ public enum MisconfigurationSample {
             let registry = ProviderRegistry()
             registry.register(NotAProvider.self, as: "ExponeaAuthProvider")
             _ = try AuthorizedHTTPClient(configuration: environment.configuration(advancedAuthEnabled: true), registry: registry, diagnostics: sink)
+        }
+        attempt("provider not an NSObject", expected: "Class ExponeaAuthProvider does not conform to NSObject") { sink in
+            let registry = ProviderRegistry()
+            registry.register(NotAnObjectiveCClass.self, as: "ExponeaAuthProvider")
+            _ = try AuthorizedHTTPClient(configuration: environment.configuration(advancedAuthEnabled: true), registry: registry, diagnostics: sink)
+        }
+        attempt("no provider class named", expected: "Advanced auth has been enabled but provider has not been found") { sink in
+            let configuration = try environment.configuration(advancedAuthEnabled: true, providerLookup: .registeredClassName(nil))
+            _ = try AuthorizedHTTPClient(configuration: configuration, diagnostics: sink)
+        }
+        attempt("class not implementing the protocol", expected: "Registered MyApp.NotAProvider class has to implement SDKAuthorization.AuthorizationProviderType") { sink in
+            let registry = ProviderRegistry()
+            registry.register(NotAProvider.self, as: "MyApp.NotAProvider")
+            let configuration = try environment.configuration(advancedAuthEnabled: true, providerLookup: .registeredClassName("MyApp.NotAProvider"))
+            _ = try AuthorizedHTTPClient(configuration: configuration, registry: registry, diagnostics: sink)
         }
         attempt("class name not found", expected: "Registered MyApp.ExampleAuthProvider class has not been found") { sink in
             let configuration = try environment.configuration(advancedAuthEnabled: true, providerLookup: .registeredClassName("MyApp.ExampleAuthProvider"))

@@ -32,12 +32,15 @@ struct SamplesEndToEndTests {
         }
     }
 
-    @Test func misconfigurationSampleShowsTheDocumentedMessages() async throws {
+    @Test func misconfigurationSampleShowsAllSixDocumentedLookupMessagesAndTheBasicRefusal() async throws {
         try await withEnvironment { environment, _ in
             let rows = MisconfigurationSample.run(environment)
             #expect(rows.map(\.verdict) == [
                 "Advanced authorization flag has been enabled without provider",
                 "Class ExponeaAuthProvider does not conform to AuthorizationProviderType",
+                "Class ExponeaAuthProvider does not conform to NSObject",
+                "Advanced auth has been enabled but provider has not been found",
+                "Registered MyApp.NotAProvider class has to implement SDKAuthorization.AuthorizationProviderType",
                 "Registered MyApp.ExampleAuthProvider class has not been found",
                 "Basic authentication is not supported by mobile SDK for security reasons.",
             ])
