@@ -61,7 +61,8 @@ public final class AsyncHTTPClientHTTPTransport: HTTPTransport, Sendable {
     }
 
     /// Sends `request` with at most the time left before `deadline` (and at most ``timeout``):
-    /// AsyncHTTPClient ends the request when that runs out.
+    /// AsyncHTTPClient ends the request when that runs out. The time left is read on `clock` when
+    /// the send starts and then runs on AsyncHTTPClient's own (system) time.
     public func send(_ request: OutgoingRequest, deadline: RequestDeadline, clock: any AuthorizationClock) async throws -> ServerResponse {
         try await send(request, seconds: min(timeout, deadline.remaining(on: clock)))
     }

@@ -44,6 +44,10 @@ public final class URLSessionHTTPTransport: HTTPTransport {
     }
 
     /// Sends `request` and cancels its data task when `deadline` passes, if no response came first.
+    ///
+    /// The time left is read on `clock` when the send starts and then runs on the system's
+    /// monotonic time (a dispatch timer, not a task): with ``SystemClock`` that is the deadline
+    /// itself; a manual clock sets how long the send may take, not when it ends.
     public func send(_ request: OutgoingRequest, deadline: RequestDeadline, clock: any AuthorizationClock) async throws -> ServerResponse {
         try await send(request, timeLimit: deadline.remaining(on: clock))
     }
