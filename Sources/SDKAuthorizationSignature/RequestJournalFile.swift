@@ -111,12 +111,7 @@ final class RequestJournalFile: Sendable {
         self.limits = limits
         self.writer = writer
         fileURL = directory.appendingPathComponent("\(name).queue")
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .storageFailed("could not create the queue directory (\(type(of: error)))")
-        }
-        try Self.checkOwnerOnly(directory)
+        try Self.verifyDirectory(directory)
         // One process at a time: a second one gets queueInUse instead of interleaving records.
         let lockPath = directory.appendingPathComponent("\(name).lock").path
         let lock = try Self.openRegularFile(lockPath, flags: O_CREAT | O_RDWR, what: "the queue's lock file")
@@ -386,48 +381,47 @@ final class RequestJournalFile: Sendable {
 
     // MARK: File operations
 
-    /// Refuses a directory that users other than its owner can write: they could replace the
-    /// journal with a link or a FIFO, or read what it holds.
-    private static func checkOwnerOnly(_ directory: URL) throws(SignatureQueueError) {
-        var info = stat()
-        guard stat(directory.path, &info) == 0 else { throw .storageFailed("could not inspect the queue directory (errno \(errno))") }
-        guard info.st_mode & S_IFMT == S_IFDIR else { throw .storageFailed("the queue directory \(LogText.escaped(directory.path)) is not a directory") }
-        guard info.st_mode & 0o022 == 0 else {
-            throw .storageFailed("the queue directory \(LogText.escaped(directory.path)) can be written by other users (mode \(String(info.st_mode & 0o7777, radix: 8))); give it owner-only permissions (0700)")
+    /// Creates the directory owner-only, or refuses one another user could write into or replace
+    /// (``PrivateFiles``): they could swap the journal for a link or a FIFO, or read what it holds.
+    /// Reading by others is not refused: an app may keep its queue in a directory it shares for reading.
+    private static func verifyDirectory(_ directory: URL) throws(SignatureQueueError) {
+        let path = LogText.escaped(directory.path)
+        do {
+            _ = try PrivateFiles.verifyDirectory(directory, forbidding: 0o022, creating: true)
+        } catch {
+            switch error {
+            case .notADirectory:
+                throw .storageFailed("the queue directory \(path) is not a directory (a symbolic link or a file)")
+            case .directoryNotOwned:
+                throw .storageFailed("the queue directory \(path) is not owned by this process's user")
+            case .directoryOpenToOthers(let mode):
+                throw .storageFailed("the queue directory \(path) can be written by other users (mode \(String(mode, radix: 8))); give it owner-only permissions (0700)")
+            case .unsafeParent(let parent, let reason):
+                throw .storageFailed("the queue directory \(path) is not used: its parent \(LogText.escaped(parent)) \(reason), so another user could replace it")
+            case .systemCall(let call, let code):
+                throw .storageFailed("could not \(call.replacingOccurrences(of: "the directory", with: "the queue directory")) (errno \(code))")
+            case .symbolicLink, .notARegularFile, .fileNotOwned, .fileOpenToOthers:
+                throw .storageFailed("the queue directory \(path) is not a directory")
+            }
         }
     }
 
-    /// Opens `path` without following a symbolic link and without blocking (a FIFO would wait for
-    /// a writer), refuses anything but a regular file, then makes the descriptor blocking again.
+    /// Opens `path` as ``PrivateFiles`` opens a file: no symbolic link followed, a FIFO refused
+    /// without waiting on it, only a regular file this user owns and others cannot write.
     /// Returns -1 when the file does not exist and `flags` does not create it.
     private static func openRegularFile(_ path: String, flags: Int32, what: String) throws(SignatureQueueError) -> Int32 {
-        let descriptor = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
-        if descriptor < 0 {
-            let code = errno
-            switch code {
-            case ENOENT: return -1
-            case ELOOP: throw .storageFailed("\(what) is a symbolic link; refused (nothing is read or written through it)")
-            case EISDIR, ENXIO: throw .storageFailed("\(what) is not a regular file; refused")
-            default: throw .storageFailed("could not open \(what) (errno \(code))")
+        do {
+            return try PrivateFiles.openRegularFile(path, flags: flags, forbidding: 0o022)
+        } catch {
+            switch error {
+            case .symbolicLink: throw .storageFailed("\(what) is a symbolic link; refused (nothing is read or written through it)")
+            case .notARegularFile: throw .storageFailed("\(what) is not a regular file (a FIFO, device, socket or directory); refused")
+            case .fileNotOwned: throw .storageFailed("\(what) is not owned by this process's user; refused")
+            case .fileOpenToOthers(let mode): throw .storageFailed("\(what) can be written by other users (mode \(String(mode, radix: 8))); refused")
+            case .systemCall(let call, let code): throw .storageFailed("could not \(call.replacingOccurrences(of: "the file", with: what)) (errno \(code))")
+            case .notADirectory, .directoryNotOwned, .directoryOpenToOthers, .unsafeParent: throw .storageFailed("\(what) is refused")
             }
         }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
-            let code = errno
-            posixClose(descriptor)
-            throw .storageFailed("could not inspect \(what) (errno \(code))")
-        }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            posixClose(descriptor)
-            throw .storageFailed("\(what) is not a regular file (a FIFO, device, socket or directory); refused")
-        }
-        let flags = fcntl(descriptor, F_GETFL)
-        guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
-            let code = errno
-            posixClose(descriptor)
-            throw .storageFailed("could not open \(what) (errno \(code))")
-        }
-        return descriptor
     }
 
     /// The first `limit` bytes of the file open at `descriptor`, and whether that is the whole file.

@@ -110,4 +110,33 @@ struct FileCredentialStoreTests {
         #expect(try store.load(identity: identity) == nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
+
+    @Test func aDirectoryOwnedByAnotherUserIsRefused() throws {
+        guard geteuid() == 0 else { return }  // only root can give a directory away
+        defer { removeDirectory() }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try #require(chown(directory.path, 65_534, 65_534) == 0)
+        #expect {
+            try FileCredentialStore(directory: directory).save(credential, identity: "user-7")
+        } throws: { error in
+            (error as? CredentialStoreError)?.code == .unsafeDirectory
+        }
+    }
+
+    @Test func aDirectoryWhoseParentOthersCanWriteIsRefusedUnlessTheParentIsSticky() throws {
+        defer { removeDirectory() }
+        let store = directory.appendingPathComponent("credentials", isDirectory: true)
+        try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try #require(chmod(directory.path, 0o777) == 0)
+        #expect {
+            try FileCredentialStore(directory: store).save(credential, identity: "user-7")
+        } throws: { error in
+            guard let error = error as? CredentialStoreError else { return false }
+            return error.code == .unsafeDirectory && error.reason.contains("its parent") && error.reason.contains("another user could replace it")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.path).isEmpty)
+        try #require(chmod(directory.path, 0o1777) == 0)
+        try FileCredentialStore(directory: store).save(credential, identity: "user-7")
+        #expect(try FileCredentialStore(directory: store).load(identity: "user-7") == credential)
+    }
 }

@@ -13,8 +13,10 @@ import Darwin
 /// - The directory is created with permissions 0700, each file with 0600.
 /// - The store trusts neither its directory nor what it finds there. A directory that is not a
 ///   directory (a symbolic link, say), is not owned by the process's user, or is writable or
-///   readable by group or others is refused: every call throws a ``CredentialStoreError`` that says
-///   which, and the store does not repair it (a file another user could plant or swap there is not
+///   readable by group or others, or sits under a parent another user could replace it through (a
+///   parent not owned by this user or root, or writable by group or others without the sticky bit),
+///   is refused: every call throws a ``CredentialStoreError`` that says which, and the store does
+///   not repair it (a file another user could plant or swap there is not
 ///   a credential, and changing permissions the app set is not the store's call).
 /// - A credential file is opened without following a symbolic link and without blocking; one that
 ///   is not a regular file, not owned by the process's user, or not owner-only (any permission
@@ -54,25 +56,14 @@ public final class FileCredentialStore: CredentialStore, Sendable {
     public func load(identity: String) throws -> StoredCredential? {
         let url = try fileURL(identity)
         guard try verifyPrivateDirectory(directory, creating: false) else { return nil }
-        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let error = errno
-            if error == ENOENT { return nil }
-            if error == ELOOP { throw CredentialStoreError.unsafeFile("the credential file is a symbolic link; it is not followed") }
-            throw CredentialStoreError.fileSystemFailed("could not open the credential file (errno \(error))")
+        let descriptor: Int32
+        do {
+            descriptor = try PrivateFiles.openRegularFile(url.path, flags: O_RDONLY, forbidding: 0o077)
+        } catch {
+            throw Self.fileError(error)
         }
+        guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw CredentialStoreError.fileSystemFailed("could not inspect the credential file (errno \(errno))") }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            throw CredentialStoreError.unsafeFile("the credential file is not a regular file; it is not read")
-        }
-        guard status.st_uid == geteuid() else {
-            throw CredentialStoreError.unsafeFile("the credential file is not owned by this process's user; it is not believed")
-        }
-        guard status.st_mode & 0o077 == 0 else {
-            throw CredentialStoreError.unsafeFile("the credential file is not owner-only (permissions \(String(status.st_mode & 0o777, radix: 8))); it is not believed")
-        }
         let data = try Self.readBytes(descriptor, upTo: Self.maximumFileSize + 1)
         guard data.count <= Self.maximumFileSize, let file = try? JSONDecoder().decode(File.self, from: data), file.identity == identity else {
             throw CredentialStoreError.unreadableCredential
@@ -125,6 +116,18 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         }
     }
 
+    /// The store's words for why the credential file is not read.
+    private static func fileError(_ problem: PrivateFiles.Problem) -> CredentialStoreError {
+        switch problem {
+        case .symbolicLink: .unsafeFile("the credential file is a symbolic link; it is not followed")
+        case .notARegularFile: .unsafeFile("the credential file is not a regular file; it is not read")
+        case .fileNotOwned: .unsafeFile("the credential file is not owned by this process's user; it is not believed")
+        case .fileOpenToOthers(let mode): .unsafeFile("the credential file is not owner-only (permissions \(String(mode & 0o777, radix: 8))); it is not believed")
+        case .systemCall(let call, let code): .fileSystemFailed("could not \(call.replacingOccurrences(of: "the file", with: "the credential file")) (errno \(code))")
+        case .notADirectory, .directoryNotOwned, .directoryOpenToOthers, .unsafeParent: .unsafeFile("the credential file is refused")
+        }
+    }
+
     private func fileURL(_ identity: String) throws(CredentialStoreError) -> URL {
         let bytes = Array(identity.utf8)
         guard (1...100).contains(bytes.count) else { throw .invalidIdentity }
@@ -153,39 +156,34 @@ public final class FileCredentialStore: CredentialStore, Sendable {
     }
 }
 
-/// Makes sure `directory` is a private directory of this process's user, creating it (0700) when
-/// `creating` and it does not exist.
+/// Makes sure `directory` is a private directory of this process's user (``PrivateFiles``),
+/// creating it (0700) when `creating` and it does not exist.
 ///
 /// - Returns: `false` when it does not exist and `creating` is false.
 /// - Throws: ``CredentialStoreError`` when it is not a directory (a symbolic link or a file), is
-///   owned by another user, or grants any permission to group or others. It is not repaired: files
-///   someone else could have planted or swapped in it are not to be trusted.
+///   owned by another user, grants any permission to group or others, or has a parent another user
+///   could replace it through. It is not repaired: files someone else could have planted or swapped
+///   in it are not to be trusted.
 func verifyPrivateDirectory(_ directory: URL, creating: Bool) throws(CredentialStoreError) -> Bool {
     let path = directory.path
-    var status = stat()
-    if lstat(path, &status) != 0 {
-        let error = errno
-        guard error == ENOENT else { throw CredentialStoreError.fileSystemFailed("could not inspect the directory \(path) (errno \(error))") }
-        guard creating else { return false }
-        do {
-            try FileManager.default.createDirectory(at: directory.deletingLastPathComponent(), withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw CredentialStoreError.fileSystemFailed("could not create the parent of \(path) (\(type(of: error)))")
+    do {
+        return try PrivateFiles.verifyDirectory(directory, forbidding: 0o077, creating: creating)
+    } catch {
+        switch error {
+        case .notADirectory:
+            throw .unsafeDirectory("\(path) is not a directory (a symbolic link or a file); it is not used")
+        case .directoryNotOwned:
+            throw .unsafeDirectory("the directory \(path) is not owned by this process's user; it is not used")
+        case .directoryOpenToOthers(let mode):
+            throw .unsafeDirectory("the directory \(path) is open to group or others (permissions \(String(mode, radix: 8))); it is not used until it is owner-only (0700)")
+        case .unsafeParent(let parent, let reason):
+            throw .unsafeDirectory("the directory \(path) is not used: its parent \(parent) \(reason), so another user could replace it")
+        case .systemCall(let call, let code):
+            throw .fileSystemFailed("could not \(call) \(path) (errno \(code))")
+        case .symbolicLink, .notARegularFile, .fileNotOwned, .fileOpenToOthers:
+            throw .unsafeDirectory("\(path) is not a directory; it is not used")
         }
-        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw CredentialStoreError.fileSystemFailed("could not create the directory \(path) (errno \(errno))") }
-        guard lstat(path, &status) == 0 else { throw CredentialStoreError.fileSystemFailed("could not inspect the directory \(path) (errno \(errno))") }
     }
-    guard status.st_mode & S_IFMT == S_IFDIR else {
-        throw CredentialStoreError.unsafeDirectory("\(path) is not a directory (a symbolic link or a file); it is not used")
-    }
-    guard status.st_uid == geteuid() else {
-        throw CredentialStoreError.unsafeDirectory("the directory \(path) is not owned by this process's user; it is not used")
-    }
-    guard status.st_mode & 0o077 == 0 else {
-        throw CredentialStoreError.unsafeDirectory("the directory \(path) is open to group or others (permissions \(String(status.st_mode & 0o777, radix: 8))); it is not used until it is owner-only (0700)")
-    }
-    return true
 }
 
 /// `Library/Application Support/SDKAuthorization/<apple>` in the user's domain on Apple platforms;

@@ -74,4 +74,66 @@ struct RequestJournalPathTests {
             try? FileManager.default.removeItem(at: fixture.directory)
         }
     }
+
+    @Test func aQueueDirectoryOwnedByAnotherUserIsRefused() throws {
+        guard geteuid() == 0 else { return }  // only root can give a directory away
+        let directory = try ownerOnlyQueueDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try #require(chown(directory.path, 65_534, 65_534) == 0)
+        #expect {
+            try open(directory)
+        } throws: { error in
+            (error as? SignatureQueueError)?.description.contains("is not owned by this process's user") == true
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "nothing is written there")
+    }
+
+    @Test func aQueueDirectoryThatIsASymbolicLinkIsRefused() throws {
+        let target = try ownerOnlyQueueDirectory()
+        let link = temporaryQueueDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: link)
+            try? FileManager.default.removeItem(at: target)
+        }
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        #expect {
+            try open(link)
+        } throws: { error in
+            (error as? SignatureQueueError)?.description.contains("is not a directory (a symbolic link or a file)") == true
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.path).isEmpty, "nothing is written through the link")
+    }
+
+    @Test func aQueueDirectoryWhoseParentOthersCanWriteIsRefusedUnlessTheParentIsSticky() throws {
+        let parent = temporaryQueueDirectory()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let directory = parent.appendingPathComponent("queues", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try #require(chmod(parent.path, 0o777) == 0)
+        #expect {
+            try open(directory)
+        } throws: { error in
+            let text = (error as? SignatureQueueError)?.description ?? ""
+            return text.contains("its parent") && text.contains("can be written by group or others (permissions 777)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "nothing is written there")
+        // With the sticky bit (as /tmp has) nobody else can rename the directory away.
+        try #require(chmod(parent.path, 0o1777) == 0)
+        let journal = try open(directory)
+        #expect(journal.count == 0)
+    }
+
+    @Test func aJournalFileOwnedByAnotherUserIsRefused() throws {
+        guard geteuid() == 0 else { return }
+        let directory = try ownerOnlyQueueDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("test.queue")
+        try Data(JournalCodec.header + JournalCodec.encode(.entry(entry(1)))).write(to: file)
+        try #require(chmod(file.path, 0o600) == 0 && chown(file.path, 65_534, 65_534) == 0)
+        #expect {
+            try open(directory)
+        } throws: { error in
+            (error as? SignatureQueueError)?.description.contains("the queue file is not owned by this process's user") == true
+        }
+    }
 }
