@@ -95,7 +95,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// Told when refreshes and waits start and end.
     private let observer: (any AuthorizationEventObserver)?
     private let credentialStore: (any CredentialStore)?
-    private let credentialIdentity: String
+    /// The user whose token the credential store keeps. Changed with the generation of ``refresh``,
+    /// under its lock, so a save of an earlier generation never lands in another user's slot.
+    private let identity: Locked<String?>
     private let callback = Locked<Callback?>(nil)
     /// The token, the one refresh that runs, and the requests that wait for it.
     private let refresh: SingleFlight<IDToken>
@@ -112,9 +114,12 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   - credentialStore: Opt-in: where the ID token is kept between launches, under
     ///     `credentialIdentity`, so a cold start has the last token without waiting for the app.
     ///     It is loaded here, saved by ``setIDToken(_:)`` and removed by ``clearIDToken()``.
-    ///   - credentialIdentity: The store key (default `id-token`).
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad pattern, no pattern, or a
-    ///   timeout or leeway that is negative or not finite.
+    ///   - credentialIdentity: The user the stored token belongs to (their ID, 1 to 100 bytes);
+    ///     required with a `credentialStore`: there is no shared default, so one user's token never
+    ///     serves another. ``switchIdentity(to:)`` changes it.
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad pattern, no pattern, a
+    ///   timeout or leeway that is negative or not finite, or a credential store without a valid
+    ///   identity.
     public init(
         authorizedDomains: [String],
         options: Options = Options(),
@@ -122,7 +127,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
         observer: (any AuthorizationEventObserver)? = nil,
         credentialStore: (any CredentialStore)? = nil,
-        credentialIdentity: String = "id-token"
+        credentialIdentity: String? = nil
     ) throws(ConfigurationError) {
         guard !authorizedDomains.isEmpty else {
             throw .invalidValue(key: "authorizedDomains", reason: "name at least one host that may receive the ID token")
@@ -140,16 +145,13 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         self.clock = clock
         self.diagnostics = diagnostics
         self.observer = observer
-        self.credentialStore = credentialStore
-        self.credentialIdentity = credentialIdentity
-        var stored: IDToken?
-        do {
-            if let saved = try credentialStore?.load(identity: credentialIdentity), HeaderFieldRules.check(saved.token) == .valid {
-                stored = IDToken(saved.token)
-            }
-        } catch {
-            diagnostics.log(.warning, "The stored ID token could not be read (\(RequestError.summary(of: error))); waiting for setIDToken")
+        if let credentialIdentity { try Self.check(identity: credentialIdentity) }
+        guard credentialIdentity != nil || credentialStore == nil else {
+            throw .invalidValue(key: "credentialIdentity", reason: "a credential store keeps one user's token: name the user (their ID) it belongs to; there is no shared default")
         }
+        self.credentialStore = credentialStore
+        self.identity = Locked(credentialIdentity)
+        let stored = Self.loadStored(from: credentialStore, identity: credentialIdentity, diagnostics: diagnostics)
         // A refresh lasts at most the timeout: a request that needs a token after that asks again.
         let configuration = SingleFlight<IDToken>.Configuration(flightLifetime: options.refreshTimeout, flightEnded: { [observer] end, age in
             let outcome: AuthorizationEvent.Outcome? = switch end {
@@ -198,7 +200,45 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// ``RequestError/Code/credentialCleared``; a refresh that returns after this is neither
     /// installed nor stored.
     public func clearIDToken() {
-        refresh.reset(thenRemove: { persist { try $0.remove(identity: credentialIdentity) } })
+        refresh.reset(thenRemove: { persist { try $0.remove(identity: $1) } })
+    }
+
+    /// Makes `identity` (the user's ID, 1 to 100 bytes) the user whose token the credential store
+    /// keeps: the current token is forgotten from memory (the previous user's stored copy stays, for
+    /// when they return), waiting requests fail with ``RequestError/Code/credentialCleared``, a
+    /// refresh that returns after this is neither installed nor stored, and the token stored for
+    /// `identity`, if any, becomes the current one.
+    ///
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for an empty or overlong identity,
+    ///   or when the store has no credential store; nothing changes then.
+    public func switchIdentity(to identity: String) throws(ConfigurationError) {
+        try Self.check(identity: identity)
+        guard credentialStore != nil else {
+            throw .invalidValue(key: "credentialIdentity", reason: "names where a credential store keeps the token, and this IDTokenStore has none")
+        }
+        refresh.reset(updating: { _ in self.identity.withLock { $0 = identity } })
+        let generation = refresh.generation
+        if let stored = Self.loadStored(from: credentialStore, identity: identity, diagnostics: diagnostics) {
+            // A later switch or logout wins.
+            refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
+        }
+    }
+
+    private static func check(identity: String) throws(ConfigurationError) {
+        guard (1...100).contains(identity.utf8.count) else {
+            throw .invalidValue(key: "credentialIdentity", reason: "must be 1 to 100 UTF-8 bytes")
+        }
+    }
+
+    /// The token stored for `identity`, if it is one a request may carry; a read failure is logged.
+    private static func loadStored(from store: (any CredentialStore)?, identity: String?, diagnostics: any DiagnosticsSink) -> IDToken? {
+        guard let store, let identity else { return nil }
+        do {
+            if let saved = try store.load(identity: identity), HeaderFieldRules.check(saved.token) == .valid { return IDToken(saved.token) }
+        } catch {
+            diagnostics.log(.warning, "The stored ID token could not be read (\(RequestError.summary(of: error))); waiting for setIDToken")
+        }
+        return nil
     }
 
     private static func checked(_ token: String) throws(ConfigurationError) -> IDToken {
@@ -214,15 +254,16 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// Stores `token` unless a logout has come since it was set.
     private func save(_ token: IDToken, generation: UInt64) {
-        refresh.persist({ persist { try $0.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: credentialIdentity) } },
+        refresh.persist({ persist { try $0.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: $1) } },
                         generation: generation)
     }
 
-    /// Runs `change` on the credential store, if any; a failure is logged, never thrown.
-    private func persist(_ change: (any CredentialStore) throws -> Void) {
-        guard let credentialStore else { return }
+    /// Runs `change` on the credential store and the current identity, if any; a failure is
+    /// logged, never thrown.
+    private func persist(_ change: (any CredentialStore, String) throws -> Void) {
+        guard let credentialStore, let identity = identity.withLock({ $0 }) else { return }
         do {
-            try change(credentialStore)
+            try change(credentialStore, identity)
         } catch {
             diagnostics.log(.warning, "The ID token store could not be updated (\(RequestError.summary(of: error)))")
         }

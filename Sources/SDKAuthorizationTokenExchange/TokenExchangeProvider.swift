@@ -25,7 +25,14 @@ import SDKAuthorization
 ///   `exp` in the future, and `phone` (when present) in E.164 form (`+` and 2 to 15 digits);
 ///   otherwise ``RequestError/Code/signingFailed`` says which.
 /// - The auth token is kept until ``Options/expiryLeeway`` before it expires, in memory and, when a
-///   ``CredentialStore`` is given, on disk for the next launch.
+///   ``CredentialStore`` is given, on disk for the next launch under the ``identity`` the app names
+///   (the user's ID: there is no shared default, so one user's token never serves another).
+///   ``switchIdentity(to:)`` moves to another user's slot; ``clearUserData()`` (logout) empties the
+///   current one. A save, a load or a sign-and-exchange that a switch or a logout overtakes is
+///   discarded, never stored or used.
+/// - Expiry is counted on both clocks: the wall-clock expiry (kept in the store) and a monotonic one
+///   (`expires_in` after the answer, or after the load for a stored token), so a wall clock set back
+///   never keeps a token in use past its lifetime.
 /// - The platform's answer is checked before it is used: an `auth_token` longer than
 ///   ``maximumAuthTokenLength`` bytes, or an `expires_in` not longer than ``Options/expiryLeeway``
 ///   (a token that would be stale on arrival, so every request would sign and exchange again), fails
@@ -60,8 +67,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
 
     /// Where signed payloads are exchanged.
     public let exchangeURL: URL
-    /// The store key of this provider's token.
-    public let identity: String
+    /// The store key of this provider's token: the user it belongs to, as the app named it; `nil`
+    /// when nothing is stored.
+    public var identity: String? { binding.withLock(\.identity) }
     /// The options in force.
     public let options: Options
 
@@ -72,10 +80,19 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     private let clock: any AuthorizationClock
     private let diagnostics: any DiagnosticsSink
     /// The auth token, the one sign-and-exchange that runs, and the requests that wait for it.
-    private let refresh: SingleFlight<StoredCredential>
+    private let refresh: SingleFlight<ExchangedToken>
     /// The signing timeouts.
     private let alarms: Alarms
-    private let loadedFromStore = Locked(false)
+    /// Whose token the store keeps, and the generation of ``refresh`` that read it. Changed with the
+    /// generation, under its lock: whoever reads a generation reads the identity it belongs to, so a
+    /// save or a load of an earlier generation never lands in another user's slot.
+    private let binding: Locked<(identity: String?, loadedIn: UInt64?)>
+
+    /// An auth token with its expiry on the monotonic clock beside the wall-clock one.
+    struct ExchangedToken: Sendable {
+        let credential: StoredCredential
+        let monotonicExpiry: TimeInterval
+    }
 
     /// Creates the provider.
     ///
@@ -85,19 +102,20 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     ///     (`localhost`, `127.0.0.0/8`, `[::1]`), as for a local test backend.
     ///   - signer: How the host app signs payloads.
     ///   - defaultClaims: Claims the framework fills before asking (a device or push token, a default name).
-    ///   - identity: The store key (1 to 100 bytes), e.g. the user's ID.
+    ///   - identity: The store key (1 to 100 bytes): the user's ID. Required with a `store`.
     ///   - store: Where the auth token is kept between launches; `nil` keeps it in memory only.
     ///   - transport: How the exchange request is sent.
     ///   - options: Signing timeout and expiry leeway.
     ///   - clock: Wall-clock time for token expiry, monotonic time for the signing timeout.
     ///   - diagnostics: Where double answers, timeouts and store failures are reported.
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a URL that is not https (or
-    ///   http on a loopback host), an empty or overlong identity, or options out of range.
+    ///   http on a loopback host), a store without an identity, an empty or overlong identity, or
+    ///   options out of range.
     public init(
         exchangeURL: URL,
         signer: PayloadSigner,
         defaultClaims: [String: JWTClaimValue] = [:],
-        identity: String = "default",
+        identity: String? = nil,
         store: (any CredentialStore)? = nil,
         transport: any HTTPTransport = URLSessionHTTPTransport(),
         options: Options = Options(),
@@ -111,8 +129,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             // The signed payload and the auth token would cross the network in the clear.
             throw .invalidValue(key: "exchangeURL", reason: "must be https; http is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1])")
         }
-        guard (1...100).contains(identity.utf8.count) else {
-            throw .invalidValue(key: "identity", reason: "must be 1 to 100 UTF-8 bytes")
+        if let identity { try Self.check(identity: identity) }
+        guard identity != nil || store == nil else {
+            throw .invalidValue(key: "identity", reason: "a credential store keeps one user's token: name the user (their ID) it belongs to; there is no shared default")
         }
         guard options.signingTimeout.isFinite, options.signingTimeout > 0, options.signingTimeout <= 600 else {
             throw .invalidValue(key: "signingTimeout", reason: "must be more than 0 and at most 600 seconds")
@@ -126,7 +145,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         self.exchangeURL = exchangeURL
         self.signer = signer
         self.defaultClaims = defaultClaims
-        self.identity = identity
+        self.binding = Locked((identity, nil))
         self.store = store
         self.transport = transport
         self.options = options
@@ -134,7 +153,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         self.diagnostics = diagnostics
         self.alarms = Alarms(clock: clock)
         let lifetime = options.signingTimeout + options.exchangeTimeout
-        self.refresh = SingleFlight(clock: clock, configuration: .init(
+        self.refresh = SingleFlight<ExchangedToken>(clock: clock, configuration: .init(
             flightLifetime: lifetime,
             flightTimeoutError: { RequestError.exchangeFailed(reason: "no auth token within \(lifetime) seconds of signing and exchanging", response: nil, underlyingError: nil) },
             abandonsUnwatchedFlights: true
@@ -153,14 +172,14 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         loadFromStoreOnce()
         let clock = clock, leeway = options.expiryLeeway
-        let outcome = await refresh.value(deadline: context.deadline, isUsable: { Self.isFresh($0, at: clock.now(), leeway: leeway) },
+        let outcome = await refresh.value(deadline: context.deadline, isUsable: { $0.isFresh(on: clock, leeway: leeway) },
                                           join: .wait(start: { [self] flight in
             let work = Task { await signAndExchange(flight) }
             return { work.cancel() }
         }))
         switch outcome {
         case .value(let token):
-            return .bearer(token.token)
+            return .bearer(token.credential.token)
         case .failed(let error as RequestError):
             throw error.withEndpoint(context.endpoint)
         case .failed(let error):
@@ -174,7 +193,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// which signs and exchanges anew.
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
         let dropped = refresh.modify { token -> Bool in
-            guard let current = token, current.token == credential.value else { return false }
+            guard let current = token, current.credential.token == credential.value else { return false }
             token = nil
             return true
         }
@@ -193,39 +212,64 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// Forgets the auth token and its stored copy (logout). A sign-and-exchange in flight is
     /// cancelled, and what it returns late is neither used nor stored.
     public func clearUserData() {
-        loadedFromStore.withLock { $0 = true }
-        refresh.reset(thenRemove: removeStored)
+        // Not read again in the new generation: if the removal fails, the old token stays out of use.
+        refresh.reset(updating: { generation in binding.withLock { $0.loadedIn = generation } }, thenRemove: removeStored)
+    }
+
+    /// Makes `identity` (the user's ID, 1 to 100 bytes) the user this provider serves: the current
+    /// token is forgotten from memory (the previous user's stored copy stays, for when they return),
+    /// a sign-and-exchange in flight is cancelled and what it returns late is neither used nor
+    /// stored, waiting requests fail with ``RequestError/Code/credentialCleared``, and the next
+    /// request uses the token stored for `identity`, or signs and exchanges anew.
+    ///
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for an empty or overlong identity;
+    ///   nothing changes then.
+    public func switchIdentity(to identity: String) throws(ConfigurationError) {
+        try Self.check(identity: identity)
+        refresh.reset(updating: { _ in binding.withLock { $0 = (identity, nil) } })
     }
 
     /// The current auth token, if any (fresh or not).
-    public var currentToken: String? { refresh.current?.token }
+    public var currentToken: String? { refresh.current?.credential.token }
+
+    private static func check(identity: String) throws(ConfigurationError) {
+        guard (1...100).contains(identity.utf8.count) else {
+            throw .invalidValue(key: "identity", reason: "must be 1 to 100 UTF-8 bytes")
+        }
+    }
 
     // MARK: Signing and exchanging
 
-    private static func isFresh(_ token: StoredCredential, at now: Date, leeway: TimeInterval) -> Bool {
-        guard let expiresAt = token.expiresAt else { return false }
-        return expiresAt.timeIntervalSince(now) > leeway
-    }
-
     private func loadFromStoreOnce() {
-        guard let store, loadedFromStore.withLock({ loaded -> Bool in
-            defer { loaded = true }
-            return !loaded
-        }) else { return }
+        guard let store else { return }
+        // The generation is read first: a switch or a logout after it bumps it, and the load below
+        // is then discarded (the next request of the new generation reads again).
         let generation = refresh.generation
+        guard let identity = binding.withLock({ binding -> String? in
+            guard binding.loadedIn != generation else { return nil }
+            binding.loadedIn = generation
+            return binding.identity
+        }) else { return }
         do {
-            if let stored = try store.load(identity: identity) {
-                // A logout while it loaded wins.
-                refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
+            if let stored = try store.load(identity: identity), let expiresAt = stored.expiresAt {
+                // A stored expiry counts on the monotonic clock from now, at most the longest
+                // lifetime an exchange gives.
+                let remaining = min(expiresAt.timeIntervalSince(clock.now()), Self.maximumLifetime)
+                let token = ExchangedToken(credential: stored, monotonicExpiry: clock.monotonicNow() + remaining)
+                // A logout or a switch while it loaded wins.
+                refresh.modify(ifGeneration: generation) { current in if current == nil { current = token } }
             }
         } catch {
             diagnostics.log(.warning, "The stored auth token could not be read (\(RequestError.summary(of: error))); a new one is exchanged")
         }
     }
 
+    /// Removes the current identity's stored token. Runs under the persistence lock, or after a
+    /// rejection of the token it holds.
     private func removeStored() {
+        guard let store, let identity = binding.withLock({ $0.identity }) else { return }
         do {
-            try store?.remove(identity: identity)
+            try store.remove(identity: identity)
         } catch {
             diagnostics.log(.warning, "The stored auth token could not be removed (\(RequestError.summary(of: error)))")
         }
@@ -233,7 +277,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
 
     /// One flight: sign, check, exchange, then deliver to the waiting requests and store, unless a
     /// logout came meanwhile or the flight was abandoned.
-    private func signAndExchange(_ flight: SingleFlight<StoredCredential>.Flight) async {
+    private func signAndExchange(_ flight: SingleFlight<ExchangedToken>.Flight) async {
         do {
             var claims = defaultClaims
             claims["payload_type"] = .string(SigningPayload.Kind.authToken.rawValue)
@@ -242,8 +286,10 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             let token = try await exchange(signed)
             guard refresh.finish(flight, with: .success(token)) != nil else { return }
             refresh.persist({
+                // The identity of this generation: a switch resets the generation before it changes it.
+                guard let store, let identity = binding.withLock({ $0.identity }) else { return }
                 do {
-                    try store?.save(token, identity: identity)
+                    try store.save(token.credential, identity: identity)
                 } catch {
                     diagnostics.log(.warning, "The auth token could not be stored (\(RequestError.summary(of: error))); it is kept in memory")
                 }
@@ -319,7 +365,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         return bytes.dropFirst().allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
-    private func exchange(_ signed: String) async throws(RequestError) -> StoredCredential {
+    private func exchange(_ signed: String) async throws(RequestError) -> ExchangedToken {
         // Only b64token characters (letters, digits, `-._~+/=`): safe to place in a JSON string as it is.
         guard HeaderFieldRules.checkBearer(signed) == .valid else { throw .signingFailed(reason: "the signed payload is not a compact JWT") }
         let body = Data(#"{"token":"\#(signed)"}"#.utf8)
@@ -338,7 +384,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             throw .exchangeFailed(reason: "the platform refused the signed payload with HTTP \(response.statusCode)\(platformError)", response: response, underlyingError: nil)
         }
         guard let answer, case .string(let token)? = answer["auth_token"],
-              case .number(let lifetime)? = answer["expires_in"], lifetime.isFinite, lifetime >= 1, lifetime <= 86_400
+              case .number(let lifetime)? = answer["expires_in"], lifetime.isFinite, lifetime >= 1, lifetime <= Self.maximumLifetime
         else {
             throw .exchangeFailed(reason: "the platform's answer has no usable auth_token and expires_in (1 to 86400 s)", response: response, underlyingError: nil)
         }
@@ -351,8 +397,12 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         guard lifetime > options.expiryLeeway else {
             throw .exchangeFailed(reason: "the platform's expires_in (\(lifetime) s) is not longer than the expiry leeway (\(options.expiryLeeway) s), so the token would be stale on arrival; it is not used or stored", response: response, underlyingError: nil)
         }
-        return StoredCredential(token: token, expiresAt: clock.now().addingTimeInterval(lifetime))
+        return ExchangedToken(credential: StoredCredential(token: token, expiresAt: clock.now().addingTimeInterval(lifetime)),
+                              monotonicExpiry: clock.monotonicNow() + lifetime)
     }
+
+    /// The longest `expires_in` taken (one day), and the longest a stored token is trusted for.
+    static let maximumLifetime: TimeInterval = 86_400
 
     /// Text from the platform or the signer, made safe for an error message: at most 200
     /// characters, with control characters, bidirectional overrides and other non-ASCII escaped.
@@ -411,5 +461,13 @@ private final class SigningAnswer: Sendable {
         if let timer { timer.alarms.cancel(timer.alarm) }
         continuation.resume(with: result)
         return true
+    }
+}
+
+extension TokenExchangeProvider.ExchangedToken {
+    /// Usable while more than `leeway` seconds are left on both clocks.
+    func isFresh(on clock: any AuthorizationClock, leeway: TimeInterval) -> Bool {
+        guard let expiresAt = credential.expiresAt, expiresAt.timeIntervalSince(clock.now()) > leeway else { return false }
+        return monotonicExpiry - clock.monotonicNow() > leeway
     }
 }

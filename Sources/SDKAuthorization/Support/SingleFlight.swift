@@ -458,12 +458,15 @@ package final class SingleFlight<Value: Sendable>: Sendable {
 
     /// Starts a new generation (logout, identity change): forgets the value, cancels and forgets
     /// the flight (its late result is discarded), and ends every wait with ``Outcome/cleared``.
-    /// `remove` runs after, under the persistence lock, so no save of an earlier generation can
-    /// follow it.
-    package func reset(thenRemove remove: () -> Void = {}) {
+    /// `update` runs under the lock with the new generation, so whoever reads that generation sees
+    /// what it changed (the identity the new generation belongs to, say); it must not call back into
+    /// this instance. `remove` runs after, under the persistence lock, so no save of an earlier
+    /// generation can follow it.
+    package func reset(updating update: (_ generation: UInt64) -> Void = { _ in }, thenRemove remove: () -> Void = {}) {
         let now = clock.monotonicNow()
         let (resumed, ended) = state.withLock { state in
             state.generation += 1
+            update(state.generation)
             state.value = nil
             let ended = state.endFlight(at: now, alarms: alarms)
             return (state.endAll(with: .cleared, at: now, alarms: alarms), ended)

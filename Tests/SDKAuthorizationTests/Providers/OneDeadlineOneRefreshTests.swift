@@ -175,7 +175,7 @@ struct OneDeadlineOneRefreshTests {
 
     @Test func aRefreshThatCompletesAfterClearIDTokenIsNeitherInstalledNorStored() async throws {
         let saved = MemoryCredentialStore()
-        let store = try IDTokenStore(authorizedDomains: ["api.rover.io"], clock: clock, diagnostics: sink, credentialStore: saved)
+        let store = try IDTokenStore(authorizedDomains: ["api.rover.io"], clock: clock, diagnostics: sink, credentialStore: saved, credentialIdentity: "previous-user")
         let gate = AsyncGate()
         let refreshing = Counter()
         store.registerTokenRefresh { [clock] in
@@ -203,7 +203,7 @@ struct OneDeadlineOneRefreshTests {
             _ = signing.increment()
             await gate.wait()
             return signed(payload)
-        }, store: saved, transport: RecordingTransport { _ in answered(1) }, clock: clock, diagnostics: sink)
+        }, identity: "previous-user", store: saved, transport: RecordingTransport { _ in answered(1) }, clock: clock, diagnostics: sink)
         let waiting = Task { [context = AuthorizationContext(endpoint: "chats", url: chats)] in try await exchange.credential(for: context) }
         await eventually("signing", { signing.current == 1 })
         exchange.clearUserData()

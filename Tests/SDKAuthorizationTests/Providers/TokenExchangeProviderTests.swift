@@ -39,6 +39,7 @@ struct TokenExchangeProviderTests {
     func provider(_ signer: PayloadSigner, transport: RecordingTransport, store: (any CredentialStore)? = nil,
                   options: TokenExchangeProvider.Options = .init()) throws -> TokenExchangeProvider {
         try TokenExchangeProvider(exchangeURL: exchangeURL, signer: signer, defaultClaims: ["push_token": .string("push-1")],
+                                  identity: store == nil ? nil : "user-7",
                                   store: store, transport: transport, options: options, clock: clock, diagnostics: sink)
     }
 
@@ -228,17 +229,17 @@ struct TokenExchangeProviderTests {
             return signedPayload(payload)
         }, transport: platform(), store: store)
         _ = try await exchange.credential(for: context)
-        #expect(try store.load(identity: "default")?.token == "auth-token-1")
+        #expect(try store.load(identity: "user-7")?.token == "auth-token-1")
         exchange.clearUserData()
         #expect(exchange.currentToken == nil)
-        #expect(try store.load(identity: "default") == nil)
+        #expect(try store.load(identity: "user-7") == nil)
         #expect(try await exchange.credential(for: context) == .bearer("auth-token-2"))
         #expect(calls.current == 2)
     }
 
     @Test func aStoredAuthTokenServesAColdStartWithoutSigning() async throws {
         let store = MemoryCredentialStore()
-        try store.save(StoredCredential(token: "stored-auth-token", expiresAt: clock.now().addingTimeInterval(600)), identity: "default")
+        try store.save(StoredCredential(token: "stored-auth-token", expiresAt: clock.now().addingTimeInterval(600)), identity: "user-7")
         let calls = Counter()
         let exchange = try provider(.async { payload in
             _ = calls.increment()
@@ -291,7 +292,7 @@ struct TokenExchangeProviderTests {
             #expect(error.description.contains("longer than 8192 bytes"))
         }
         #expect(api.requests.isEmpty)
-        #expect(try store.load(identity: "default") == nil)
+        #expect(try store.load(identity: "user-7") == nil)
         #expect(exchange.currentToken?.utf8.count == nil)
     }
 
@@ -310,7 +311,7 @@ struct TokenExchangeProviderTests {
         let error = await exchangeError(exchange)
         #expect(error?.code == .exchangeFailed)
         #expect(error?.description.contains("not longer than the expiry leeway (30") == true)
-        #expect(try store.load(identity: "default") == nil)
+        #expect(try store.load(identity: "user-7") == nil)
     }
 
     @Test func anExpiresInJustOverTheLeewayIsUsed() async throws {
@@ -401,12 +402,12 @@ struct CredentialStoreTests {
 
     @Test func idTokenStoreKeepsItsTokenInAnOptInStoreForTheNextLaunch() async throws {
         let store = MemoryCredentialStore()
-        let first = try IDTokenStore(authorizedDomains: ["api.example.com"], diagnostics: RecordingDiagnosticsSink(), credentialStore: store)
+        let first = try IDTokenStore(authorizedDomains: ["api.example.com"], diagnostics: RecordingDiagnosticsSink(), credentialStore: store, credentialIdentity: "user-7")
         try first.setIDToken("persisted-id-token")
-        let coldStart = try IDTokenStore(authorizedDomains: ["api.example.com"], diagnostics: RecordingDiagnosticsSink(), credentialStore: store)
+        let coldStart = try IDTokenStore(authorizedDomains: ["api.example.com"], diagnostics: RecordingDiagnosticsSink(), credentialStore: store, credentialIdentity: "user-7")
         let context = AuthorizationContext(endpoint: nil, url: URL(string: "https://api.example.com/x")!)
         #expect(try await coldStart.credential(for: context) == .bearer("persisted-id-token"))
         coldStart.clearIDToken()
-        #expect(try store.load(identity: "id-token") == nil)
+        #expect(try store.load(identity: "user-7") == nil)
     }
 }

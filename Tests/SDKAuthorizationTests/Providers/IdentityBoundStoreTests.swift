@@ -1,0 +1,148 @@
+import Foundation
+import SDKAuthorizationTesting
+import Testing
+@testable import SDKAuthorization
+@testable import SDKAuthorizationIDToken
+@testable import SDKAuthorizationTokenExchange
+
+/// A credential store whose `remove` fails, as a read-only or full disk would make it.
+final class UnremovableCredentialStore: CredentialStore, Sendable {
+    let inner = MemoryCredentialStore()
+    func load(identity: String) throws -> StoredCredential? { try inner.load(identity: identity) }
+    func save(_ credential: StoredCredential, identity: String) throws { try inner.save(credential, identity: identity) }
+    func remove(identity: String) throws { throw CredentialStoreError.fileSystemFailed("could not remove the stored credential (errno 30)") }
+}
+
+/// Every stored credential belongs to a user the app names; a switch or a logout at any moment wins.
+@Suite("Stored credentials are bound to the user the app names")
+struct IdentityBoundStoreTests {
+    let clock = ManualClock()
+    let sink = RecordingDiagnosticsSink()
+    let exchangeURL = URL(string: "https://platform.example.com/ccai/exchange")!
+    let context = AuthorizationContext(endpoint: "chats", url: URL(string: "https://platform.example.com/ccai/chats")!)
+
+    func signed(_ payload: SigningPayload) -> String {
+        makeJWT(["iat": clock.now().timeIntervalSince1970, "exp": clock.now().timeIntervalSince1970 + 300], header: ["alg": "HS256", "typ": "JWT"])
+    }
+
+    /// A platform that answers every exchange with a numbered auth token living `lifetime` seconds.
+    func platform(lifetime: Int = 600) -> RecordingTransport {
+        let issued = Counter()
+        return RecordingTransport { _ in
+            ServerResponse(statusCode: 200, body: Data(#"{"auth_token":"auth-token-\#(issued.increment())","expires_in":\#(lifetime)}"#.utf8))
+        }
+    }
+
+    func exchange(_ signer: PayloadSigner, identity: String?, store: (any CredentialStore)?, transport: RecordingTransport) throws -> TokenExchangeProvider {
+        try TokenExchangeProvider(exchangeURL: exchangeURL, signer: signer, identity: identity, store: store, transport: transport, clock: clock, diagnostics: sink)
+    }
+
+    @Test func anExchangeStoreWithoutAnIdentityIsRefused() {
+        #expect {
+            try exchange(.async { _ in "" }, identity: nil, store: MemoryCredentialStore(), transport: platform())
+        } throws: { error in
+            (error as? ConfigurationError)?.message.contains("a credential store keeps one user's token: name the user (their ID) it belongs to; there is no shared default") == true
+        }
+    }
+
+    @Test func anIDTokenStoreWithACredentialStoreButNoIdentityIsRefused() {
+        #expect {
+            try IDTokenStore(authorizedDomains: ["api.example.com"], diagnostics: sink, credentialStore: MemoryCredentialStore())
+        } throws: { error in
+            (error as? ConfigurationError)?.message.contains("credentialIdentity") == true
+        }
+    }
+
+    @Test func switchingIdentityIsRefusedForAnEmptyOrOverlongIdentity() throws {
+        let exchange = try exchange(.async { _ in "" }, identity: "user-a", store: MemoryCredentialStore(), transport: platform())
+        for identity in ["", String(repeating: "x", count: 101)] {
+            #expect(throws: ConfigurationError.self) { try exchange.switchIdentity(to: identity) }
+        }
+        #expect(exchange.identity == "user-a")
+        let idTokens = try IDTokenStore(authorizedDomains: ["api.example.com"], diagnostics: sink)
+        #expect(throws: ConfigurationError.self) { try idTokens.switchIdentity(to: "user-b") }  // no credential store
+    }
+
+    @Test func switchingIdentityNeverServesThePreviousUsersStoredToken() async throws {
+        let store = MemoryCredentialStore()
+        let signatures = Counter()
+        let exchange = try exchange(.async { [self] payload in
+            _ = signatures.increment()
+            return signed(payload)
+        }, identity: "user-a", store: store, transport: platform())
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"))
+        #expect(try store.load(identity: "user-a")?.token == "auth-token-1")
+
+        try exchange.switchIdentity(to: "user-b")
+        #expect(exchange.currentToken == nil)
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-2"), "user B signs and exchanges anew")
+        #expect(try store.load(identity: "user-b")?.token == "auth-token-2")
+        #expect(try store.load(identity: "user-a")?.token == "auth-token-1", "user A's token stays in A's slot")
+
+        try exchange.switchIdentity(to: "user-a")
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"), "user A's stored token serves A again")
+        #expect(signatures.current == 2)
+    }
+
+    @Test func aSignAndExchangeOvertakenByASwitchIsStoredForNeitherUser() async throws {
+        let store = MemoryCredentialStore()
+        let gate = AsyncGate()
+        let asked = Counter()
+        let exchange = try exchange(.async { [self] payload in
+            _ = asked.increment()
+            await gate.wait()
+            return signed(payload)
+        }, identity: "user-a", store: store, transport: platform())
+        let request = Task { [context] in try await exchange.credential(for: context) }
+        await eventually("the signer was asked", { asked.current == 1 })
+        try exchange.switchIdentity(to: "user-b")
+        gate.open()
+        await #expect(throws: RequestError.self) { try await request.value }
+        for _ in 0..<1_000 { await Task.yield() }
+        #expect(try store.load(identity: "user-a") == nil)
+        #expect(try store.load(identity: "user-b") == nil)
+        #expect(exchange.currentToken == nil)
+    }
+
+    @Test func aLogoutWhoseStoredCopyCannotBeRemovedDoesNotBringTheTokenBack() async throws {
+        let store = UnremovableCredentialStore()
+        let exchange = try exchange(.async { [self] payload in signed(payload) }, identity: "user-a", store: store, transport: platform())
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"))
+        exchange.clearUserData()
+        #expect(sink.messages(at: .warning).contains { $0.contains("could not be removed") })
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-2"), "the logged-out token stays out of use")
+    }
+
+    @Test func aWallClockSetBackDoesNotKeepAnExchangedTokenPastItsLifetime() async throws {
+        let exchange = try exchange(.async { [self] payload in signed(payload) }, identity: nil, store: nil, transport: platform(lifetime: 600))
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"))
+        // Ten minutes pass, and the wall clock is set back an hour meanwhile.
+        clock.advance(by: 600)
+        clock.setWallClock(to: clock.now().addingTimeInterval(-3_600))
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-2"))
+    }
+
+    @Test func aStoredTokenIsTrustedForAtMostADayOnTheMonotonicClock() async throws {
+        let store = MemoryCredentialStore()
+        try store.save(StoredCredential(token: "stored-for-a-year", expiresAt: clock.now().addingTimeInterval(365 * 86_400)), identity: "user-a")
+        let exchange = try exchange(.async { [self] payload in signed(payload) }, identity: "user-a", store: store, transport: platform())
+        #expect(try await exchange.credential(for: context) == .bearer("stored-for-a-year"))
+        clock.advance(by: 86_400)
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"))
+    }
+
+    @Test func idTokenStoreSwitchLoadsTheNewUsersTokenAndKeepsTheOldOnesStoredCopy() async throws {
+        let store = MemoryCredentialStore()
+        try store.save(StoredCredential(token: "token-of-b", expiresAt: nil), identity: "user-b")
+        let idTokens = try IDTokenStore(authorizedDomains: ["api.example.com"], clock: clock, diagnostics: sink, credentialStore: store, credentialIdentity: "user-a")
+        try idTokens.setIDToken("token-of-a")
+        #expect(try store.load(identity: "user-a")?.token == "token-of-a")
+        try idTokens.switchIdentity(to: "user-b")
+        #expect(idTokens.currentToken == "token-of-b")
+        try idTokens.setIDToken("new-token-of-b")
+        #expect(try store.load(identity: "user-b")?.token == "new-token-of-b")
+        #expect(try store.load(identity: "user-a")?.token == "token-of-a")
+        try idTokens.switchIdentity(to: "user-c")
+        #expect(idTokens.currentToken == nil, "user C has nothing stored, and B's token is not carried over")
+    }
+}
