@@ -314,7 +314,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
                 })
                 let deliver: @Sendable (Result<String, any Error>) -> Void = { [diagnostics] result in
                     let result = result.mapError { error -> any Error in
-                        error is RequestError ? error : RequestError.signingFailed(reason: "the signer failed (\(RequestError.summary(of: error)))", underlyingError: error)
+                        // The app's own message is cut and escaped like any text from outside.
+                        (error as? RequestError)?.sanitized()
+                            ?? RequestError.signingFailed(reason: "the signer failed (\(RequestError.summary(of: error)))", underlyingError: error)
                     }
                     if !answer.resolve(result) {
                         diagnostics.log(.warning, "The payload signer answered more than once (or after the timeout); the later answer was ignored")

@@ -428,7 +428,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// The ``RequestError`` a provider's error becomes, logged.
     private func providerFailure(_ error: any Error, _ context: AuthorizationContext) -> RequestError {
-        if let error = error as? RequestError {
+        if let error = (error as? RequestError)?.sanitized() {
             // Running out of time is the request's limit, not the provider's fault.
             let level: DiagnosticLevel = error.code == .deadlineExceeded ? .warning : .error
             diagnostics.log(level, error.description, endpoint: context.endpoint, scheme: context.scheme, event: error.code.rawValue)

@@ -113,6 +113,19 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         self.wasSent = wasSent
     }
 
+    /// The longest message of an error an app's provider or signer makes, in characters.
+    static let maximumForeignDetailLength = 500
+
+    /// The error with its message made safe to log, for an error that app code (a provider, a
+    /// signer) made and the framework passes on: cut at ``maximumForeignDetailLength`` characters,
+    /// with control characters, line separators and bidirectional controls escaped. The same error
+    /// when its message is safe already.
+    package func sanitized() -> RequestError {
+        let safe = LogText.readable(detail, limit: Self.maximumForeignDetailLength)
+        guard safe != detail else { return self }
+        return RequestError(code, safe, endpoint: endpoint, wasSent: wasSent, scheme: scheme, response: response, underlyingError: underlyingError)
+    }
+
     /// The response's status, when there was a response.
     public var status: Int? { response?.statusCode }
     /// The response's body, or empty data.

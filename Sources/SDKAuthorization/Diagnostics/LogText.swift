@@ -35,9 +35,17 @@ package enum LogText {
     /// line (control characters, line and paragraph separators, bidirectional controls) is escaped.
     /// Cut at 256 characters, the longest name a configuration accepts.
     package static func typeName(_ value: String) -> String {
+        readable(value, limit: 256)
+    }
+
+    /// `value` as it reads, every letter in any script kept, with only what could forge or hide a
+    /// log line escaped (control characters, line and paragraph separators, bidirectional
+    /// controls), cut at `limit` characters: for sentences from outside (an app's own error message)
+    /// that are meant to be read.
+    package static func readable(_ value: String, limit: Int) -> String {
         var result = ""
         for (count, scalar) in value.unicodeScalars.enumerated() {
-            if count == 256 {
+            if count == limit {
                 result += "…"
                 break
             }
