@@ -145,3 +145,25 @@ struct CredentialStoreErrorTests {
         }
     }
 }
+
+@Suite("The platform's credential store")
+struct PlatformCredentialStoreTests {
+    @Test func thePlatformStoreIsTheFileStoreWhereThereIsNoKeychain() throws {
+        #if canImport(Security)
+        #expect(PlatformCredentialStore().service == "SDKAuthorization.credentials")
+        #else
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sdkauth-platform-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store: any CredentialStore = PlatformCredentialStore(directory: directory)
+        try store.save(StoredCredential(token: "t", expiresAt: nil), identity: "user-7")
+        #expect(try store.load(identity: "user-7")?.token == "t")
+        #expect(PlatformCredentialStore.defaultDirectory == FileCredentialStore.defaultDirectory)
+        #endif
+    }
+
+    @Test func aKeychainFailureNamesTheCallAndTheStatusAndNoToken() {
+        let error = CredentialStoreError.keychainFailed("save", status: -25_299)
+        #expect(error.code == .keychainFailed)
+        #expect(error.message == "Credential store: could not save the Keychain item (OSStatus -25299)")
+    }
+}

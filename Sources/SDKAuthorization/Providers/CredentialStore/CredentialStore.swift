@@ -22,49 +22,18 @@ public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConver
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
 }
 
-/// Keeps credentials between launches, one per identity (a user, or `default`), so a cold start
-/// does not wait for the app.
+/// Keeps credentials between launches, one per identity: the user a credential belongs to, as the
+/// app names it (their ID), so one user's credential never serves another.
 ///
 /// The token-exchange mode keeps its exchanged auth token in one; the refresh-callback mode
-/// (`IDTokenStore`) can keep its ID token in one, opt-in. ``FileCredentialStore`` is the default;
-/// on Apple platforms the Keychain is the better home:
+/// (`IDTokenStore`) can keep its ID token in one, opt-in. The framework ships two:
+/// `KeychainCredentialStore` on Apple platforms and ``FileCredentialStore`` everywhere;
+/// ``PlatformCredentialStore`` names the one that is the platform's default (the Keychain on Apple
+/// platforms, the file store on Linux):
 ///
 /// ```swift
-/// import Security
-///
-/// struct KeychainCredentialStore: CredentialStore {
-///     let service = "com.example.sdk.credentials"
-///
-///     func load(identity: String) throws -> StoredCredential? {
-///         var query = baseQuery(identity)
-///         query[kSecReturnData as String] = true
-///         var item: CFTypeRef?
-///         let status = SecItemCopyMatching(query as CFDictionary, &item)
-///         guard status != errSecItemNotFound else { return nil }
-///         guard status == errSecSuccess, let data = item as? Data else { throw KeychainError(status: status) }
-///         return try JSONDecoder().decode(StoredCredential.self, from: data)
-///     }
-///
-///     func save(_ credential: StoredCredential, identity: String) throws {
-///         try remove(identity: identity)
-///         var query = baseQuery(identity)
-///         query[kSecValueData as String] = try JSONEncoder().encode(credential)
-///         query[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
-///         let status = SecItemAdd(query as CFDictionary, nil)
-///         guard status == errSecSuccess else { throw KeychainError(status: status) }
-///     }
-///
-///     func remove(identity: String) throws {
-///         let status = SecItemDelete(baseQuery(identity) as CFDictionary)
-///         guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status: status) }
-///     }
-///
-///     private func baseQuery(_ identity: String) -> [String: Any] {
-///         [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: identity]
-///     }
-/// }
-///
-/// struct KeychainError: Error { let status: OSStatus }
+/// let exchange = try TokenExchangeProvider(exchangeURL: exchangeURL, signer: signer,
+///                                          identity: userID, store: PlatformCredentialStore())
 /// ```
 ///
 /// # Implementation requirements
@@ -118,6 +87,9 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
         /// The file system refused to open, inspect, create, read, write, replace or remove a file
         /// or directory; ``CredentialStoreError/reason`` names the call and its `errno`.
         public static let fileSystemFailed = Code(rawValue: "fileSystemFailed")
+        /// A Keychain call failed (Apple platforms); ``CredentialStoreError/reason`` names the call
+        /// and its `OSStatus`.
+        public static let keychainFailed = Code(rawValue: "keychainFailed")
 
         /// The code's name.
         public var description: String { rawValue }
@@ -178,5 +150,11 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
     /// A file-system call failed, for `reason` (the call and its `errno`).
     public static func fileSystemFailed(_ reason: String) -> CredentialStoreError {
         CredentialStoreError(.fileSystemFailed, reason: reason)
+    }
+
+    /// A Keychain call failed: `call` is what was tried (`read`, `save`, `remove`), `status` the
+    /// `OSStatus` it returned.
+    public static func keychainFailed(_ call: String, status: Int32) -> CredentialStoreError {
+        CredentialStoreError(.keychainFailed, reason: "could not \(call) the Keychain item (OSStatus \(status))")
     }
 }
