@@ -192,12 +192,15 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// A 401 or 403 to a request that carried the current token drops it and asks for one retry,
     /// which signs and exchanges anew.
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
-        let dropped = refresh.modify { token -> Bool in
+        let generation = refresh.generation
+        let dropped = refresh.modify(ifGeneration: generation) { token -> Bool in
             guard let current = token, current.credential.token == credential.value else { return false }
             token = nil
             return true
-        }
-        if dropped { removeStored() }
+        } ?? false
+        // Only while the user it belonged to is still the current one: a switch since leaves the
+        // new user's stored token alone.
+        if dropped { refresh.persist(removeStored, generation: generation) }
         return .retry
     }
 
