@@ -125,7 +125,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         guard let scheme = exchangeURL.scheme?.lowercased(), scheme == "http" || scheme == "https", let host = exchangeURL.host, !host.isEmpty else {
             throw .invalidValue(key: "exchangeURL", reason: "must be an https URL with a host")
         }
-        guard scheme == "https" || Self.isLoopback(host) else {
+        guard scheme == "https" || HostName.isLoopback(host) else {
             // The signed payload and the auth token would cross the network in the clear.
             throw .invalidValue(key: "exchangeURL", reason: "must be https; http is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1])")
         }
@@ -413,18 +413,6 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// characters, with control characters, bidirectional overrides and other non-ASCII escaped.
     static func quoted(_ text: String, quotes: Bool = true) -> String {
         quotes ? LogText.escaped(text, limit: 200) : LogText.plain(text, limit: 200)
-    }
-
-    /// `localhost`, an IPv4 address in 127.0.0.0/8 (four decimal parts), or `::1`.
-    static func isLoopback(_ host: String) -> Bool {
-        var host = host.lowercased()
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if host == "localhost" || host == "::1" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts.first == "127" else { return false }
-        return parts.allSatisfy { part in
-            (1...3).contains(part.count) && part.allSatisfy { $0.isASCII && $0.isNumber } && (Int(part) ?? 256) <= 255
-        }
     }
 }
 

@@ -46,6 +46,33 @@ package enum HostName {
         return nil
     }
 
+    /// Whether `host` is a loopback host: `localhost`, an IPv4 address in `127.0.0.0/8` or the IPv6
+    /// address `::1` (bracketed or not, in any of its spellings). Case and a trailing dot are
+    /// ignored; anything that is not a host (``normalized(_:)``) is not loopback. The decision is
+    /// on the text alone, without name resolution: a name that resolves to `127.0.0.1` is not
+    /// loopback here. The one place the framework makes this decision (http is allowed only on a
+    /// loopback host).
+    package static func isLoopback(_ host: String) -> Bool {
+        guard let host = normalized(host) else { return false }
+        return isNormalizedLoopback(host)
+    }
+
+    /// ``isLoopback(_:)`` for a host already normalized.
+    static func isNormalizedLoopback(_ host: String) -> Bool {
+        let bytes = Array(host.utf8)
+        if host == "localhost" { return true }
+        if bytes.contains(UInt8(ascii: ":")) {
+            // A valid IPv6 literal (normalized checked it) is ::1 when every group but the last is
+            // zero and the last, which must end the text (`1::` is another address), is 1. An
+            // IPv4-mapped tail (::ffff:127.0.0.1) is not taken as loopback.
+            guard bytes.last != UInt8(ascii: ":"), !bytes.contains(UInt8(ascii: ".")) else { return false }
+            let groups = bytes.split(separator: UInt8(ascii: ":"))
+            guard let last = groups.last, last.drop(while: { $0 == UInt8(ascii: "0") }).elementsEqual([UInt8(ascii: "1")]) else { return false }
+            return groups.dropLast().allSatisfy { $0.allSatisfy { $0 == UInt8(ascii: "0") } }
+        }
+        return isIPv4(bytes) && bytes.starts(with: Array("127.".utf8))
+    }
+
     /// Whether `host`, already normalized, is an IP address literal rather than a name.
     static func isAddress(_ host: String) -> Bool {
         host.utf8.contains(UInt8(ascii: ":")) || isIPv4(Array(host.utf8))

@@ -92,6 +92,18 @@ struct HostValidationTests {
         #expect(authorizer.scheme(for: OutgoingRequest(method: "POST", url: try #require(URL(string: "https://api.example.com/track/v2/projects/project-1/customers")))).endpoint == .trackCustomers)
     }
 
+    @Test(arguments: ["localhost", "LocalHost", "localhost.", "127.0.0.1", "127.255.255.254", "127.0.0.1.", "[::1]", "::1", "[0:0:0:0:0:0:0:1]",
+                      "[0::1]", "[::0001]"])
+    func loopbackHostsAreKnownByTheirTextAlone(host: String) {
+        #expect(HostName.isLoopback(host))
+    }
+
+    @Test(arguments: ["localhost.example.com", "my-localhost", "128.0.0.1", "127.1", "127.0.0.01", "127.0.0.1.example.com", "10.0.0.1", "[::2]",
+                      "[1::]", "[::1:0]", "[1::1]", "[::ffff:127.0.0.1]", "", "local%68ost", "localhost:8080", "[::1]:8080", "*.localhost"])
+    func otherHostsAreNotLoopback(host: String) {
+        #expect(!HostName.isLoopback(host))
+    }
+
     @Test func loopbackWithAnyPortStillMatchesItsRule() throws {
         let rule = try AuthorizationRule(host: "127.0.0.1", scheme: .bearer)
         #expect(rule.matches(OutgoingRequest(method: "GET", url: try #require(URL(string: "http://127.0.0.1:54321/x")))))
