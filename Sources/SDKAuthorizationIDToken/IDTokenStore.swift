@@ -5,8 +5,10 @@ import SDKAuthorization
 /// The async refresh-callback mode (Rover style): the app sets and clears an ID token, and
 /// registers a callback the framework invokes when a request needs a token and has none fresh.
 ///
-/// Requests to hosts that match ``authorizedDomains`` carry `Authorization: Bearer <ID token>`;
-/// other hosts never see it. A token is stale when its JWT `exp` is less than
+/// Requests that match ``authorizedDomains`` carry `Authorization: Bearer <ID token>`; other
+/// requests never see it. A domain names a scheme, a host pattern and a port
+/// (``AuthorizedDomain``): `*.rover.io` matches `https://` subdomains of `rover.io` on port 443
+/// only, never `http://api.rover.io` or `https://api.rover.io:8443`. A token is stale when its JWT `exp` is less than
 /// ``Options/staleLeeway`` (60 s) away; a token whose `exp` cannot be read is kept. A request
 /// that needs a token and finds none fresh waits up to ``Options/refreshTimeout`` (10 s) for
 /// ``setIDToken(_:)``:
@@ -85,7 +87,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
     }
 
-    /// The hosts that may receive the token.
+    /// The schemes, hosts and ports that may receive the token.
     public let authorizedDomains: [AuthorizedDomain]
     /// The waiting and timeout options.
     public let options: Options
@@ -104,8 +106,16 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// Creates a store.
     ///
+    /// ```swift
+    /// let idTokens = try IDTokenStore(authorizedDomains: ["*.rover.io", "api.example.com:8443", "http://localhost:8080"])
+    /// ```
+    ///
     /// - Parameters:
-    ///   - authorizedDomains: Host patterns (exact, or one leading `*.`); at least one.
+    ///   - authorizedDomains: At least one pattern `[scheme "://"] host [":" port]`
+    ///     (``AuthorizedDomain/init(_:)``): an exact host or one leading `*.` label; `https` unless
+    ///     the pattern names `http`, which it may only for a loopback host; the scheme's default
+    ///     port unless the pattern names another. A request on another scheme or port never sees
+    ///     the token.
     ///   - options: Timeout, staleness leeway (each 0 to 86400 seconds) and timeout behaviour.
     ///   - clock: The time source for staleness and the wait limit.
     ///   - diagnostics: Where the timeout line and warnings go.
@@ -120,8 +130,41 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad pattern, no pattern, a
     ///   timeout or leeway that is negative or not finite, or a credential store without a valid
     ///   identity.
-    public init(
+    public convenience init(
         authorizedDomains: [String],
+        options: Options = Options(),
+        clock: any AuthorizationClock = SystemClock(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        observer: (any AuthorizationEventObserver)? = nil,
+        credentialStore: (any CredentialStore)? = nil,
+        credentialIdentity: String? = nil
+    ) throws(ConfigurationError) {
+        var domains: [AuthorizedDomain] = []
+        for pattern in authorizedDomains { domains.append(try AuthorizedDomain(pattern)) }
+        try self.init(authorizedDomains: domains, options: options, clock: clock, diagnostics: diagnostics, observer: observer,
+                      credentialStore: credentialStore, credentialIdentity: credentialIdentity)
+    }
+
+    /// Creates a store for domains already parsed, such as the origin of a configured base URL:
+    ///
+    /// ```swift
+    /// let idTokens = try IDTokenStore(authorizedDomains: [AuthorizedDomain(origin: baseURL)])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - authorizedDomains: At least one domain; a request that matches none never sees the token.
+    ///   - options: Timeout, staleness leeway (each 0 to 86400 seconds) and timeout behaviour.
+    ///   - clock: The time source for staleness and the wait limit.
+    ///   - diagnostics: Where the timeout line and warnings go.
+    ///   - observer: Told when a refresh starts and finishes and when a request's wait starts and ends.
+    ///   - credentialStore: Opt-in: where the ID token is kept between launches, as for the
+    ///     initializer that takes patterns.
+    ///   - credentialIdentity: The user the stored token belongs to (their ID, 1 to 100 bytes);
+    ///     required with a `credentialStore`.
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for no domain, a timeout or
+    ///   leeway that is negative or not finite, or a credential store without a valid identity.
+    public init(
+        authorizedDomains: [AuthorizedDomain],
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
         diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
@@ -132,15 +175,13 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         guard !authorizedDomains.isEmpty else {
             throw .invalidValue(key: "authorizedDomains", reason: "name at least one host that may receive the ID token")
         }
-        var domains: [AuthorizedDomain] = []
-        for pattern in authorizedDomains { domains.append(try AuthorizedDomain(pattern)) }
         guard options.refreshTimeout.isFinite, (0...AuthorizationOptions.maximumSeconds).contains(options.refreshTimeout) else {
             throw .invalidValue(key: "refreshTimeout", reason: "must be a number of seconds from 0 to 86400")
         }
         guard options.staleLeeway.isFinite, (0...AuthorizationOptions.maximumSeconds).contains(options.staleLeeway) else {
             throw .invalidValue(key: "staleLeeway", reason: "must be a number of seconds from 0 to 86400")
         }
-        self.authorizedDomains = domains
+        self.authorizedDomains = authorizedDomains
         self.options = options
         self.clock = clock
         self.diagnostics = diagnostics
@@ -412,12 +453,14 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
 /// The async refresh-callback mode as the registry loads it by name
 /// (``BuiltInProviderName/idTokenRefresh``): an ``IDTokenStore`` authorized for the configuration's
-/// base URL host. The registry finds this type at run time when the `SDKAuthorizationIDToken`
+/// base URL origin, its scheme, host and port (``AuthorizedDomain/init(origin:)``): a base URL
+/// `http://127.0.0.1:8080` authorizes that origin only, and an `http` base URL on a host that is
+/// not loopback is refused. The registry finds this type at run time when the `SDKAuthorizationIDToken`
 /// product is linked.
 public enum IDTokenRefreshMode: NamedProviderFactory {
     public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
         try IDTokenStore(
-            authorizedDomains: [context.baseURL.host ?? ""],
+            authorizedDomains: [AuthorizedDomain(origin: context.baseURL)],
             clock: context.clock,
             diagnostics: context.diagnostics,
             observer: context.observer

@@ -2,7 +2,7 @@
 /// rules for any other request.
 ///
 /// The table is data: an SDK author adds endpoints, moves one to another scheme, and adds rules
-/// that match requests by host, path and method.
+/// that match requests by scheme, host, port, path and method.
 ///
 /// ```swift
 /// var policy = AuthorizationPolicy.engagement(advancedAuthEnabled: true)

@@ -1,17 +1,25 @@
 import Foundation
 
-/// A rule that gives requests the policy's catalogue does not name a scheme, by host, path and method.
+/// A rule that gives requests the policy's catalogue does not name a scheme, by scheme, host,
+/// port, path and method.
 ///
 /// ```swift
 /// var policy = AuthorizationPolicy()
 /// try policy.add(AuthorizationRule(host: "api.example.com", path: "/v2/users/*/inbox", method: "GET", scheme: .bearer))
 /// try policy.add(AuthorizationRule(host: "*.example.com", path: "/public/**", scheme: .none))
+/// try policy.add(AuthorizationRule(host: "uploads.example.com:8443", path: "/v1/**", scheme: .bearer))
+/// try policy.add(AuthorizationRule(origin: baseURL, path: "/braze/**", scheme: .signature))  // e.g. http://127.0.0.1:8080
 /// ```
 ///
-/// - `host`: an exact host or one leading `*.` label, as ``AuthorizedDomain``. A rule always names
-///   its host, so a credential never goes to a host the SDK author did not name. Ports are not
-///   compared. A request whose host is not a host name or address (it holds `%`, `@`, `/`, NUL...)
-///   matches no rule.
+/// - `host`: `[scheme "://"] host [":" port]`, as ``AuthorizedDomain``: an exact host or one
+///   leading `*.` label; `https` unless the pattern names `http`, which it may only for a loopback
+///   host (`http://127.0.0.1:8080`); the scheme's default port (443, 80) unless the pattern names
+///   another. A request on another scheme or port matches no rule: a credential for
+///   `api.example.com` never goes to `http://api.example.com` or `https://api.example.com:8443`.
+///   A rule always names its host, so a credential never goes to a host the SDK author did not
+///   name. A request whose host is not a host name or address (it holds `%`, `@`, `/`, NUL...)
+///   matches no rule. ``init(origin:path:method:scheme:)`` takes the scheme, host and port of a
+///   URL instead, such as a configured base URL.
 /// - `path`: `/`-separated segments; `*` or `<name>` matches one segment, a final `**` matches any
 ///   rest (none included). Segments compare exactly, after percent-decoding and after dot segments
 ///   are resolved as a server resolves them (`/v1/../admin` is `/admin` and does not match
@@ -19,7 +27,7 @@ import Foundation
 ///   The query is ignored.
 /// - `method`: `nil` matches every method.
 public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
-    /// The host pattern.
+    /// The scheme, host pattern and port.
     public let host: AuthorizedDomain
     /// The path pattern.
     public let path: String
@@ -30,13 +38,31 @@ public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
 
     let pathPattern: PathPattern
 
-    /// Creates a rule.
+    /// Creates a rule for requests to `host`, a pattern `[scheme "://"] host [":" port]`
+    /// (``AuthorizedDomain``): `api.example.com`, `*.example.com`, `api.example.com:8443`,
+    /// `http://127.0.0.1:8080`.
     ///
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad host pattern, a path
-    ///   that does not start with `/` or holds `**` anywhere but at its end, or a method that is
-    ///   not an HTTP token.
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad host pattern (key
+    ///   `rule host`; among others a scheme other than `https`, `http` on a host that is not
+    ///   loopback, or a port outside 1...65535), a path that does not start with `/` or holds `**`
+    ///   anywhere but at its end, or a method that is not an HTTP token.
     public init(host: String, path: String = "/**", method: String? = nil, scheme: AuthorizationScheme) throws(ConfigurationError) {
-        self.host = try AuthorizedDomain(host, key: "rule host")
+        try self.init(domain: AuthorizedDomain(host, key: "rule host"), path: path, method: method, scheme: scheme)
+    }
+
+    /// Creates a rule for requests to the scheme, host and port of `origin`, as
+    /// ``AuthorizedDomain/init(origin:)``; its path is ignored: `path` is the whole path a request
+    /// must have. For a rule on a configured base URL, which may be `http://127.0.0.1:8080` in tests.
+    ///
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` when `origin` is not an `https`
+    ///   URL, or an `http` one on a loopback host, with a host and a port from 1 to 65535 (key
+    ///   `rule host`); for a bad path or method as ``init(host:path:method:scheme:)``.
+    public init(origin: URL, path: String = "/**", method: String? = nil, scheme: AuthorizationScheme) throws(ConfigurationError) {
+        try self.init(domain: AuthorizedDomain(origin: origin, key: "rule host"), path: path, method: method, scheme: scheme)
+    }
+
+    private init(domain: AuthorizedDomain, path: String, method: String?, scheme: AuthorizationScheme) throws(ConfigurationError) {
+        self.host = domain
         guard let pattern = PathPattern(path) else {
             throw .invalidValue(key: "rule path", reason: "'\(path.prefix(200))' must start with '/' and may hold '**' only as its last segment")
         }

@@ -33,19 +33,6 @@ package enum HostName {
         String(decoding: bytes.map(HeaderFieldRules.asciiLowercased), as: UTF8.self)
     }
 
-    /// Why `pattern` is not a host, or `nil` when it is one; `pattern` is what a rule or an
-    /// authorized domain names: an IPv6 literal must be bracketed there.
-    static func problem(withPattern pattern: String) -> String? {
-        let bytes = Array(pattern.utf8)
-        if bytes.first != UInt8(ascii: "["), bytes.contains(UInt8(ascii: ":")) {
-            return "holds a ':': list the host without a port, and an IPv6 address in brackets"
-        }
-        guard normalized(pattern) != nil else {
-            return "is not a host name (letters, digits and '-' in labels of at most 63 characters), an IPv4 address or a bracketed IPv6 address"
-        }
-        return nil
-    }
-
     /// Whether `host` is a loopback host: `localhost`, an IPv4 address in `127.0.0.0/8` or the IPv6
     /// address `::1` (bracketed or not, in any of its spellings). Case and a trailing dot are
     /// ignored; anything that is not a host (``normalized(_:)``) is not loopback. The decision is

@@ -104,10 +104,12 @@ struct HostValidationTests {
         #expect(!HostName.isLoopback(host))
     }
 
-    @Test func loopbackWithAnyPortStillMatchesItsRule() throws {
-        let rule = try AuthorizationRule(host: "127.0.0.1", scheme: .bearer)
+    @Test func aLoopbackRuleMatchesTheSchemeAndPortItNames() throws {
+        let rule = try AuthorizationRule(host: "http://127.0.0.1:54321", scheme: .bearer)
         #expect(rule.matches(OutgoingRequest(method: "GET", url: try #require(URL(string: "http://127.0.0.1:54321/x")))))
-        #expect(try AuthorizationRule(host: "[::1]", scheme: .bearer).matches(OutgoingRequest(method: "GET", url: try #require(URL(string: "http://[::1]:8080/x")))))
+        #expect(!rule.matches(OutgoingRequest(method: "GET", url: try #require(URL(string: "http://127.0.0.1:54322/x")))))
+        #expect(try AuthorizationRule(host: "http://[::1]:8080", scheme: .bearer).matches(OutgoingRequest(method: "GET", url: try #require(URL(string: "http://[::1]:8080/x")))))
+        #expect(try !AuthorizationRule(host: "127.0.0.1", scheme: .bearer).matches(OutgoingRequest(method: "GET", url: try #require(URL(string: "http://127.0.0.1:54321/x")))))
     }
 
     @Test(arguments: ["https://api%2Eexample.com", "https://api.example.com%00", "https://evil%2F.example.com", "http://my_service:8080", "https://-api.example.com",

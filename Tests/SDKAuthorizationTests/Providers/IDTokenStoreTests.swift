@@ -304,7 +304,8 @@ struct IDTokenStoreTests {
         for options in [IDTokenStore.Options(refreshTimeout: -1), .init(refreshTimeout: .nan), .init(staleLeeway: -0.5)] {
             #expect(throws: ConfigurationError.self) { try IDTokenStore(authorizedDomains: ["a.example"], options: options) }
         }
-        #expect(throws: ConfigurationError.self) { try IDTokenStore(authorizedDomains: []) }
+        #expect(throws: ConfigurationError.self) { try IDTokenStore(authorizedDomains: [String]()) }
+        #expect(throws: ConfigurationError.self) { try IDTokenStore(authorizedDomains: [AuthorizedDomain]()) }
     }
 
     @Test(arguments: [
@@ -318,7 +319,7 @@ struct IDTokenStoreTests {
         #expect(try AuthorizedDomain(pattern).matches(host) == matches)
     }
 
-    @Test(arguments: ["", "*", "*.", "**.rover.io", "api.*.io", "rover.*", "https://api.rover.io", "api.rover.io:443", "*.rover.io:443", "api.rover.io/path", "api rover.io", ".rover.io", "a..b"])
+    @Test(arguments: ["", "*", "*.", "**.rover.io", "api.*.io", "rover.*", "http://api.rover.io", "ftp://api.rover.io", "api.rover.io:0", "*.rover.io:", "api.rover.io/path", "api rover.io", ".rover.io", "a..b"])
     func malformedDomainPatternsAreRefused(pattern: String) {
         #expect(throws: ConfigurationError.self) { try AuthorizedDomain(pattern) }
     }
@@ -402,7 +403,17 @@ struct IDTokenStoreClientTests {
         #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer id-token", nil])
     }
 
-    @Test func builtInNameChoosesTheRefreshModeForTheBaseURLHost() async throws {
+    @Test func builtInNameRefusesAnHTTPBaseURLThatIsNotLoopback() throws {
+        let configuration = try AuthorizationConfiguration(
+            data: Data(#"{"projectToken": "p", "baseURL": "http://api.example.com", "advancedAuthEnabled": true, "providerName": "SDKAuthorization.IDTokenRefresh"}"#.utf8),
+            format: .json
+        )
+        #expect(throws: ConfigurationError.invalidValue(key: "authorizedDomains", reason: "'http://api.example.com' uses http, which is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1]); use https")) {
+            try AuthorizedHTTPClient(configuration: configuration, policy: AuthorizationPolicy(), transport: RecordingTransport(), diagnostics: RecordingDiagnosticsSink())
+        }
+    }
+
+    @Test func builtInNameChoosesTheRefreshModeForTheBaseURLOrigin() async throws {
         let clock = ManualClock()
         var policy = AuthorizationPolicy()
         try policy.add(Endpoint("ticketing", method: "GET", path: "/rover/ticketing"), scheme: .bearer)
@@ -413,9 +424,12 @@ struct IDTokenStoreClientTests {
         )
         let client = try AuthorizedHTTPClient(configuration: configuration, policy: policy, transport: transport, diagnostics: RecordingDiagnosticsSink(), clock: clock)
         let store = try #require(client.provider as? IDTokenStore)
-        #expect(store.authorizedDomains.map(\.description) == ["127.0.0.1"])
+        #expect(store.authorizedDomains.map(\.description) == ["http://127.0.0.1:8080"])
         try store.setIDToken("id-token")
         _ = try await client.send("ticketing")
         #expect(transport.requests.first?.value(forHeader: "Authorization") == "Bearer id-token")
+        // The same host on another port or scheme is another origin: no token.
+        #expect(try await store.credential(for: AuthorizationContext(endpoint: "x", url: #require(URL(string: "http://127.0.0.1:8081/x")))) == .omitted)
+        #expect(try await store.credential(for: AuthorizationContext(endpoint: "x", url: #require(URL(string: "https://127.0.0.1:8080/x")))) == .omitted)
     }
 }
