@@ -13,7 +13,7 @@ enum SignatureModeREADME {
             Task { try authentication.setSignature(try await fetchSignature(user), for: user) }
         }
         var policy = AuthorizationPolicy()
-        policy.add(try AuthorizationRule(host: dataURL.host ?? "", path: "/api/**", scheme: .signature))
+        policy.add(try AuthorizationRule(origin: dataURL, path: "/api/**", scheme: .signature))   // dataURL's scheme, host and port
         let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.signature: authentication]))
         let queue = try SignatureRequestQueue(authentication: authentication, client: client)   // on disk, retried with backoff
         try await queue.enqueue(OutgoingRequest(method: "POST", url: dataURL, body: Data(#"{"user_id":"user-42","events":[]}"#.utf8)))
