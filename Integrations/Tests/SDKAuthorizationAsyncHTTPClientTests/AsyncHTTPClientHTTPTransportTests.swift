@@ -88,7 +88,7 @@ struct AsyncHTTPClientHTTPTransportTests {
         try await withTransport({ _ in .hang }) { transport, server in
             let clock = ManualClock()
             var policy = AuthorizationPolicy()
-            policy.add(try AuthorizationRule(host: "127.0.0.1", scheme: .bearer))
+            policy.add(try AuthorizationRule(origin: server.baseURL, scheme: .bearer))
             let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: ScriptedProvider(.token("a.jwt"))],
                                                    options: AuthorizationOptions(requestDeadline: 30), clock: clock,
                                                    diagnostics: RecordingDiagnosticsSink())
@@ -117,7 +117,7 @@ struct AsyncHTTPClientHTTPTransportTests {
             request.header("Authorization") == "Bearer new.jwt" ? .respond(status: 200, body: "{}") : .respond(status: 401, body: #"{"error":"token_expired"}"#)
         }) { transport, server in
             var policy = AuthorizationPolicy()
-            policy.add(try AuthorizationRule(host: "127.0.0.1", scheme: .bearer))
+            policy.add(try AuthorizationRule(origin: server.baseURL, scheme: .bearer))
             let provider = ScriptedProvider(.token("old.jwt"), .token("new.jwt"))
             provider.rejectionDecision = .retry
             let events = RecordingEventObserver()
@@ -137,7 +137,7 @@ struct AsyncHTTPClientHTTPTransportTests {
             let target = other.baseURL.appendingPathComponent("landing").absoluteString
             try await withTransport({ _ in .respond(status: 302, headers: [("Location", target)]) }) { transport, server in
                 var policy = AuthorizationPolicy()
-                policy.add(try AuthorizationRule(host: "127.0.0.1", scheme: .bearer))
+                policy.add(try AuthorizationRule(origin: server.baseURL, scheme: .bearer))
                 let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: ScriptedProvider(.token("secret.jwt"))],
                                                        diagnostics: RecordingDiagnosticsSink())
                 let client = AuthorizedHTTPClient(authorizer: authorizer, transport: transport)

@@ -220,7 +220,7 @@ struct AuthorizationMiddlewareTests {
     func theProviderSeesTheBaseURLJoinedWithThePathAndQuery(base: String, path: String, expected: String) async throws {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
-        policy.add(try AuthorizationRule(host: "127.0.0.1", scheme: .bearer))
+        policy.add(try AuthorizationRule(host: "http://127.0.0.1:8080", scheme: .bearer))
         let provider = ScriptedProvider(.token("any.jwt"))
         let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider], diagnostics: RecordingDiagnosticsSink())
         let middleware = AuthorizationMiddleware(authorizer: authorizer)

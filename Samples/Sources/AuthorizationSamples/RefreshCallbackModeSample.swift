@@ -8,7 +8,8 @@ import Synchronization
 /// holds the request up to 10 seconds) when it is missing, stale or rejected.
 public enum RefreshCallbackModeSample {
     public static func run(_ environment: SampleEnvironment) async throws -> [ReportRow] {
-        let idTokens = try IDTokenStore(authorizedDomains: [environment.baseURL.host ?? "127.0.0.1"])
+        // The backend's origin, its scheme and port included (http://127.0.0.1:<port> for the embedded one).
+        let idTokens = try IDTokenStore(authorizedDomains: [AuthorizedDomain(origin: environment.baseURL)])
         let refreshes = RefreshCounter()
         idTokens.registerRefreshCallback {
             // The app refreshes with its own server, then hands the token over.

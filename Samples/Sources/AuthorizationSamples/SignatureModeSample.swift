@@ -62,7 +62,7 @@ public enum SignatureModeSample {
     /// A client that gives the backend's `/braze/**` requests the signature scheme.
     public static func makeClient(baseURL: URL, authentication: SignatureAuthentication, transport: any HTTPTransport) throws -> AuthorizedHTTPClient {
         var policy = AuthorizationPolicy()
-        policy.add(try AuthorizationRule(host: baseURL.host ?? "127.0.0.1", path: "/braze/**", scheme: .signature))
+        policy.add(try AuthorizationRule(origin: baseURL, path: "/braze/**", scheme: .signature))
         return AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.signature: authentication]), transport: transport)
     }
 

@@ -70,7 +70,7 @@ public enum TokenExchangeModeSample {
                 defaultClaims: ["push_token": .string("sample-push-token")]
             )
             var policy = AuthorizationPolicy()
-            policy.add(try AuthorizationRule(host: environment.baseURL.host ?? "127.0.0.1", path: "/ccai/chats", method: "GET", scheme: .bearer))
+            policy.add(try AuthorizationRule(origin: environment.baseURL, path: "/ccai/chats", method: "GET", scheme: .bearer))
             let transport = ObservedTransport()
             return (AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.bearer: exchange]), transport: transport), transport, exchange)
         }

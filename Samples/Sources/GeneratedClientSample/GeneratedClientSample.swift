@@ -107,7 +107,7 @@ public enum GeneratedClientSample {
         row("customer token", "appInboxFetch", inbox, expectedScheme: "Bearer")
 
         // Refresh-callback mode: the ID token, asked for once, then a 401 that refreshes and retries once.
-        let idTokens = try IDTokenStore(authorizedDomains: [environment.baseURL.host ?? "127.0.0.1"], diagnostics: quiet, observer: observer)
+        let idTokens = try IDTokenStore(authorizedDomains: [AuthorizedDomain(origin: environment.baseURL)], diagnostics: quiet, observer: observer)
         let refreshes = Mutex(0)
         idTokens.registerTokenRefresh {
             refreshes.withLock { $0 += 1 }

@@ -62,7 +62,7 @@ struct GeneratedClientEndToEndTests {
     @Test func a401IsTurnedByTheMiddlewareIntoOneRefreshAndOneRetry() async throws {
         try await withEnvironment { environment, backend in
             let events = RecordingEventObserver()
-            let idTokens = try IDTokenStore(authorizedDomains: [environment.baseURL.host ?? "127.0.0.1"], observer: events)
+            let idTokens = try IDTokenStore(authorizedDomains: [AuthorizedDomain(origin: environment.baseURL)], observer: events)
             let refreshes = Mutex(0)
             idTokens.registerTokenRefresh {
                 refreshes.withLock { $0 += 1 }

@@ -25,10 +25,10 @@ struct RefreshCallbackEndToEndTests {
         )
     }
 
-    /// A store authorized for the backend's host whose refresh callback logs `fan-7` in at the app
+    /// A store authorized for the backend's origin whose refresh callback logs `fan-7` in at the app
     /// server and sets the new token, counting its invocations.
     func refreshingStore(_ environment: SampleEnvironment, refreshes: Counter) throws -> IDTokenStore {
-        let store = try IDTokenStore(authorizedDomains: [environment.baseURL.host ?? ""], diagnostics: RecordingDiagnosticsSink())
+        let store = try IDTokenStore(authorizedDomains: [AuthorizedDomain(origin: environment.baseURL)], diagnostics: RecordingDiagnosticsSink())
         store.registerRefreshCallback {
             refreshes.increment()
             if let token = try? await AppServer.login(baseURL: environment.baseURL, userId: "fan-7") {
@@ -74,7 +74,7 @@ struct RefreshCallbackEndToEndTests {
     @Test func refreshThatNeverComesSendsWithoutTokenAndTheServerRefusesIt() async throws {
         try await withEnvironment { environment, backend in
             let store = try IDTokenStore(
-                authorizedDomains: [environment.baseURL.host ?? ""],
+                authorizedDomains: [AuthorizedDomain(origin: environment.baseURL)],
                 options: .init(refreshTimeout: 0.2),
                 diagnostics: RecordingDiagnosticsSink()
             )
@@ -87,11 +87,12 @@ struct RefreshCallbackEndToEndTests {
 
     @Test func hostOutsideTheAuthorizedDomainsReceivesNoTokenOverRealHTTP() async throws {
         try await withEnvironment { environment, backend in
-            let store = try IDTokenStore(authorizedDomains: ["127.0.0.1"], diagnostics: RecordingDiagnosticsSink())
+            let port = try #require(environment.baseURL.port)
+            // The pattern names the backend's scheme and port: it listens on http and a random port.
+            let store = try IDTokenStore(authorizedDomains: ["http://127.0.0.1:\(port)"], diagnostics: RecordingDiagnosticsSink())
             try store.setIDToken(try await AppServer.login(baseURL: environment.baseURL, userId: "fan-7"))
             let registry = ProviderRegistry()
             registry.register(name: "RoverIDToken", provider: store)
-            let port = try #require(environment.baseURL.port)
             var policy = AuthorizationPolicy()
             try policy.add(Endpoint("authorized", method: "GET", path: "/rover/ticketing"), scheme: .bearer)
             // The same server under another host name: the token must not go there.

@@ -15,10 +15,9 @@ import Testing
 struct URLSessionEndToEndTests {
     /// An authorizer whose requests to the backend's `/rover/**` and `/__redirect` carry `tokens`.
     func authorizer(_ environment: SampleEnvironment, _ tokens: RefreshingTokenProvider) throws -> RequestAuthorizer {
-        let host = try #require(environment.baseURL.host)
         var policy = AuthorizationPolicy()
-        policy.add(try AuthorizationRule(host: host, path: "/rover/**", scheme: .bearer))
-        policy.add(try AuthorizationRule(host: host, path: "/__redirect", scheme: .bearer))
+        policy.add(try AuthorizationRule(origin: environment.baseURL, path: "/rover/**", scheme: .bearer))
+        policy.add(try AuthorizationRule(origin: environment.baseURL, path: "/__redirect", scheme: .bearer))
         return try RequestAuthorizer(policy: policy, providers: [.bearer: tokens], diagnostics: RecordingDiagnosticsSink())
     }
 
