@@ -49,12 +49,25 @@ func fuzzConfiguration(_ data: Data) {
     _ = try? AuthorizationConfiguration(data: data, format: .propertyList)
 }
 
-/// Everything that reads a name or a pattern: authorization strings, domain patterns, rules,
+/// Everything that reads a name or a pattern: authorization strings, domain patterns and origins, rules,
 /// endpoint templates, provider and type names, URL sanitizing, log escaping.
 func fuzzNames(_ data: Data) {
     let text = String(decoding: data, as: UTF8.self)
     _ = try? ProjectAuthorization(parsing: text)
-    _ = try? AuthorizedDomain(text)
+    // A domain's description is a pattern for the same domain; http only ever on a loopback host;
+    // the domain of a URL's origin matches that URL.
+    if let domain = try? AuthorizedDomain(text) {
+        precondition((try? AuthorizedDomain(domain.description)) == domain, "a domain's description does not parse back to it")
+        if let url = URL(string: text), url.scheme?.lowercased() == "http", domain.matches(url) {
+            precondition(HostName.host(of: url).map(HostName.isLoopback) == true, "an http domain matched a host that is not loopback")
+        }
+    }
+    if let url = URL(string: text) {
+        if let domain = try? AuthorizedDomain(origin: url) {
+            precondition(domain.matches(url), "a domain made from a URL does not match it")
+            precondition((try? AuthorizedDomain(domain.description)) == domain, "an origin's description does not parse back to it")
+        }
+    }
     _ = try? AuthorizationRule(host: text, path: "/" + text, method: text, scheme: .bearer)
     if (try? AuthorizationConfiguration.checkProviderName(text)) != nil {
         _ = SwiftTypeLookup.type(named: text)
