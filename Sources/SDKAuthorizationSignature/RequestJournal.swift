@@ -39,6 +39,10 @@ enum JournalCodec {
 
     enum RecordType: UInt8 { case entry = 1, sending = 2, done = 3 }
 
+    /// The framed size of a `sending` record and of a `done` record: length, checksum, type, ID.
+    static let sendingRecordLength = 8 + 1 + 16
+    static let doneRecordLength = 8 + 1 + 16
+
     // MARK: Encoding
 
     static func encode(_ record: JournalRecord) -> [UInt8] {

@@ -9,9 +9,13 @@ import Darwin
 #endif
 import SDKAuthorization
 
-/// The request queue's file: the journal on disk, its live entries in memory, durable appends
-/// shared by concurrent callers (one write and one flush for all callers waiting at that moment),
-/// and compaction.
+/// The request queue's file: the journal on disk, its live entries in memory (in order, and by
+/// user: each user's entries are a lane of their own), how many attempts each has begun, durable
+/// appends shared by concurrent callers (one write and one flush for all callers waiting at that
+/// moment), and compaction.
+///
+/// An entry's attempts are its `sending` records: compaction and recovery keep them (one per
+/// attempt, after the entry's record), so the count survives a relaunch.
 ///
 /// Every file operation runs on one serial dispatch queue, off the cooperative thread pool; an
 /// append returns only after its bytes were flushed to the disk.
@@ -36,6 +40,13 @@ final class RequestJournalFile: Sendable {
         let continuation: CheckedContinuation<Result<Void, SignatureQueueError>, Never>
     }
 
+    /// One user's live entries, oldest first: the ones before ``head`` are finished.
+    struct Lane {
+        /// Entry IDs with the position they were queued at (across every lane).
+        var ids: [(sequence: Int, id: UUID)] = []
+        var head = 0
+    }
+
     struct State {
         var descriptor: Int32
         var lockDescriptor: Int32 = -1
@@ -44,6 +55,12 @@ final class RequestJournalFile: Sendable {
         var order: [UUID] = []
         var head = 0
         var liveBytes = 0
+        /// The live entries of each user (`nil`: anonymous ones); a lane with none is removed.
+        var lanes: [String?: Lane] = [:]
+        var nextSequence = 0
+        /// How many `sending` records each live entry has, and their bytes in the file.
+        var attempts: [UUID: Int] = [:]
+        var attemptBytes = 0
         var reservedEntries = 0
         var reservedBytes = 0
         /// The length of the header and the whole records: where the file ends when no write failed.
@@ -63,16 +80,42 @@ final class RequestJournalFile: Sendable {
             sizes[entry.id] = size
             order.append(entry.id)
             liveBytes += size
+            lanes[entry.userId, default: Lane()].ids.append((nextSequence, entry.id))
+            nextSequence += 1
+        }
+
+        /// Counts an attempt of `id` whose `sending` record is on disk.
+        mutating func countAttempt(_ id: UUID) {
+            guard entries[id] != nil else { return }
+            attempts[id, default: 0] += 1
+            attemptBytes += JournalCodec.sendingRecordLength
         }
 
         mutating func remove(_ id: UUID) {
-            guard entries.removeValue(forKey: id) != nil else { return }
+            guard let entry = entries.removeValue(forKey: id) else { return }
             liveBytes -= sizes.removeValue(forKey: id) ?? 0
+            if let count = attempts.removeValue(forKey: id) { attemptBytes -= count * JournalCodec.sendingRecordLength }
             while head < order.count, entries[order[head]] == nil { head += 1 }
             if head > 1_024, head * 2 > order.count {
                 order.removeFirst(head)
                 head = 0
             }
+            guard var lane = lanes[entry.userId] else { return }
+            while lane.head < lane.ids.count, entries[lane.ids[lane.head].id] == nil { lane.head += 1 }
+            if lane.head == lane.ids.count {
+                lanes[entry.userId] = nil
+                return
+            }
+            if lane.head > 1_024, lane.head * 2 > lane.ids.count {
+                lane.ids.removeFirst(lane.head)
+                lane.head = 0
+            }
+            lanes[entry.userId] = lane
+        }
+
+        /// The live entries in the order they were queued, each followed by its attempts.
+        var liveRecords: (entries: [QueuedEntry], attempts: [UUID: Int]) {
+            (order[head...].compactMap { entries[$0] }, attempts)
         }
 
         var first: QueuedEntry? {
@@ -145,7 +188,10 @@ final class RequestJournalFile: Sendable {
             case .entry(let entry):
                 recovered.insert(entry, size: size)
             case .sending(let id):
-                if recovered.entries[id] != nil { sending.insert(id) }
+                if recovered.entries[id] != nil {
+                    sending.insert(id)
+                    recovered.countAttempt(id)
+                }
             case .done(let id):
                 recovered.remove(id)
                 sending.remove(id)
@@ -186,9 +232,11 @@ final class RequestJournalFile: Sendable {
         if recovery.entries > 0 {
             diagnostics.log(.info, "Request queue \(LogText.escaped(name)): \(recovery.entries) entries recovered")
         }
-        // A file holding only its live entries is appended to as it is; any other is rewritten with
-        // the live entries only: no dead records, no damaged tail.
-        let clean = decoded.headerValid && !bytes.isEmpty && wholeFile && recovery.unreadableBytes == 0 && decoded.records.count == recovered.count
+        // A file holding only its live entries (and their attempts) is appended to as it is; any
+        // other is rewritten with the live entries and their attempts only: no dead records, no
+        // damaged tail.
+        let liveRecordCount = recovered.count + recovered.attemptBytes / JournalCodec.sendingRecordLength
+        let clean = decoded.headerValid && !bytes.isEmpty && wholeFile && recovery.unreadableBytes == 0 && decoded.records.count == liveRecordCount
         do throws(SignatureQueueError) {
             if clean {
                 // The descriptor opened without following a link: the chmod cannot reach another file.
@@ -196,13 +244,14 @@ final class RequestJournalFile: Sendable {
                 recovered.descriptor = existing
             } else {
                 if existing >= 0 { posixClose(existing) }
-                recovered.descriptor = try Self.rewrite(fileURL, entries: recovered.order[recovered.head...].compactMap { recovered.entries[$0] })
+                let live = recovered.liveRecords
+                recovered.descriptor = try Self.rewrite(fileURL, entries: live.entries, attempts: live.attempts).descriptor
             }
         } catch {
             posixClose(lock)
             throw error
         }
-        recovered.fileBytes = JournalCodec.header.count + recovered.liveBytes
+        recovered.fileBytes = JournalCodec.header.count + recovered.liveBytes + recovered.attemptBytes
         recovered.lockDescriptor = lock
         state = Locked(recovered)
     }
@@ -220,6 +269,32 @@ final class RequestJournalFile: Sendable {
 
     var count: Int { state.withLock(\.count) }
     var first: QueuedEntry? { state.withLock(\.first) }
+
+    /// Whether `id` is live (queued and not finished).
+    func contains(_ id: UUID) -> Bool { state.withLock { $0.entries[id] != nil } }
+
+    /// The oldest live entry of each lane, oldest first.
+    var laneHeads: [QueuedEntry] {
+        state.withLock { state in
+            state.lanes.values.compactMap { lane -> (sequence: Int, entry: QueuedEntry)? in
+                let (sequence, id) = lane.ids[lane.head]
+                return state.entries[id].map { (sequence, $0) }
+            }
+            .sorted { $0.sequence < $1.sequence }
+            .map(\.entry)
+        }
+    }
+
+    /// The live entries of `userId`'s lane, oldest first.
+    func ids(forUser userId: String?) -> [UUID] {
+        state.withLock { state in
+            guard let lane = state.lanes[userId] else { return [] }
+            return lane.ids[lane.head...].map(\.id).filter { state.entries[$0] != nil }
+        }
+    }
+
+    /// How many attempts of `id` have begun: its `sending` records, kept across compaction and relaunches.
+    func attempts(of id: UUID) -> Int { state.withLock { $0.attempts[id] ?? 0 } }
 
     // MARK: Writing
 
@@ -249,9 +324,9 @@ final class RequestJournalFile: Sendable {
         try result.get()
     }
 
-    /// Records that sending `id` begins; returns once it is on disk.
+    /// Records that sending `id` begins (an attempt); returns once it is on disk.
     func markSending(_ id: UUID) async throws(SignatureQueueError) {
-        try await write(JournalCodec.encode(.sending(id))) { _ in }.get()
+        try await write(JournalCodec.encode(.sending(id))) { state in state.countAttempt(id) }.get()
     }
 
     /// Forgets `id` in memory only, when its finish could not be recorded: this process does not
@@ -262,7 +337,18 @@ final class RequestJournalFile: Sendable {
 
     /// Records that `id` is finished (sent, or given up) and forgets it.
     func markDone(_ id: UUID) async throws(SignatureQueueError) {
-        try await write(JournalCodec.encode(.done(id))) { state in state.remove(id) }.get()
+        try await markDone([id])
+    }
+
+    /// Records that every one of `ids` is finished, in one write, and forgets them.
+    func markDone(_ ids: [UUID]) async throws(SignatureQueueError) {
+        guard !ids.isEmpty else { return }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(ids.count * JournalCodec.doneRecordLength)
+        for id in ids { bytes.append(contentsOf: JournalCodec.encode(.done(id))) }
+        try await write(bytes) { state in
+            for id in ids { state.remove(id) }
+        }.get()
     }
 
     /// Stops accepting writes (writes already queued are finished first), closes the file and
@@ -356,22 +442,24 @@ final class RequestJournalFile: Sendable {
         }
     }
 
-    /// Rewrites the file with the live entries only, when dead records outweigh them, or empties it
-    /// when the queue is empty. Runs on the I/O queue.
+    /// Rewrites the file with the live entries and their attempts only, when dead records outweigh
+    /// them, or empties it when the queue is empty. Runs on the I/O queue.
     private func compactIfWorthIt() {
-        let plan = state.withLock { state -> (entries: [QueuedEntry], descriptor: Int32)? in
-            let dead = state.fileBytes - JournalCodec.header.count - state.liveBytes
+        let plan = state.withLock { state -> (entries: [QueuedEntry], attempts: [UUID: Int], descriptor: Int32)? in
+            let live = state.liveBytes + state.attemptBytes
+            let dead = state.fileBytes - JournalCodec.header.count - live
             guard !state.closed, !state.drainScheduled, !state.tornTail else { return nil }
-            if state.count == 0, state.fileBytes > JournalCodec.header.count { return ([], state.descriptor) }
-            guard dead > 1 << 20, dead > state.liveBytes else { return nil }
-            return (state.order[state.head...].compactMap { state.entries[$0] }, state.descriptor)
+            if state.count == 0, state.fileBytes > JournalCodec.header.count { return ([], [:], state.descriptor) }
+            guard dead > 1 << 20, dead > live else { return nil }
+            let records = state.liveRecords
+            return (records.entries, records.attempts, state.descriptor)
         }
         guard let plan else { return }
         do {
-            let descriptor = try Self.rewrite(fileURL, entries: plan.entries)
+            let (descriptor, length) = try Self.rewrite(fileURL, entries: plan.entries, attempts: plan.attempts)
             state.withLock { state in
                 state.descriptor = descriptor
-                state.fileBytes = JournalCodec.header.count + plan.entries.reduce(0) { $0 + (state.sizes[$1.id] ?? 0) }
+                state.fileBytes = length
             }
             if plan.descriptor >= 0 { posixClose(plan.descriptor) }
         } catch {
@@ -448,14 +536,21 @@ final class RequestJournalFile: Sendable {
         if let failure = writeAll(descriptor, bytes) { throw failure }
     }
 
-    /// Writes a new file holding `entries`, flushes it, renames it over `url` and returns its open
-    /// descriptor (positioned at the end, in append mode).
-    private static func rewrite(_ url: URL, entries: [QueuedEntry]) throws(SignatureQueueError) -> Int32 {
+    /// Writes a new file holding `entries`, each followed by one `sending` record per attempt in
+    /// `attempts`, flushes it, renames it over `url` and returns its open descriptor (positioned at
+    /// the end, in append mode).
+    private static func rewrite(_ url: URL, entries: [QueuedEntry], attempts: [UUID: Int] = [:]) throws(SignatureQueueError) -> (descriptor: Int32, length: Int) {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
         let descriptor = open(temporary.path, O_CREAT | O_EXCL | O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .storageFailed("could not create a queue file (errno \(errno))") }
         var bytes = JournalCodec.header
-        for entry in entries { bytes.append(contentsOf: JournalCodec.encode(.entry(entry))) }
+        for entry in entries {
+            bytes.append(contentsOf: JournalCodec.encode(.entry(entry)))
+            if let count = attempts[entry.id], count > 0 {
+                let sending = JournalCodec.encode(.sending(entry.id))
+                for _ in 0..<count { bytes.append(contentsOf: sending) }
+            }
+        }
         if let failure = writeAll(descriptor, bytes) {
             posixClose(descriptor)
             unlink(temporary.path)
@@ -468,7 +563,7 @@ final class RequestJournalFile: Sendable {
             throw .storageFailed("could not replace the queue file (errno \(code))")
         }
         syncDirectory(url.deletingLastPathComponent())
-        return descriptor
+        return (descriptor, bytes.count)
     }
 
     /// Writes `bytes` whole and flushes them to the disk; `nil` when that worked.
