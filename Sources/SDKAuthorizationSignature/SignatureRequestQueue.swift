@@ -130,8 +130,9 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
     }
 }
 
-/// A durable queue for the signature mode's requests: nothing queued is lost, and a rejected request
-/// is retried, with backoff, carrying the current signature of the user who made it.
+/// A durable queue for the signature mode's requests: nothing queued is lost to a crash, and a
+/// rejected request is retried, with backoff, carrying the current signature of the user who made it,
+/// without holding up the requests of other users.
 ///
 /// ```swift
 /// let queue = try SignatureRequestQueue(authentication: authentication, client: client)
@@ -143,15 +144,26 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
 ///   ``SignatureQueueError/storageFailed(_:)`` and leaves the file as it was before it, so requests
 ///   queued earlier or later are never hidden by it. After a crash or a restart, ``init(name:directory:authentication:client:options:clock:diagnostics:random:onUndeliverable:)``
 ///   reloads every request that was not finished, and sends them first.
-/// - Requests are sent one at a time, oldest first, each with an `Idempotency-Key` header that stays
-///   the same on every attempt, so a server can recognise a request sent again.
+/// - **Lanes.** Each user's requests (and the anonymous ones, queued for no user) are a lane of their
+///   own: within a lane they are sent oldest first, each only once the one before it is finished; one
+///   request is sent at a time overall, the oldest of those whose lane may send now. So while every
+///   lane is healthy requests go in the order they were queued, and a user whose requests fail never
+///   holds up another user's. Each request carries an `Idempotency-Key` header that stays the same on
+///   every attempt, so a server can recognise a request sent again.
 /// - A request that was being sent when the process stopped may have reached the server: it is
 ///   sent again and listed in ``recovery`` (``Recovery/inDoubt``) and in the diagnostics. Every
 ///   other request is sent exactly once after it is accepted.
-/// - On a failure (a rejected signature, a network failure, HTTP 408, 429 or 5xx) the queue waits
-///   ``Options/backoff`` and tries again; a new signature for the waiting request's user retries at
-///   once. After ``Options/pauseAfterAuthenticationFailures`` consecutive authentication failures
-///   retries pause until ``startSession()`` or a ``flush()``.
+/// - On a failure (a rejected signature, a network failure, HTTP 408, 429 or 5xx) the lane waits
+///   ``Options/backoff`` and tries again. A new signature for the user of a lane whose signature was
+///   rejected retries that lane at once. After ``Options/pauseAfterAuthenticationFailures``
+///   consecutive authentication failures of one user's requests, that user's retries pause until
+///   ``startSession()``, a ``flush()`` or a request of theirs that goes through; other users' go on.
+/// - A request whose user has no signature (signatures are kept in memory only: after a relaunch,
+///   until the app sets them again) is sent without one. If the server refuses it for that, the
+///   failure subscribers get a ``SignatureFailure`` with ``SignatureErrorCode/missingToken`` for that
+///   user, once, and the user's lane waits, with no timed retry, until
+///   ``SignatureAuthentication/setSignature(_:for:)`` (or ``SignatureAuthentication/changeUser(_:signature:)``)
+///   gives the user a signature, which sends it at once; other lanes go on meanwhile.
 /// - A request the server refuses for good (another 4xx) or that can never be sent (an invalid
 ///   header or URL) is removed, logged at error level and handed to `onUndeliverable`.
 /// - A full queue refuses new requests with ``SignatureQueueError/full(maximumEntries:maximumBytes:)``
@@ -176,8 +188,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         public var maximumBytes: Int
         /// The waits between attempts.
         public var backoff: RetryBackoff
-        /// After this many consecutive authentication failures retries pause until the next
-        /// session (default 50; 1 to 10,000).
+        /// After this many consecutive authentication failures of one user's requests, that user's
+        /// retries pause until the next session (default 50; 1 to 10,000).
         public var pauseAfterAuthenticationFailures: Int
         /// The header that carries each request's idempotency key (default `Idempotency-Key`); not
         /// one the transport owns (`Host`, `Content-Length`, `Cookie`, `Content-Type`, `Proxy-*`...).
@@ -223,17 +235,31 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         public let error: RequestError
     }
 
-    private struct State {
+    /// One user's requests (or the anonymous ones): their backoff, pause and wait for a signature.
+    /// A lane that has seen no failure since its last success has no entry.
+    private struct Lane {
         var consecutiveFailures = 0
         var consecutiveAuthenticationFailures = 0
+        /// Monotonic time before which the lane's oldest request is not sent; `nil`: now.
         var nextAttempt: TimeInterval?
-        var waitingForUser: String?
+        /// The last attempt's signature was refused: a new signature for the user retries at once.
+        var waitingForSignature = false
+        /// The last attempt went without a signature (the user had none) and was refused: no timed
+        /// retry until the user has a signature.
+        var needsSignature = false
         var paused = false
+    }
+
+    private struct State {
+        var lanes: [String?: Lane] = [:]
+        /// A ``flush()`` pass: every lane may send, whatever its backoff or pause, until a request fails.
         var flushRequested = false
         /// Callers of ``flush()`` and ``waitUntilIdle()``, answered when the sender next parks.
         var flushWaiters: [CheckedContinuation<Int, Never>] = []
-        /// The sender waits for a wake-up (an enqueue, a signature, a flush, its backoff timer).
+        /// The sender waits for a wake-up (an enqueue, a signature, a flush, its timer).
         var parked = false
+        /// When the parked sender's timer fires (a backoff ends).
+        var parkedUntil: TimeInterval?
         var wakeSignal = false
         var waiter: CheckedContinuation<Void, Never>?
         var timer: Task<Void, Never>?
@@ -375,10 +401,11 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     /// How many requests wait to be sent.
     public var count: Int { journal.count }
 
-    /// Whether retries are paused after too many consecutive authentication failures.
-    public var isPaused: Bool { state.withLock(\.paused) }
+    /// Whether some user's retries are paused after too many consecutive authentication failures.
+    public var isPaused: Bool { state.withLock { $0.lanes.values.contains { $0.paused } } }
 
-    /// Sends now, ignoring the backoff and a pause, until the queue is empty or a request fails.
+    /// Sends now, ignoring every lane's backoff and pause, until the queue is empty or a request
+    /// fails.
     ///
     /// - Returns: How many requests are still queued when the pass ends.
     @discardableResult
@@ -401,15 +428,16 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         }
     }
 
-    /// Returns once the sender has nothing to do before its next wake-up: the queue is empty,
-    /// paused, or waiting for a backoff that has not passed. For tests on a manual clock.
+    /// Returns once the sender has nothing to do before its next wake-up: the queue is empty, or
+    /// every lane is paused, waits for a signature or for a time that has not come. For tests on a
+    /// manual clock.
     ///
     /// - Returns: How many requests are queued.
     func waitUntilIdle() async -> Int {
         await withCheckedContinuation { continuation in
             let now = clock.monotonicNow()
             let idle = state.withLock { state -> Bool in
-                let timerDue = !state.paused && (state.nextAttempt.map { $0 <= now } ?? false) && journal.count > 0
+                let timerDue = state.parkedUntil.map { $0 <= now } ?? false
                 if state.closed || (state.parked && !state.wakeSignal && !state.flushRequested && !timerDue) { return true }
                 state.flushWaiters.append(continuation)
                 return false
@@ -421,12 +449,16 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     /// How many callers of ``flush()`` and ``waitUntilIdle()`` wait; for tests.
     var pendingFlushCount: Int { state.withLock { $0.flushWaiters.count } }
 
-    /// A new session began: lifts a pause after too many authentication failures and sends now.
+    /// A new session began: lifts every user's pause after too many authentication failures and
+    /// sends now (a lane that waits for its user's signature still waits for it).
     public func startSession() {
         state.withLock { state in
-            state.paused = false
-            state.consecutiveAuthenticationFailures = 0
-            state.nextAttempt = nil
+            for (user, var lane) in state.lanes {
+                lane.paused = false
+                lane.consecutiveAuthenticationFailures = 0
+                lane.nextAttempt = nil
+                state.lanes[user] = lane
+            }
         }
         wake()
     }
@@ -450,9 +482,11 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
 
     private enum Outcome {
         case sent
-        case authenticationFailure
+        case authenticationFailure(RequestError)
         case transientFailure(RequestError)
         case undeliverable(RequestError)
+        /// The attempt could not be recorded in the file, so it was not made.
+        case notSent(RequestError)
     }
 
     private func run() async {
@@ -464,35 +498,35 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         }
     }
 
-    /// Waits until the head entry may be sent; `nil` once the queue is closed.
+    /// Waits until a request may be sent; `nil` once the queue is closed.
+    ///
+    /// The candidates are the oldest request of each lane, oldest first: the first whose lane may
+    /// send now is sent.
     private func nextEntry() async -> QueuedEntry? {
         while true {
             enum Decision { case send(QueuedEntry), wait(TimeInterval?), stop }
             let now = clock.monotonicNow()
             let (decision, finishedFlushes) = state.withLock { state -> (Decision, [CheckedContinuation<Int, Never>]) in
                 if state.closed { return (.stop, []) }
-                let decision: Decision
-                if let head = journal.first {
-                    if state.flushRequested {
-                        state.flushRequested = false
-                        return (.send(head), [])
-                    }
-                    if state.paused {
-                        decision = .wait(nil)
-                    } else if let next = state.nextAttempt, next > now {
-                        decision = .wait(next)
+                var wakeAt: TimeInterval?
+                for head in journal.laneHeads {
+                    if state.flushRequested { return (.send(head), []) }
+                    let lane = state.lanes[head.userId]
+                    if let lane, lane.paused || lane.needsSignature {
+                        // Waits for a session, a flush or a signature.
+                    } else if let next = lane?.nextAttempt, next > now {
+                        wakeAt = min(wakeAt ?? next, next)
                     } else {
                         return (.send(head), [])
                     }
-                } else {
-                    state.flushRequested = false
-                    decision = .wait(nil)
                 }
+                state.flushRequested = false
                 state.parked = true
+                state.parkedUntil = wakeAt
                 // A wake-up already pending sends the loop round again: answer the waiters next time.
-                guard !state.wakeSignal else { return (decision, []) }
+                guard !state.wakeSignal else { return (.wait(wakeAt), []) }
                 defer { state.flushWaiters = [] }
-                return (decision, state.flushWaiters)
+                return (.wait(wakeAt), state.flushWaiters)
             }
             let remaining = journal.count
             for waiter in finishedFlushes { waiter.resume(returning: remaining) }
@@ -509,7 +543,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             try await journal.markSending(entry.id)
         } catch {
             diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(error.description); the request stays queued")
-            return .transientFailure(.transportFailed(error))
+            return .notSent(.transportFailed(error))
         }
         var request = entry.request
         request.setHeader(options.idempotencyHeaderName, entry.id.uuidString)
@@ -535,8 +569,14 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             if let failure = SignatureFailure.reported(in: error.body, signature: signature, requestUser: entry.userId) {
                 // A request without a signature is not reported by the provider (it issued none).
                 authentication.publish(failure)
+            } else if signature == nil, let user = entry.userId {
+                // Refused without saying why, and the user has no signature: that is why.
+                authentication.publish(SignatureFailure(
+                    errorCode: .missingToken, reason: "The request was sent without a signature: its user has none (signatures are kept in memory only)",
+                    userId: user, signature: nil, optional: false
+                ))
             }
-            return .authenticationFailure
+            return .authenticationFailure(error)
         case .httpError:
             let status = error.status ?? 0
             return status == 408 || status == 429 || status >= 500 ? .transientFailure(error) : .undeliverable(error)
@@ -549,66 +589,95 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
 
     private func record(_ outcome: Outcome, for entry: QueuedEntry, sentWith signature: String?) async {
         switch outcome {
-        case .sent, .undeliverable:
-            if case .undeliverable(let error) = outcome {
-                diagnostics.log(.error, "Request queue \(LogText.escaped(name)): request \(entry.id.uuidString) cannot be delivered and is removed: \(error.description)")
-                onUndeliverable?(Undeliverable(id: entry.id, userId: entry.userId, error: error))
-            }
-            do {
-                try await journal.markDone(entry.id)
-            } catch {
-                journal.forget(entry.id)
-                diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(error.description); request \(entry.id.uuidString) may be sent again after a restart")
-            }
+        case .sent:
+            await finish(entry)
             state.withLock { state in
-                if case .sent = outcome {
-                    state.consecutiveFailures = 0
-                    state.consecutiveAuthenticationFailures = 0
-                }
-                state.nextAttempt = nil
-                state.waitingForUser = nil
+                // A request that goes through ends the lane's failures, and its pause.
+                state.lanes[entry.userId] = nil
             }
-        case .authenticationFailure, .transientFailure:
-            let draw = random()
-            let now = clock.monotonicNow()
-            // A signature that arrived while the request was being sent is tried at once.
-            let newSignature: Bool = if case .authenticationFailure = outcome {
-                entry.userId.flatMap(authentication.signature(for:)) != signature
-            } else {
-                false
+        case .undeliverable(let error):
+            await giveUp(entry, error: error)
+            state.withLock { state in
+                state.lanes[entry.userId]?.nextAttempt = nil
+                state.lanes[entry.userId]?.waitingForSignature = false
             }
-            let (delay, paused) = state.withLock { state -> (TimeInterval, Bool) in
-                state.consecutiveFailures += 1
-                if case .authenticationFailure = outcome {
-                    state.consecutiveAuthenticationFailures += 1
-                    state.waitingForUser = entry.userId
-                    if state.consecutiveAuthenticationFailures >= options.pauseAfterAuthenticationFailures { state.paused = true }
-                } else {
-                    state.waitingForUser = nil
-                }
-                let delay = newSignature ? 0 : options.backoff.delay(afterFailures: state.consecutiveFailures, random: draw)
-                state.nextAttempt = newSignature ? nil : now + delay
-                return (delay, state.paused)
-            }
-            if paused {
-                diagnostics.log(.warning, "Request queue \(LogText.escaped(name)): \(options.pauseAfterAuthenticationFailures) consecutive authentication failures; retries pause until the next session or a flush")
-            } else if case .transientFailure(let error) = outcome {
-                diagnostics.log(.info, "Request queue \(LogText.escaped(name)): \(error.description); next attempt in \(Int(delay.rounded())) s")
-            } else if newSignature {
-                diagnostics.log(.info, "Request queue \(LogText.escaped(name)): authentication failed; a new signature arrived meanwhile, trying it now")
-            } else {
-                diagnostics.log(.info, "Request queue \(LogText.escaped(name)): authentication failed; next attempt in \(Int(delay.rounded())) s or when the user's signature changes")
-            }
+        case .authenticationFailure(let error):
+            await failed(entry, error: error, authentication: true, sentWith: signature)
+        case .transientFailure(let error):
+            await failed(entry, error: error, authentication: false, sentWith: signature)
+        case .notSent(let error):
+            await failed(entry, error: error, authentication: false, sentWith: signature)
         }
     }
 
-    /// A new signature for the user whose request is waiting after an authentication failure:
-    /// retry now.
+    /// A failed attempt (or one that could not be made): the lane backs off, or waits for a
+    /// signature or a session.
+    private func failed(_ entry: QueuedEntry, error: RequestError, authentication isAuthenticationFailure: Bool, sentWith signature: String?) async {
+        let draw = random()
+        let now = clock.monotonicNow()
+        // A signature that arrived while the request was being sent is tried at once.
+        let newSignature = isAuthenticationFailure && entry.userId.flatMap(authentication.signature(for:)) != signature
+        let (delay, paused, unsigned) = state.withLock { state -> (TimeInterval, Bool, Bool) in
+            state.flushRequested = false
+            var lane = state.lanes[entry.userId] ?? Lane()
+            defer { state.lanes[entry.userId] = lane }
+            lane.consecutiveFailures += 1
+            if isAuthenticationFailure {
+                lane.consecutiveAuthenticationFailures += 1
+                lane.waitingForSignature = true
+                lane.needsSignature = signature == nil && entry.userId != nil && !newSignature
+                if lane.consecutiveAuthenticationFailures >= options.pauseAfterAuthenticationFailures { lane.paused = true }
+            } else {
+                lane.waitingForSignature = false
+                lane.needsSignature = false
+            }
+            let delay = options.backoff.delay(afterFailures: lane.consecutiveFailures, random: draw)
+            lane.nextAttempt = newSignature ? nil : now + delay
+            return (newSignature ? 0 : delay, lane.paused, lane.needsSignature)
+        }
+        let prefix = "Request queue \(LogText.escaped(name)):"
+        let wait = "\(Int(delay.rounded())) s"
+        if paused {
+            diagnostics.log(.warning, "\(prefix) \(options.pauseAfterAuthenticationFailures) consecutive authentication failures of one user's requests; that user's retries pause until the next session or a flush")
+        } else if unsigned {
+            diagnostics.log(.info, "\(prefix) a request sent without a signature (its user has none) was refused; that user's requests wait for a signature")
+        } else if !isAuthenticationFailure {
+            diagnostics.log(.info, "\(prefix) \(error.description); next attempt in \(wait)")
+        } else if newSignature {
+            diagnostics.log(.info, "\(prefix) authentication failed; a new signature arrived meanwhile, trying it now")
+        } else {
+            diagnostics.log(.info, "\(prefix) authentication failed; next attempt in \(wait) or when the user's signature changes")
+        }
+    }
+
+    /// Removes `entry` and reports it: logged at error level (never a signature) and handed to `onUndeliverable`.
+    private func giveUp(_ entry: QueuedEntry, error: RequestError) async {
+        diagnostics.log(.error, "Request queue \(LogText.escaped(name)): request \(entry.id.uuidString) cannot be delivered and is removed: \(error.description)")
+        onUndeliverable?(Undeliverable(id: entry.id, userId: entry.userId, error: error))
+        await finish(entry)
+    }
+
+    /// Marks `entry` finished in the file; when that fails, forgets it in memory only.
+    private func finish(_ entry: QueuedEntry) async {
+        do {
+            try await journal.markDone(entry.id)
+        } catch {
+            journal.forget(entry.id)
+            diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(error.description); request \(entry.id.uuidString) may be sent again after a restart")
+        }
+    }
+
+    /// A new signature for `user`: a lane waiting for one after an authentication failure retries
+    /// now (not while paused).
     private func signatureChanged(for user: String) {
         let retry = state.withLock { state -> Bool in
-            guard !state.paused, state.waitingForUser == user else { return false }
-            state.nextAttempt = nil
-            state.waitingForUser = nil
+            guard var lane = state.lanes[user] else { return false }
+            defer { state.lanes[user] = lane }
+            let waiting = lane.waitingForSignature || lane.needsSignature
+            lane.needsSignature = false
+            guard waiting, !lane.paused else { return false }
+            lane.waitingForSignature = false
+            lane.nextAttempt = nil
             return true
         }
         if retry { wake() }
