@@ -164,8 +164,13 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
 ///   user, once, and the user's lane waits, with no timed retry, until
 ///   ``SignatureAuthentication/setSignature(_:for:)`` (or ``SignatureAuthentication/changeUser(_:signature:)``)
 ///   gives the user a signature, which sends it at once; other lanes go on meanwhile.
-/// - A request the server refuses for good (another 4xx) or that can never be sent (an invalid
-///   header or URL) is removed, logged at error level and handed to `onUndeliverable`.
+/// - A request is given up, removed, logged at error level and handed to `onUndeliverable` with an
+///   ``Undeliverable/Reason``: ``Undeliverable/Reason/refused`` when the server refuses it for good
+///   (another 4xx) or it can never be sent (an invalid header or URL);
+///   ``Undeliverable/Reason/tooManyAttempts`` once the server has answered ``Options/maximumAttempts``
+///   of its attempts with a failure (attempts survive a relaunch; one that got no answer is not
+///   counted); ``Undeliverable/Reason/tooOld`` once it has been queued longer than
+///   ``Options/maximumAge``, even while its lane waits for a signature or is paused.
 /// - A full queue refuses new requests with ``SignatureQueueError/full(maximumEntries:maximumBytes:)``
 ///   rather than dropping old ones.
 ///
@@ -180,7 +185,7 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
 /// the user's domain on Apple platforms and `$XDG_DATA_HOME/SDKAuthorization/queues` (or
 /// `~/.local/share/SDKAuthorization/queues`) elsewhere.
 public final class SignatureRequestQueue: Sendable, CustomStringConvertible, CustomReflectable {
-    /// Capacity, backoff and pause.
+    /// Capacity, backoff, pause and the limits of a request's life.
     public struct Options: Sendable, Equatable {
         /// The most requests kept at once (default 10,000; 1 to 1,000,000).
         public var maximumEntries: Int
@@ -194,6 +199,21 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         /// The header that carries each request's idempotency key (default `Idempotency-Key`); not
         /// one the transport owns (`Host`, `Content-Length`, `Cookie`, `Content-Type`, `Proxy-*`...).
         public var idempotencyHeaderName: String
+        /// Once the server has answered this many attempts of a request with a failure, the request
+        /// is given up (``Undeliverable/Reason/tooManyAttempts``) (default 100; 1 to 1,000).
+        ///
+        /// Attempts are counted in the queue's file, so a relaunch does not reset them. One that got
+        /// no answer (no connection, a timeout) is not counted, so a device offline for long loses
+        /// nothing to this limit (``maximumAge`` bounds that); one under way when the process
+        /// stopped is counted.
+        public var maximumAttempts: Int
+        /// The longest a request stays queued, in seconds, from its enqueue; an older one is given up
+        /// (``Undeliverable/Reason/tooOld``) (default 7 days; 60 seconds to 365 days).
+        ///
+        /// Measured on the clock's wall time (`now()`), since a request's age has to span relaunches
+        /// and the monotonic clock restarts with the device: setting the device's clock forward ages
+        /// requests, setting it back delays their end.
+        public var maximumAge: TimeInterval
 
         /// Creates options.
         public init(
@@ -201,13 +221,17 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             maximumBytes: Int = 32 << 20,
             backoff: RetryBackoff = RetryBackoff(),
             pauseAfterAuthenticationFailures: Int = 50,
-            idempotencyHeaderName: String = "Idempotency-Key"
+            idempotencyHeaderName: String = "Idempotency-Key",
+            maximumAttempts: Int = 100,
+            maximumAge: TimeInterval = 7 * 86_400
         ) {
             self.maximumEntries = maximumEntries
             self.maximumBytes = maximumBytes
             self.backoff = backoff
             self.pauseAfterAuthenticationFailures = pauseAfterAuthenticationFailures
             self.idempotencyHeaderName = idempotencyHeaderName
+            self.maximumAttempts = maximumAttempts
+            self.maximumAge = maximumAge
         }
     }
 
@@ -227,12 +251,39 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
 
     /// A request the queue gave up on, with the reason.
     public struct Undeliverable: Sendable {
+        /// Why the queue gave up on a request.
+        ///
+        /// A struct rather than an enum, as ``SignatureQueueError/Code`` is: later versions add
+        /// reasons without breaking a caller's exhaustive `switch`.
+        public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+            /// The reason's name.
+            public let rawValue: String
+            /// Creates a reason.
+            public init(rawValue: String) { self.rawValue = rawValue }
+
+            /// The server refused it for good (a 4xx other than 401, 403, 408 and 429), or it can
+            /// never be sent (an invalid header or URL).
+            public static let refused = Reason(rawValue: "refused")
+            /// The server answered ``Options/maximumAttempts`` of its attempts with a failure.
+            public static let tooManyAttempts = Reason(rawValue: "tooManyAttempts")
+            /// It was queued longer than ``Options/maximumAge``.
+            public static let tooOld = Reason(rawValue: "tooOld")
+
+            /// The reason's name.
+            public var description: String { rawValue }
+        }
+
         /// The request's queue ID, as ``enqueue(_:)`` returned it.
         public let id: UUID
         /// The user it belonged to.
         public let userId: String?
-        /// Why it cannot be delivered.
+        /// Why it cannot be delivered: the server's answer or why it cannot be sent, for
+        /// ``Reason/refused``; its last failure, for ``Reason/tooManyAttempts``; for ``Reason/tooOld``,
+        /// an error with code `RequestError.Code.deadlineExceeded` whose `underlyingError` and
+        /// `response` are those of its last failure, when this queue saw one.
         public let error: RequestError
+        /// Why the queue gave up on it.
+        public let reason: Reason
     }
 
     /// One user's requests (or the anonymous ones): their backoff, pause and wait for a signature.
@@ -248,17 +299,22 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         /// retry until the user has a signature.
         var needsSignature = false
         var paused = false
+        /// The oldest request's last failure, for ``Undeliverable``.
+        var lastFailure: (id: UUID, error: RequestError)?
     }
 
     private struct State {
         var lanes: [String?: Lane] = [:]
+        /// Requests whose last attempt got no answer: its `sending` record stands for the next one,
+        /// so that only answered attempts count towards ``Options/maximumAttempts``.
+        var unanswered: Set<UUID> = []
         /// A ``flush()`` pass: every lane may send, whatever its backoff or pause, until a request fails.
         var flushRequested = false
         /// Callers of ``flush()`` and ``waitUntilIdle()``, answered when the sender next parks.
         var flushWaiters: [CheckedContinuation<Int, Never>] = []
         /// The sender waits for a wake-up (an enqueue, a signature, a flush, its timer).
         var parked = false
-        /// When the parked sender's timer fires (a backoff ends).
+        /// When the parked sender's timer fires (a backoff ends, a request reaches its maximum age).
         var parkedUntil: TimeInterval?
         var wakeSignal = false
         var waiter: CheckedContinuation<Void, Never>?
@@ -300,8 +356,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///     other users.
     ///   - authentication: The signature mode whose users and signatures the requests carry.
     ///   - client: How requests are sent; its policy must give them the ``AuthorizationScheme/signature`` scheme.
-    ///   - options: Capacity, backoff and pause.
-    ///   - clock: Monotonic time for the backoff.
+    ///   - options: Capacity, backoff, pause and limits.
+    ///   - clock: Monotonic time for the backoff; wall time for the requests' age.
     ///   - diagnostics: Where recovery, failures and undeliverable requests are reported.
     ///   - random: A draw in `0...1` for the backoff's jitter (default the system's generator).
     ///   - onUndeliverable: Called for each request the queue gives up on.
@@ -325,6 +381,10 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         guard (1...1_000_000).contains(options.maximumEntries) else { throw .invalidConfiguration("maximumEntries must be from 1 to 1000000") }
         guard (1_024...(1 << 30)).contains(options.maximumBytes) else { throw .invalidConfiguration("maximumBytes must be from 1 KiB to 1 GiB") }
         guard (1...10_000).contains(options.pauseAfterAuthenticationFailures) else { throw .invalidConfiguration("pauseAfterAuthenticationFailures must be from 1 to 10000") }
+        guard (1...1_000).contains(options.maximumAttempts) else { throw .invalidConfiguration("maximumAttempts must be from 1 to 1000") }
+        guard options.maximumAge.isFinite, (60...(365 * 86_400)).contains(options.maximumAge) else {
+            throw .invalidConfiguration("maximumAge must be from 60 seconds to 365 days")
+        }
         guard HeaderFieldRules.isValidName(options.idempotencyHeaderName) else { throw .invalidConfiguration("idempotencyHeaderName must be an HTTP field name") }
         guard !HeaderFieldRules.isTransportOwnedName(options.idempotencyHeaderName) else {
             throw .invalidConfiguration("idempotencyHeaderName \(LogText.escaped(options.idempotencyHeaderName, limit: 64)) is a header the transport owns (framing, hop-by-hop, cookie or proxy)")
@@ -489,36 +549,56 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         case notSent(RequestError)
     }
 
+    private enum Action {
+        case send(QueuedEntry)
+        case giveUp(QueuedEntry, Undeliverable.Reason, RequestError)
+    }
+
     private func run() async {
         while true {
-            guard let entry = await nextEntry() else { return }
-            let signature = entry.userId.flatMap(authentication.signature(for:))
-            let outcome = await send(entry, signature: signature)
-            await record(outcome, for: entry, sentWith: signature)
+            switch await nextAction() {
+            case nil:
+                return
+            case .send(let entry)?:
+                let signature = entry.userId.flatMap(authentication.signature(for:))
+                let outcome = await send(entry, signature: signature)
+                await record(outcome, for: entry, sentWith: signature)
+            case .giveUp(let entry, let reason, let error)?:
+                await giveUp(entry, reason: reason, error: error)
+            }
         }
     }
 
-    /// Waits until a request may be sent; `nil` once the queue is closed.
+    /// Waits until a request may be sent, or one is to be given up; `nil` once the queue is closed.
     ///
-    /// The candidates are the oldest request of each lane, oldest first: the first whose lane may
-    /// send now is sent.
-    private func nextEntry() async -> QueuedEntry? {
+    /// The candidates are the oldest request of each lane, oldest first: the first that is over a
+    /// limit is given up, otherwise the first whose lane may send now is sent.
+    private func nextAction() async -> Action? {
         while true {
-            enum Decision { case send(QueuedEntry), wait(TimeInterval?), stop }
+            enum Decision { case act(Action), wait(TimeInterval?), stop }
             let now = clock.monotonicNow()
+            let wallNow = clock.now()
             let (decision, finishedFlushes) = state.withLock { state -> (Decision, [CheckedContinuation<Int, Never>]) in
                 if state.closed { return (.stop, []) }
                 var wakeAt: TimeInterval?
                 for head in journal.laneHeads {
-                    if state.flushRequested { return (.send(head), []) }
                     let lane = state.lanes[head.userId]
-                    if let lane, lane.paused || lane.needsSignature {
-                        // Waits for a session, a flush or a signature.
-                    } else if let next = lane?.nextAttempt, next > now {
-                        wakeAt = min(wakeAt ?? next, next)
-                    } else {
-                        return (.send(head), [])
+                    let remaining = options.maximumAge - wallNow.timeIntervalSince(head.enqueuedAt)
+                    // Within a millisecond is over: a timer that fires a rounding error early must not spin.
+                    if remaining <= 0.001 { return (.act(.giveUp(head, .tooOld, tooOldError(head, lane: lane))), []) }
+                    if answeredAttempts(of: head.id, in: state) >= options.maximumAttempts {
+                        return (.act(.giveUp(head, .tooManyAttempts, lastFailure(of: head, lane: lane) ?? Self.cutShort)), [])
                     }
+                    if state.flushRequested { return (.act(.send(head)), []) }
+                    var until = now + remaining
+                    if let lane, lane.paused || lane.needsSignature {
+                        // Waits for a session, a flush or a signature; only its age wakes it.
+                    } else if let next = lane?.nextAttempt, next > now {
+                        until = min(until, next)
+                    } else {
+                        return (.act(.send(head)), [])
+                    }
+                    wakeAt = min(wakeAt ?? until, until)
                 }
                 state.flushRequested = false
                 state.parked = true
@@ -531,19 +611,44 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             let remaining = journal.count
             for waiter in finishedFlushes { waiter.resume(returning: remaining) }
             switch decision {
-            case .send(let entry): return entry
+            case .act(let action): return action
             case .stop: return nil
             case .wait(let deadline): await waitForWake(until: deadline)
             }
         }
     }
 
+    /// The attempts of `id` the server answered: those begun (its `sending` records) but the last
+    /// one when it got no answer.
+    private func answeredAttempts(of id: UUID, in state: State) -> Int {
+        journal.attempts(of: id) - (state.unanswered.contains(id) ? 1 : 0)
+    }
+
+    private func lastFailure(of entry: QueuedEntry, lane: Lane?) -> RequestError? {
+        guard let last = lane?.lastFailure, last.id == entry.id else { return nil }
+        return last.error
+    }
+
+    /// The error of a request over its maximum attempts whose last failure this queue did not see.
+    private static let cutShort = RequestError(.transportFailed, "The request's last attempt was under way when the queue last stopped; no answer was seen", wasSent: true)
+
+    private func tooOldError(_ entry: QueuedEntry, lane: Lane?) -> RequestError {
+        let last = lastFailure(of: entry, lane: lane)
+        return RequestError(
+            .deadlineExceeded, "The request was queued more than \(Int(options.maximumAge)) seconds ago, its maximum age, without being delivered",
+            wasSent: journal.attempts(of: entry.id) > 0, response: last?.response, underlyingError: last
+        )
+    }
+
     private func send(_ entry: QueuedEntry, signature: String?) async -> Outcome {
-        do {
-            try await journal.markSending(entry.id)
-        } catch {
-            diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(error.description); the request stays queued")
-            return .notSent(.transportFailed(error))
+        // After an attempt that got no answer, its `sending` record stands for this one too.
+        if !state.withLock({ $0.unanswered.contains(entry.id) }) {
+            do {
+                try await journal.markSending(entry.id)
+            } catch {
+                diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(error.description); the request stays queued")
+                return .notSent(.transportFailed(error))
+            }
         }
         var request = entry.request
         request.setHeader(options.idempotencyHeaderName, entry.id.uuidString)
@@ -594,33 +699,41 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             state.withLock { state in
                 // A request that goes through ends the lane's failures, and its pause.
                 state.lanes[entry.userId] = nil
+                state.unanswered.remove(entry.id)
             }
         case .undeliverable(let error):
-            await giveUp(entry, error: error)
+            await giveUp(entry, reason: .refused, error: error)
             state.withLock { state in
                 state.lanes[entry.userId]?.nextAttempt = nil
                 state.lanes[entry.userId]?.waitingForSignature = false
             }
         case .authenticationFailure(let error):
-            await failed(entry, error: error, authentication: true, sentWith: signature)
+            await failed(entry, error: error, authentication: true, attempted: true, sentWith: signature)
         case .transientFailure(let error):
-            await failed(entry, error: error, authentication: false, sentWith: signature)
+            await failed(entry, error: error, authentication: false, attempted: true, sentWith: signature)
         case .notSent(let error):
-            await failed(entry, error: error, authentication: false, sentWith: signature)
+            await failed(entry, error: error, authentication: false, attempted: false, sentWith: signature)
         }
     }
 
     /// A failed attempt (or one that could not be made): the lane backs off, or waits for a
-    /// signature or a session.
-    private func failed(_ entry: QueuedEntry, error: RequestError, authentication isAuthenticationFailure: Bool, sentWith signature: String?) async {
+    /// signature or a session; the request is given up at its attempt limit.
+    private func failed(_ entry: QueuedEntry, error: RequestError, authentication isAuthenticationFailure: Bool, attempted: Bool, sentWith signature: String?) async {
         let draw = random()
         let now = clock.monotonicNow()
+        let answered = attempted && error.response != nil
         // A signature that arrived while the request was being sent is tried at once.
         let newSignature = isAuthenticationFailure && entry.userId.flatMap(authentication.signature(for:)) != signature
-        let (delay, paused, unsigned) = state.withLock { state -> (TimeInterval, Bool, Bool) in
+        let (delay, paused, unsigned, overLimit) = state.withLock { state -> (TimeInterval, Bool, Bool, Bool) in
             state.flushRequested = false
+            if answered {
+                state.unanswered.remove(entry.id)
+            } else if attempted {
+                state.unanswered.insert(entry.id)
+            }
             var lane = state.lanes[entry.userId] ?? Lane()
             defer { state.lanes[entry.userId] = lane }
+            lane.lastFailure = (entry.id, error)
             lane.consecutiveFailures += 1
             if isAuthenticationFailure {
                 lane.consecutiveAuthenticationFailures += 1
@@ -633,7 +746,12 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             }
             let delay = options.backoff.delay(afterFailures: lane.consecutiveFailures, random: draw)
             lane.nextAttempt = newSignature ? nil : now + delay
-            return (newSignature ? 0 : delay, lane.paused, lane.needsSignature)
+            let overLimit = answered && answeredAttempts(of: entry.id, in: state) >= options.maximumAttempts
+            return (newSignature ? 0 : delay, lane.paused, lane.needsSignature, overLimit)
+        }
+        if overLimit {
+            await giveUp(entry, reason: .tooManyAttempts, error: error)
+            return
         }
         let prefix = "Request queue \(LogText.escaped(name)):"
         let wait = "\(Int(delay.rounded())) s"
@@ -651,10 +769,19 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     }
 
     /// Removes `entry` and reports it: logged at error level (never a signature) and handed to `onUndeliverable`.
-    private func giveUp(_ entry: QueuedEntry, error: RequestError) async {
-        diagnostics.log(.error, "Request queue \(LogText.escaped(name)): request \(entry.id.uuidString) cannot be delivered and is removed: \(error.description)")
-        onUndeliverable?(Undeliverable(id: entry.id, userId: entry.userId, error: error))
+    private func giveUp(_ entry: QueuedEntry, reason: Undeliverable.Reason, error: RequestError) async {
+        let why = switch reason {
+        case .tooManyAttempts: "failed \(options.maximumAttempts) attempts, its maximum, and is removed"
+        case .tooOld: "was queued more than \(Int(options.maximumAge)) s ago, its maximum age, and is removed"
+        default: "cannot be delivered and is removed"
+        }
+        diagnostics.log(.error, "Request queue \(LogText.escaped(name)): request \(entry.id.uuidString) \(why): \(error.description)")
+        onUndeliverable?(Undeliverable(id: entry.id, userId: entry.userId, error: error, reason: reason))
         await finish(entry)
+        state.withLock { state in
+            state.unanswered.remove(entry.id)
+            if state.lanes[entry.userId]?.lastFailure?.id == entry.id { state.lanes[entry.userId]?.lastFailure = nil }
+        }
     }
 
     /// Marks `entry` finished in the file; when that fails, forgets it in memory only.
