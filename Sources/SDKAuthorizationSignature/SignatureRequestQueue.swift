@@ -171,6 +171,7 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
 ///   of its attempts with a failure (attempts survive a relaunch; one that got no answer is not
 ///   counted); ``Undeliverable/Reason/tooOld`` once it has been queued longer than
 ///   ``Options/maximumAge``, even while its lane waits for a signature or is paused.
+/// - ``removeRequests(forUser:)`` drops a user's queued requests (at logout), durably.
 /// - A full queue refuses new requests with ``SignatureQueueError/full(maximumEntries:maximumBytes:)``
 ///   rather than dropping old ones.
 ///
@@ -305,6 +306,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
 
     private struct State {
         var lanes: [String?: Lane] = [:]
+        /// Lanes whose requests are being removed: none of them is sent meanwhile.
+        var removing: [String?: Int] = [:]
         /// Requests whose last attempt got no answer: its `sending` record stands for the next one,
         /// so that only answered attempts count towards ``Options/maximumAttempts``.
         var unanswered: Set<UUID> = []
@@ -458,6 +461,44 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         return entry.id
     }
 
+    /// Removes every queued request of `userId` (`nil`: the anonymous ones), at logout for
+    /// instance: they are marked finished in the file, all in one write, and never sent. One of them
+    /// being sent at that moment may still reach the server, but is not retried. Requests queued
+    /// for the user once this call has begun are kept. The user's lane starts afresh: no backoff,
+    /// no pause.
+    ///
+    /// - Returns: How many requests were removed (the one being sent included).
+    /// - Throws: ``SignatureQueueError``: ``SignatureQueueError/Code/storageFailed`` when the write
+    ///   failed (then none is removed), ``SignatureQueueError/Code/closed``.
+    @discardableResult
+    public func removeRequests(forUser userId: String?) async throws(SignatureQueueError) -> Int {
+        let ids = state.withLock { state -> [UUID]? in
+            guard !state.closed else { return nil }
+            state.removing[userId, default: 0] += 1
+            return journal.ids(forUser: userId)
+        }
+        guard let ids else { throw .closed }
+        let failure: SignatureQueueError?
+        do {
+            try await journal.markDone(ids)
+            failure = nil
+        } catch {
+            failure = error
+        }
+        state.withLock { state in
+            if let count = state.removing[userId], count > 1 { state.removing[userId] = count - 1 } else { state.removing[userId] = nil }
+            guard failure == nil else { return }
+            state.lanes[userId] = nil
+            for id in ids { state.unanswered.remove(id) }
+        }
+        wake()
+        if let failure { throw failure }
+        if !ids.isEmpty {
+            diagnostics.log(.info, "Request queue \(LogText.escaped(name)): \(ids.count) requests of one user removed; they are not sent")
+        }
+        return ids.count
+    }
+
     /// How many requests wait to be sent.
     public var count: Int { journal.count }
 
@@ -581,7 +622,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             let (decision, finishedFlushes) = state.withLock { state -> (Decision, [CheckedContinuation<Int, Never>]) in
                 if state.closed { return (.stop, []) }
                 var wakeAt: TimeInterval?
-                for head in journal.laneHeads {
+                for head in journal.laneHeads where state.removing[head.userId] == nil {
                     let lane = state.lanes[head.userId]
                     let remaining = options.maximumAge - wallNow.timeIntervalSince(head.enqueuedAt)
                     // Within a millisecond is over: a timer that fires a rounding error early must not spin.
@@ -693,6 +734,11 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     }
 
     private func record(_ outcome: Outcome, for entry: QueuedEntry, sentWith signature: String?) async {
+        // Removed while it was being sent (removeRequests): not recorded, and not retried.
+        guard journal.contains(entry.id) else {
+            state.withLock { _ = $0.unanswered.remove(entry.id) }
+            return
+        }
         switch outcome {
         case .sent:
             await finish(entry)

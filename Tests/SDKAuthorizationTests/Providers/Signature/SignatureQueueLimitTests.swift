@@ -126,3 +126,70 @@ struct SignatureQueueLimitTests {
         #expect(SignatureRequestQueue.Options().maximumAge == 7 * 86_400)
     }
 }
+
+@Suite("Signature mode: removing a user's queued requests")
+struct SignatureQueueRemovalTests {
+    @Test func removingAUsersRequestsDropsThemDurablyAndKeepsOtherUsersRequests() async throws {
+        let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }
+        try fixture.authentication.changeUser("user-a", signature: signature("user-a"))
+        try fixture.authentication.changeUser("user-b", signature: signature("user-b"))
+        let queue = try fixture.queue()
+        for number in 0..<3 { try await queue.enqueue(fixture.request(number), forUser: "user-a") }
+        let kept = [try await queue.enqueue(fixture.request(10), forUser: "user-b"), try await queue.enqueue(fixture.request(20), forUser: nil)]
+        _ = await queue.waitUntilIdle()
+        #expect(try await queue.removeRequests(forUser: "user-a") == 3)
+        #expect(try await queue.removeRequests(forUser: "user-a") == 0)
+        #expect(queue.count == 2)
+        let sentBefore = fixture.transport.requests.count
+        for _ in 0..<5 {
+            fixture.clock.advance(by: 300)
+            _ = await queue.waitUntilIdle()
+        }
+        let sentAfter = fixture.transport.requests.dropFirst(sentBefore)
+        #expect(!sentAfter.isEmpty && sentAfter.allSatisfy { $0.value(forHeader: "X-Braze-Auth-Signature") != signature("user-a") }, "never sent afterwards")
+        #expect(fixture.undeliverable.withLock { $0.isEmpty }, "removed by the app: not reported as undeliverable")
+        await queue.close()
+
+        let reopened = try fixture.queue()
+        #expect(reopened.recovery.recoveredCount == 2, "removed in the file")
+        await reopened.close()
+        let bytes = try [UInt8](Data(contentsOf: fixture.fileURL))
+        let entries = JournalCodec.decode(bytes).records.compactMap { if case .entry(let entry) = $0 { entry.id } else { nil } }
+        #expect(entries == kept)
+    }
+
+    @Test func anonymousRequestsAreRemovedWithANilUser() async throws {
+        let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }
+        let queue = try fixture.queue()
+        try await queue.enqueue(fixture.request(0), forUser: nil)
+        try await queue.enqueue(fixture.request(1), forUser: "user-a")
+        #expect(try await queue.removeRequests(forUser: nil) == 1)
+        #expect(queue.count == 1)
+        await queue.close()
+        await #expect(throws: SignatureQueueError.closed) { try await queue.removeRequests(forUser: "user-a") }
+    }
+
+    @Test func aRequestBeingSentWhenItsUserIsRemovedMayFinishButIsNotRetried() async throws {
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let fixture = try QueueFixture { _ in
+            for await _ in gate { break }
+            return ServerResponse(statusCode: 503)
+        }
+        try fixture.authentication.changeUser("user-a", signature: signature("user-a"))
+        let queue = try fixture.queue()
+        try await queue.enqueue(fixture.request(0))
+        while fixture.transport.requests.isEmpty { await Task.yield() }
+        #expect(try await queue.removeRequests(forUser: "user-a") == 1, "the request being sent counts")
+        open.yield()
+        #expect(await queue.waitUntilIdle() == 0)
+        for _ in 0..<3 {
+            fixture.clock.advance(by: 300)
+            _ = await queue.waitUntilIdle()
+        }
+        #expect(fixture.transport.requests.count == 1, "its failure is not retried")
+        await queue.close()
+        let reopened = try fixture.queue()
+        #expect(reopened.recovery.recoveredCount == 0)
+        await reopened.close()
+    }
+}
