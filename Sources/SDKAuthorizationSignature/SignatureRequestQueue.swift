@@ -154,8 +154,11 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
 ///   sent again and listed in ``recovery`` (``Recovery/inDoubt``) and in the diagnostics. Every
 ///   other request is sent exactly once after it is accepted.
 /// - On a failure (a rejected signature, a network failure, HTTP 408, 429 or 5xx) the lane waits
-///   ``Options/backoff`` and tries again. A new signature for the user of a lane whose signature was
-///   rejected retries that lane at once. After ``Options/pauseAfterAuthenticationFailures``
+///   ``Options/backoff`` and tries again, or as long as the response's `Retry-After` field asks
+///   (seconds or an HTTP date, read on the clock's wall time): never less than the backoff's minimum,
+///   at most one hour (or the backoff's maximum when that is longer); a value that cannot be read is
+///   ignored. A new signature for the user of a lane whose signature was rejected retries that lane
+///   at once (not before a `Retry-After`). After ``Options/pauseAfterAuthenticationFailures``
 ///   consecutive authentication failures of one user's requests, that user's retries pause until
 ///   ``startSession()``, a ``flush()`` or a request of theirs that goes through; other users' go on.
 /// - A request whose user has no signature (signatures are kept in memory only: after a relaunch,
@@ -287,6 +290,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         public let reason: Reason
     }
 
+    /// The longest wait a `Retry-After` field obtains, unless the backoff's maximum is longer.
+    static let retryAfterCap: TimeInterval = 3_600
+
     /// One user's requests (or the anonymous ones): their backoff, pause and wait for a signature.
     /// A lane that has seen no failure since its last success has no entry.
     private struct Lane {
@@ -294,6 +300,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         var consecutiveAuthenticationFailures = 0
         /// Monotonic time before which the lane's oldest request is not sent; `nil`: now.
         var nextAttempt: TimeInterval?
+        /// The end of a `Retry-After` wait: not even a new signature sends before it.
+        var retryAfterUntil: TimeInterval?
         /// The last attempt's signature was refused: a new signature for the user retries at once.
         var waitingForSignature = false
         /// The last attempt went without a signature (the user had none) and was refused: no timed
@@ -360,7 +368,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///   - authentication: The signature mode whose users and signatures the requests carry.
     ///   - client: How requests are sent; its policy must give them the ``AuthorizationScheme/signature`` scheme.
     ///   - options: Capacity, backoff, pause and limits.
-    ///   - clock: Monotonic time for the backoff; wall time for the requests' age.
+    ///   - clock: Monotonic time for the backoff; wall time for `Retry-After` dates and the requests' age.
     ///   - diagnostics: Where recovery, failures and undeliverable requests are reported.
     ///   - random: A draw in `0...1` for the backoff's jitter (default the system's generator).
     ///   - onUndeliverable: Called for each request the queue gives up on.
@@ -557,7 +565,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             for (user, var lane) in state.lanes {
                 lane.paused = false
                 lane.consecutiveAuthenticationFailures = 0
-                lane.nextAttempt = nil
+                lane.nextAttempt = lane.retryAfterUntil
                 state.lanes[user] = lane
             }
         }
@@ -763,13 +771,16 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     }
 
     /// A failed attempt (or one that could not be made): the lane backs off, or waits for a
-    /// signature or a session; the request is given up at its attempt limit.
+    /// signature, a session or a `Retry-After`; the request is given up at its attempt limit.
     private func failed(_ entry: QueuedEntry, error: RequestError, authentication isAuthenticationFailure: Bool, attempted: Bool, sentWith signature: String?) async {
         let draw = random()
         let now = clock.monotonicNow()
         let answered = attempted && error.response != nil
         // A signature that arrived while the request was being sent is tried at once.
         let newSignature = isAuthenticationFailure && entry.userId.flatMap(authentication.signature(for:)) != signature
+        let retryAfter = error.response?.value(forHeader: "Retry-After")
+            .flatMap { RetryAfter.seconds(in: $0, now: clock.now()) }
+            .map { min(max($0, options.backoff.minimum), max(options.backoff.maximum, Self.retryAfterCap)) }
         let (delay, paused, unsigned, overLimit) = state.withLock { state -> (TimeInterval, Bool, Bool, Bool) in
             state.flushRequested = false
             if answered {
@@ -790,17 +801,18 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
                 lane.waitingForSignature = false
                 lane.needsSignature = false
             }
-            let delay = options.backoff.delay(afterFailures: lane.consecutiveFailures, random: draw)
-            lane.nextAttempt = newSignature ? nil : now + delay
+            let delay = retryAfter ?? options.backoff.delay(afterFailures: lane.consecutiveFailures, random: draw)
+            lane.retryAfterUntil = retryAfter.map { now + $0 }
+            lane.nextAttempt = newSignature ? lane.retryAfterUntil : now + delay
             let overLimit = answered && answeredAttempts(of: entry.id, in: state) >= options.maximumAttempts
-            return (newSignature ? 0 : delay, lane.paused, lane.needsSignature, overLimit)
+            return (newSignature ? lane.retryAfterUntil.map { $0 - now } ?? 0 : delay, lane.paused, lane.needsSignature, overLimit)
         }
         if overLimit {
             await giveUp(entry, reason: .tooManyAttempts, error: error)
             return
         }
         let prefix = "Request queue \(LogText.escaped(name)):"
-        let wait = "\(Int(delay.rounded())) s"
+        let wait = "\(Int(delay.rounded())) s\(retryAfter == nil ? "" : " (Retry-After)")"
         if paused {
             diagnostics.log(.warning, "\(prefix) \(options.pauseAfterAuthenticationFailures) consecutive authentication failures of one user's requests; that user's retries pause until the next session or a flush")
         } else if unsigned {
@@ -808,7 +820,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         } else if !isAuthenticationFailure {
             diagnostics.log(.info, "\(prefix) \(error.description); next attempt in \(wait)")
         } else if newSignature {
-            diagnostics.log(.info, "\(prefix) authentication failed; a new signature arrived meanwhile, trying it now")
+            diagnostics.log(.info, "\(prefix) authentication failed; a new signature arrived meanwhile, trying it \(retryAfter == nil ? "now" : "in \(wait)")")
         } else {
             diagnostics.log(.info, "\(prefix) authentication failed; next attempt in \(wait) or when the user's signature changes")
         }
@@ -841,7 +853,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     }
 
     /// A new signature for `user`: a lane waiting for one after an authentication failure retries
-    /// now (not while paused).
+    /// now (not before a `Retry-After`, and not while paused).
     private func signatureChanged(for user: String) {
         let retry = state.withLock { state -> Bool in
             guard var lane = state.lanes[user] else { return false }
@@ -850,7 +862,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             lane.needsSignature = false
             guard waiting, !lane.paused else { return false }
             lane.waitingForSignature = false
-            lane.nextAttempt = nil
+            lane.nextAttempt = lane.retryAfterUntil
             return true
         }
         if retry { wake() }

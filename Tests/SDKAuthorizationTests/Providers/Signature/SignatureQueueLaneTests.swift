@@ -196,3 +196,92 @@ struct SignatureQueueUnsignedTests {
         _ = relaunched.subscription
     }
 }
+
+@Suite("Signature mode: the queue honours Retry-After")
+struct SignatureQueueRetryAfterTests {
+    /// The waits between attempts of one request answered `status` with `headers` `failures` times, then 201.
+    func gaps(status: Int = 503, headers: [String: String], failures: Int = 1, advancing steps: [TimeInterval]) async throws -> [TimeInterval] {
+        let clock = ManualClock()
+        let times = AttemptTimes(clock: clock)
+        let left = Locked(failures)
+        let fixture = try QueueFixture { _ in
+            times.record()
+            return left.withLock { left in
+                defer { left -= 1 }
+                return left > 0 ? ServerResponse(statusCode: status, headers: headers) : ServerResponse(statusCode: 201)
+            }
+        }
+        try fixture.authentication.changeUser("user-1", signature: signature("user-1"))
+        let queue = try SignatureRequestQueue(name: "test", directory: fixture.directory, authentication: fixture.authentication, client: fixture.client,
+                                              clock: clock, diagnostics: fixture.sink, random: { 0.5 })
+        try await queue.enqueue(fixture.request(1))
+        _ = await queue.waitUntilIdle()
+        for step in steps {
+            clock.advance(by: step)
+            _ = await queue.waitUntilIdle()
+        }
+        await queue.close()
+        return times.gaps
+    }
+
+    /// Steps of 0.5 s, then 1 s up to `limit`: the attempt comes at the first step past its wait.
+    func steps(upTo limit: TimeInterval) -> [TimeInterval] {
+        [0.5, 0.5] + Array(repeating: 1, count: Int(limit) - 1)
+    }
+
+    @Test func retryAfterInSecondsIsTheLanesNextAttempt() async throws {
+        #expect(try await gaps(headers: ["Retry-After": "120"], advancing: steps(upTo: 130)) == [120])
+        #expect(try await gaps(status: 429, headers: ["retry-after": "45"], advancing: steps(upTo: 50)) == [45], "the field name in any case")
+    }
+
+    @Test func retryAfterAsAnHTTPDateIsReadOnTheClocksWallTime() async throws {
+        // ManualClock's wall time starts at Thursday 2026-01-01 00:00:00 UTC.
+        #expect(try await gaps(status: 429, headers: ["RETRY-AFTER": "Thu, 01 Jan 2026 00:03:20 GMT"], advancing: steps(upTo: 210)) == [200])
+        #expect(try await gaps(headers: ["Retry-After": "Thursday, 01-Jan-26 00:01:40 GMT"], advancing: steps(upTo: 110)) == [100], "RFC 850")
+        #expect(try await gaps(headers: ["Retry-After": "Thu Jan  1 00:01:10 2026"], advancing: steps(upTo: 80)) == [70], "asctime")
+    }
+
+    @Test func aRetryAfterLongerThanAnHourIsCappedAtAnHour() async throws {
+        for value in ["7200", "99999999999999999999999999999999999999", "Fri, 31 Dec 9999 23:59:59 GMT"] {
+            #expect(try await gaps(headers: ["Retry-After": value], advancing: [3_599, 1]) == [3_600], "\(value)")
+        }
+    }
+
+    @Test func aRetryAfterShorterThanTheBackoffMinimumWaitsTheMinimum() async throws {
+        for value in ["0", "3", "Wed, 31 Dec 2025 23:00:00 GMT"] {
+            #expect(try await gaps(headers: ["Retry-After": value], advancing: [9.5, 0.5]) == [10], "\(value): a server cannot make the queue spin")
+        }
+    }
+
+    @Test func aMalformedRetryAfterFallsBackToTheBackoff() async throws {
+        let malformed = ["soon", "-5", "12abc", "", " ", "1e3", "12.5", "+7", "Thu, 32 Jan 2026 00:00:00 GMT", "Thu, 01 Foo 2026 00:00:00 GMT",
+                         "Thu, 01 Jan 2026 25:00:00 GMT", "Thu, 01 Jan 2026 00:00:00 PST", String(repeating: "9", count: 10_000) + "x"]
+        for value in malformed {
+            #expect(try await gaps(headers: ["Retry-After": value], advancing: [9.5, 0.5]) == [10], "\(value.prefix(40))")
+        }
+    }
+
+    @Test func anAuthenticationFailureWithRetryAfterWaitsForItEvenWhenANewSignatureArrives() async throws {
+        let clock = ManualClock()
+        let times = AttemptTimes(clock: clock)
+        let fixture = try QueueFixture { request in
+            times.record()
+            guard request.value(forHeader: "X-Braze-Auth-Signature") == signature("user-1") else { return ServerResponse(statusCode: 201) }
+            var response = authErrorResponse(22, user: "user-1")
+            response.headers["Retry-After"] = "60"
+            return response
+        }
+        try fixture.authentication.changeUser("user-1", signature: signature("user-1"))
+        let queue = try SignatureRequestQueue(name: "test", directory: fixture.directory, authentication: fixture.authentication, client: fixture.client,
+                                              clock: clock, diagnostics: fixture.sink, random: { 0.5 })
+        try await queue.enqueue(fixture.request(1))
+        _ = await queue.waitUntilIdle()
+        try fixture.authentication.setSignature(signature("user-1", 2), for: "user-1")
+        _ = await queue.waitUntilIdle()
+        #expect(times.count == 1, "the server asked for 60 s")
+        clock.advance(by: 60)
+        #expect(await queue.waitUntilIdle() == 0)
+        #expect(times.gaps == [60])
+        await queue.close()
+    }
+}
