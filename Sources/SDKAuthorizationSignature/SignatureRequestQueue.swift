@@ -182,10 +182,12 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
 /// before opening another on the same file.
 ///
 /// The file is `<name>.queue` in ``directory``: created owner-only (0600) in an owner-only (0700)
-/// directory. A directory that other users can write (group or other write permission) is refused
+/// directory. A directory that other users can write (group or other write permission), that is a
+/// symbolic link, that another user owns, or that sits under a parent another user could replace it
+/// through (not owned by this user or root, or writable by others without the sticky bit) is refused
 /// with ``SignatureQueueError/storageFailed(_:)``, not repaired; so are a queue or lock file that is a
-/// symbolic link (nothing is written or chmod-ed through it) or not a regular file (a FIFO is refused
-/// without waiting on it). The default directory is `Library/Application Support/SDKAuthorization/Queues` in
+/// symbolic link (nothing is written or chmod-ed through it), not a regular file (a FIFO is refused
+/// without waiting on it), owned by another user or writable by others. The default directory is `Library/Application Support/SDKAuthorization/Queues` in
 /// the user's domain on Apple platforms and `$XDG_DATA_HOME/SDKAuthorization/queues` (or
 /// `~/.local/share/SDKAuthorization/queues`) elsewhere.
 public final class SignatureRequestQueue: Sendable, CustomStringConvertible, CustomReflectable {
@@ -373,8 +375,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///   - random: A draw in `0...1` for the backoff's jitter (default the system's generator).
     ///   - onUndeliverable: Called for each request the queue gives up on.
     /// - Throws: ``SignatureQueueError``: a bad name or options, the queue open elsewhere, a
-    ///   directory or file that cannot be used (a directory other users can write, a queue file that
-    ///   is a symbolic link or not a regular file).
+    ///   directory or file that cannot be used (a directory other users can write or replace, a
+    ///   queue file that is a symbolic link, not a regular file or another user's).
     public init(
         name: String = "signature-requests",
         directory: URL = SignatureRequestQueue.defaultDirectory,
