@@ -65,7 +65,7 @@ struct SignatureQueueLimitTests {
         let queue = try fixture.queue(.init(maximumAttempts: 2))
         try await queue.enqueue(fixture.request(1))
         _ = await queue.waitUntilIdle()
-        while fixture.undeliverable.withLock { $0.isEmpty }, fixture.transport.requests.count < 20 {
+        while fixture.undeliverable.withLock({ $0.isEmpty }), fixture.transport.requests.count < 20 {
             fixture.clock.advance(by: 300)
             _ = await queue.waitUntilIdle()
         }
