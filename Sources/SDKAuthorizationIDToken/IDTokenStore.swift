@@ -186,10 +186,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         self.clock = clock
         self.diagnostics = diagnostics
         self.observer = observer
-        if let credentialIdentity { try Self.check(identity: credentialIdentity) }
-        guard credentialIdentity != nil || credentialStore == nil else {
-            throw .invalidValue(key: "credentialIdentity", reason: "a credential store keeps one user's token: name the user (their ID) it belongs to; there is no shared default")
-        }
+        try CredentialIdentity.check(credentialIdentity, hasStore: credentialStore != nil, key: "credentialIdentity")
         self.credentialStore = credentialStore
         self.identity = Locked(credentialIdentity)
         let stored = Self.loadStored(from: credentialStore, identity: credentialIdentity, diagnostics: diagnostics)
@@ -253,7 +250,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for an empty or overlong identity,
     ///   or when the store has no credential store; nothing changes then.
     public func switchIdentity(to identity: String) throws(ConfigurationError) {
-        try Self.check(identity: identity)
+        try CredentialIdentity.check(identity, hasStore: false, key: "credentialIdentity")
         guard credentialStore != nil else {
             throw .invalidValue(key: "credentialIdentity", reason: "names where a credential store keeps the token, and this IDTokenStore has none")
         }
@@ -265,11 +262,6 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
     }
 
-    private static func check(identity: String) throws(ConfigurationError) {
-        guard (1...100).contains(identity.utf8.count) else {
-            throw .invalidValue(key: "credentialIdentity", reason: "must be 1 to 100 UTF-8 bytes")
-        }
-    }
 
     /// The token stored for `identity`, if it is one a request may carry; a read failure is logged.
     private static func loadStored(from store: (any CredentialStore)?, identity: String?, diagnostics: any DiagnosticsSink) -> IDToken? {

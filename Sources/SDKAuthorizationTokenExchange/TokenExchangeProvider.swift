@@ -129,10 +129,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             // The signed payload and the auth token would cross the network in the clear.
             throw .invalidValue(key: "exchangeURL", reason: "must be https; http is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1])")
         }
-        if let identity { try Self.check(identity: identity) }
-        guard identity != nil || store == nil else {
-            throw .invalidValue(key: "identity", reason: "a credential store keeps one user's token: name the user (their ID) it belongs to; there is no shared default")
-        }
+        try CredentialIdentity.check(identity, hasStore: store != nil, key: "identity")
         guard options.signingTimeout.isFinite, options.signingTimeout > 0, options.signingTimeout <= 600 else {
             throw .invalidValue(key: "signingTimeout", reason: "must be more than 0 and at most 600 seconds")
         }
@@ -228,18 +225,13 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for an empty or overlong identity;
     ///   nothing changes then.
     public func switchIdentity(to identity: String) throws(ConfigurationError) {
-        try Self.check(identity: identity)
+        try CredentialIdentity.check(identity, hasStore: false, key: "identity")
         refresh.reset(updating: { _ in binding.withLock { $0 = (identity, nil) } })
     }
 
     /// The current auth token, if any (fresh or not).
     public var currentToken: String? { refresh.current?.credential.token }
 
-    private static func check(identity: String) throws(ConfigurationError) {
-        guard (1...100).contains(identity.utf8.count) else {
-            throw .invalidValue(key: "identity", reason: "must be 1 to 100 UTF-8 bytes")
-        }
-    }
 
     // MARK: Signing and exchanging
 

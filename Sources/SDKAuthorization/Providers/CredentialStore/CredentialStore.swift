@@ -158,3 +158,22 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
         CredentialStoreError(.keychainFailed, reason: "could not \(call) the Keychain item (OSStatus \(status))")
     }
 }
+
+/// The one rule for identities, shared by the stores and the providers that name one.
+package enum CredentialIdentity {
+    /// How long an identity may be, in UTF-8 bytes.
+    package static let lengths = 1...100
+
+    /// Whether `identity` has an acceptable length.
+    package static func isValid(_ identity: String) -> Bool { lengths.contains(identity.utf8.count) }
+
+    /// Checks an identity a provider was given, and that a credential store comes with one; errors
+    /// name `key`.
+    package static func check(_ identity: String?, hasStore: Bool, key: String) throws(ConfigurationError) {
+        if let identity {
+            guard isValid(identity) else { throw .invalidValue(key: key, reason: "must be 1 to 100 UTF-8 bytes") }
+        } else if hasStore {
+            throw .invalidValue(key: key, reason: "a credential store keeps one user's token: name the user (their ID) it belongs to; there is no shared default")
+        }
+    }
+}

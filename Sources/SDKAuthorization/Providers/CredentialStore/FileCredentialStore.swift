@@ -130,7 +130,7 @@ public final class FileCredentialStore: CredentialStore, Sendable {
 
     private func fileURL(_ identity: String) throws(CredentialStoreError) -> URL {
         let bytes = Array(identity.utf8)
-        guard (1...100).contains(bytes.count) else { throw .invalidIdentity }
+        guard CredentialIdentity.lengths.contains(bytes.count) else { throw .invalidIdentity }
         let digits = Array("0123456789abcdef".utf8)
         let hex = String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
         return directory.appendingPathComponent("credential-\(hex).json")

@@ -79,7 +79,7 @@ public final class KeychainCredentialStore: CredentialStore, Sendable {
 
     /// The attributes that find the item of `identity`.
     private func baseQuery(_ identity: String) throws(CredentialStoreError) -> [String: Any] {
-        guard (1...100).contains(identity.utf8.count) else { throw .invalidIdentity }
+        guard CredentialIdentity.isValid(identity) else { throw .invalidIdentity }
         var query: [String: Any] = [
             kSecClass as String: kSecClassGenericPassword,
             kSecAttrService as String: service,
