@@ -7,8 +7,13 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+// The oldest systems the code builds for: Swift concurrency (macOS 10.15, iOS 13) and
+// `FileHandle.read(upToCount:)` (macOS 10.15.4, iOS 13.4, watchOS 6.2). Apple-only code sits behind
+// `#if canImport(...)` (Scripts/check-portability); these minimums are not built on Linux, so they
+// are the newest API the sources name, checked by reading, not by an Apple SDK.
 let package = Package(
     name: "SDKAuthorization",
+    platforms: [.macOS("10.15.4"), .iOS("13.4"), .tvOS("13.4"), .watchOS("6.2"), .visionOS(.v1)],
     products: [
         .library(name: "SDKAuthorization", targets: ["SDKAuthorization"]),
         .library(name: "SDKAuthorizationEngagement", targets: ["SDKAuthorizationEngagement"]),
