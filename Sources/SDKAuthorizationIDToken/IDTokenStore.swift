@@ -134,7 +134,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         authorizedDomains: [String],
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         observer: (any AuthorizationEventObserver)? = nil,
         credentialStore: (any CredentialStore)? = nil,
         credentialIdentity: String? = nil
@@ -167,7 +167,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         authorizedDomains: [AuthorizedDomain],
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         observer: (any AuthorizationEventObserver)? = nil,
         credentialStore: (any CredentialStore)? = nil,
         credentialIdentity: String? = nil

@@ -87,7 +87,7 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     ///   field name, is `Authorization` (which the other schemes own), or is a field the transport
     ///   owns (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`, `Cookie`, `Content-Type`,
     ///   any `Proxy-*`, a `:` pseudo-header and the other framing and hop-by-hop fields).
-    public init(headerName: String = SignatureAuthentication.defaultHeaderName, diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()) throws(ConfigurationError) {
+    public init(headerName: String = SignatureAuthentication.defaultHeaderName, diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink()) throws(ConfigurationError) {
         guard HeaderFieldRules.isValidName(headerName), headerName.utf8.count <= 128 else {
             throw .invalidValue(key: "headerName", reason: "must be an HTTP field name of at most 128 characters")
         }

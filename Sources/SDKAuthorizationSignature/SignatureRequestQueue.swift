@@ -384,7 +384,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         client: AuthorizedHTTPClient,
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
         onUndeliverable: (@Sendable (Undeliverable) -> Void)? = nil
     ) throws(SignatureQueueError) {

@@ -120,7 +120,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         transport: any HTTPTransport = URLSessionHTTPTransport(),
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink()
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink()
     ) throws(ConfigurationError) {
         guard let scheme = exchangeURL.scheme?.lowercased(), scheme == "http" || scheme == "https", let host = exchangeURL.host, !host.isEmpty else {
             throw .invalidValue(key: "exchangeURL", reason: "must be an https URL with a host")

@@ -101,7 +101,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         pathParameters: [String: String] = [:],
         options: AuthorizationOptions = AuthorizationOptions(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         observer: (any AuthorizationEventObserver)? = nil
     ) throws(ConfigurationError) {
         self.options = try options.validated()

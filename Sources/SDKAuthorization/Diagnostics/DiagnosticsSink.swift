@@ -53,7 +53,8 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
 /// Where the framework's diagnostics go.
 ///
 /// The framework never prints; it hands every message to a sink. The default,
-/// ``StandardErrorDiagnosticsSink``, writes to standard error. To route messages into swift-log,
+/// ``DefaultDiagnosticsSink``, is silent in release builds and writes warnings to standard error in
+/// debug builds; ``StandardErrorDiagnosticsSink`` always writes. To route messages into swift-log,
 /// `os.Logger` or your SDK's own logger, conform a small type of yours:
 ///
 /// ```swift

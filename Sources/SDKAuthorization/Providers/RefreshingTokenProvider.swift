@@ -91,7 +91,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         token: Token? = nil,
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         refresh: @escaping @Sendable () async throws -> Token
     ) throws(ConfigurationError) {
         guard options.refreshTimeout.isFinite, options.refreshTimeout > 0, options.refreshTimeout <= 600 else {

@@ -26,7 +26,7 @@ extension AuthorizedHTTPClient {
         policy: AuthorizationPolicy? = nil,
         registry: ProviderRegistry = ProviderRegistry(),
         transport: any HTTPTransport = URLSessionHTTPTransport(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         clock: any AuthorizationClock = SystemClock(),
         options: AuthorizationOptions = AuthorizationOptions(),
         observer: (any AuthorizationEventObserver)? = nil
@@ -62,7 +62,7 @@ extension AuthorizedHTTPClient {
         provider: any AuthorizationProvider,
         policy: AuthorizationPolicy? = nil,
         transport: any HTTPTransport = URLSessionHTTPTransport(),
-        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         clock: any AuthorizationClock = SystemClock(),
         options: AuthorizationOptions = AuthorizationOptions(),
         observer: (any AuthorizationEventObserver)? = nil
