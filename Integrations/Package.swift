@@ -1,9 +1,27 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
-// Adapters between SDKAuthorization and the Swift server and observability ecosystem. They live
-// here, beside the framework, because they depend on packages; the framework itself depends on none.
+// Adapters between SDKAuthorization and the Swift server and observability ecosystem. They are a
+// package of their own because they depend on packages; the framework itself depends on none.
 // One library product per adapter: an SDK links only the ones it uses.
+//
+// Released as its own repository (this folder, split out with `git subtree split --prefix
+// Integrations`), tagged with the same version as the framework, which it depends on by URL and
+// version like any app. Developed here, beside the framework's sources, it uses the working tree
+// instead, so a change to both builds and tests together. Scripts/check-install proves the released
+// shape: both repositories tagged, resolved by URL from an outside package.
+let frameworkURL = "https://github.com/sdkauthorization/swift-sdk-authorization.git"
+let frameworkVersion: Version = "0.1.0"
+let besideFramework = FileManager.default.fileExists(
+    atPath: Context.packageDirectory + "/../Sources/SDKAuthorization/Authorizer/RequestAuthorizer.swift"
+)
+let framework: Package.Dependency = besideFramework
+    ? .package(name: "SDKAuthorization", path: "..")
+    : .package(url: frameworkURL, from: frameworkVersion)
+// How products of the framework are named below: by the package's name when used by path, by the
+// URL's last component when resolved by URL.
+let frameworkPackage = besideFramework ? "SDKAuthorization" : "swift-sdk-authorization"
 
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -20,7 +38,7 @@ let package = Package(
         .library(name: "SDKAuthorizationTracing", targets: ["SDKAuthorizationTracing"]),
     ],
     dependencies: [
-        .package(name: "SDKAuthorization", path: ".."),
+        framework,
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -37,7 +55,7 @@ let package = Package(
         .target(
             name: "SDKAuthorizationOpenAPI",
             dependencies: [
-                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorization", package: frameworkPackage),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
@@ -46,7 +64,7 @@ let package = Package(
         .target(
             name: "SDKAuthorizationAsyncHTTPClient",
             dependencies: [
-                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorization", package: frameworkPackage),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -56,7 +74,7 @@ let package = Package(
         .target(
             name: "SDKAuthorizationLogging",
             dependencies: [
-                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorization", package: frameworkPackage),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -64,7 +82,7 @@ let package = Package(
         .target(
             name: "SDKAuthorizationMetrics",
             dependencies: [
-                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorization", package: frameworkPackage),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: strictSettings
@@ -72,7 +90,7 @@ let package = Package(
         .target(
             name: "SDKAuthorizationTracing",
             dependencies: [
-                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorization", package: frameworkPackage),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strictSettings
@@ -84,10 +102,10 @@ let package = Package(
             name: "SDKAuthorizationOpenAPITests",
             dependencies: [
                 "SDKAuthorizationOpenAPI",
-                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationEngagement", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationIDToken", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorization", package: frameworkPackage),
+                .product(name: "SDKAuthorizationEngagement", package: frameworkPackage),
+                .product(name: "SDKAuthorizationTesting", package: frameworkPackage),
+                .product(name: "SDKAuthorizationIDToken", package: frameworkPackage),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
@@ -98,9 +116,9 @@ let package = Package(
             name: "SDKAuthorizationAsyncHTTPClientTests",
             dependencies: [
                 "SDKAuthorizationAsyncHTTPClient",
-                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationIDToken", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorization", package: frameworkPackage),
+                .product(name: "SDKAuthorizationTesting", package: frameworkPackage),
+                .product(name: "SDKAuthorizationIDToken", package: frameworkPackage),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -113,9 +131,9 @@ let package = Package(
             name: "SDKAuthorizationLoggingTests",
             dependencies: [
                 "SDKAuthorizationLogging",
-                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationIDToken", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorization", package: frameworkPackage),
+                .product(name: "SDKAuthorizationTesting", package: frameworkPackage),
+                .product(name: "SDKAuthorizationIDToken", package: frameworkPackage),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],
@@ -125,10 +143,10 @@ let package = Package(
             name: "SDKAuthorizationMetricsTests",
             dependencies: [
                 "SDKAuthorizationMetrics",
-                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationEngagement", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationIDToken", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorization", package: frameworkPackage),
+                .product(name: "SDKAuthorizationEngagement", package: frameworkPackage),
+                .product(name: "SDKAuthorizationTesting", package: frameworkPackage),
+                .product(name: "SDKAuthorizationIDToken", package: frameworkPackage),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
@@ -138,9 +156,9 @@ let package = Package(
             name: "SDKAuthorizationTracingTests",
             dependencies: [
                 "SDKAuthorizationTracing",
-                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationIDToken", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorization", package: frameworkPackage),
+                .product(name: "SDKAuthorizationTesting", package: frameworkPackage),
+                .product(name: "SDKAuthorizationIDToken", package: frameworkPackage),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
@@ -152,9 +170,9 @@ let package = Package(
             dependencies: [
                 "SDKAuthorizationOpenAPI", "SDKAuthorizationAsyncHTTPClient", "SDKAuthorizationLogging",
                 "SDKAuthorizationMetrics", "SDKAuthorizationTracing",
-                .product(name: "SDKAuthorization", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationEngagement", package: "SDKAuthorization"),
-                .product(name: "SDKAuthorizationIDToken", package: "SDKAuthorization"),
+                .product(name: "SDKAuthorization", package: frameworkPackage),
+                .product(name: "SDKAuthorizationEngagement", package: frameworkPackage),
+                .product(name: "SDKAuthorizationIDToken", package: frameworkPackage),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
