@@ -3,8 +3,10 @@ import Testing
 import SDKAuthorization
 import SDKAuthorizationEngagement
 
-/// The README's quick start, verbatim inside namespaces, so it keeps compiling;
-/// `quickStartInTheREADMEIsTheCodeCompiledHere` checks that the README still says the same.
+/// The README's Engagement quick start and its expiring-token example, verbatim inside namespaces,
+/// so they keep compiling; the `...InTheREADMEIsTheCodeCompiledHere` tests check that the README
+/// still says the same. The README's first example is the Samples package's `QuickStart`, which the
+/// demo runs against the reference backend; `quickStartInTheREADMEIsTheSamplesCode` checks it.
 enum QuickStart {
     // The app's provider: asked for every request that needs the customer's token.
     struct CustomerSessionProvider: AuthorizationProvider {
@@ -48,6 +50,16 @@ enum QuickStartByName {
     }
 }
 
+enum ExpiringToken {
+    static func makeRefreshingAuthorizer(apiHost: String, refreshAccessToken: @escaping @Sendable () async throws -> String) throws -> RequestAuthorizer {
+        let tokens = try RefreshingTokenProvider { .init(try await refreshAccessToken()) }   // expiry read from the JWT's exp
+        return try RequestAuthorizer(
+            policy: AuthorizationPolicy(rules: [AuthorizationRule(host: apiHost, scheme: .bearer)]),
+            providers: [.bearer: tokens]
+        )
+    }
+}
+
 @Suite("README quick start")
 struct QuickStartTests {
     @Test func quickStartWithTheProviderPassedDirectly() throws {
@@ -64,7 +76,32 @@ struct QuickStartTests {
         #expect(client.policy.scheme(for: .appInboxFetch) == .bearer)
     }
 
-    @Test func quickStartInTheREADMEIsTheCodeCompiledHere() throws {
-        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Quick start", source: #filePath) == 2)
+    @Test func engagementQuickStartInTheREADMEIsTheCodeCompiledHere() throws {
+        #expect(try readmeBlocksMatchCompiledCopy(heading: "### Bloomreach Engagement (Exponea)", source: #filePath) == 2)
+    }
+
+    @Test func quickStartInTheREADMEIsTheSamplesCode() throws {
+        let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Samples/Sources/AuthorizationSamples/QuickStart.swift").standardized
+        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Quick start", source: samples.path) == 1)
+    }
+
+    @Test func expiringTokenExampleInTheREADMEIsTheCodeCompiledHere() throws {
+        #expect(try readmeBlocksMatchCompiledCopy(heading: "## A token that expires", source: #filePath) == 1)
+    }
+
+    @Test func expiringTokenExampleRefreshesOnceForConcurrentRequestsAndSendsOnlyToItsHost() async throws {
+        let refreshes = Locked(0)
+        let authorizer = try ExpiringToken.makeRefreshingAuthorizer(apiHost: "api.example.com") {
+            refreshes.withLock { $0 += 1 }
+            return "token-1"
+        }
+        let request = OutgoingRequest(method: "GET", url: URL(string: "https://api.example.com/v1/me")!)
+        async let first = authorizer.authorize(request)
+        async let second = authorizer.authorize(request)
+        let headers = try await [first, second].map { $0.request.headers["Authorization"] }
+        #expect(headers == ["Bearer token-1", "Bearer token-1"])
+        #expect(refreshes.withLock { $0 } == 1)
+        let elsewhere = try await authorizer.authorize(OutgoingRequest(method: "GET", url: URL(string: "https://other.example.com/")!))
+        #expect(elsewhere.request.headers["Authorization"] == nil)
     }
 }

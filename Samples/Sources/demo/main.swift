@@ -11,6 +11,7 @@ print("SDKAuthorization demo against the reference backend at \(environment.base
 print("")
 var rows: [ReportRow] = []
 do {
+    rows += try await QuickStartSample.run(environment)
     rows += try await TokenModeSample.run(environment)
     rows += try await CustomerTokenModeSample.run(environment)
     rows += try await RefreshCallbackModeSample.run(environment)

@@ -8,6 +8,16 @@ import Testing
 /// the sample expects (successes accepted, deliberate bad tokens rejected with the right code).
 @Suite("Sample executables' scenarios", .serialized)
 struct SamplesEndToEndTests {
+    @Test func readmeQuickStartSendsTheTokenThroughURLSessionToTheRulesHostAndToNoOther() async throws {
+        try await withEnvironment { environment, _ in
+            let rows = try await QuickStartSample.run(environment)
+            #expect(rows.map(\.verdict) == ["200 accepted, sub reader-quick-start", "401 missing_authorization"])
+            #expect(rows.first?.header.hasPrefix("Bearer eyJ") == true)
+            #expect(rows.last?.header == "(none)")
+            for row in rows { #expect(row.asExpected, "\(row.mode): \(row.verdict)") }
+        }
+    }
+
     @Test func tokenModeSampleSucceedsOnEveryEndpoint() async throws {
         try await withEnvironment { environment, _ in
             let rows = try await TokenModeSample.run(environment)

@@ -5,11 +5,10 @@
 /// that match requests by scheme, host, port, path and method.
 ///
 /// ```swift
-/// var policy = AuthorizationPolicy.engagement(advancedAuthEnabled: true)
-/// try policy.add(Endpoint("contentBlocks", path: "/webxp/s/<projectToken>/inappcontentblocks"), scheme: .bearer)
-/// try policy.add(Endpoint("userInbox", method: "GET", path: "/v2/users/<userId>/inbox"), scheme: .bearer)
-/// try policy.setScheme(.bearer, for: .customerAttributes)
+/// var policy = AuthorizationPolicy(rules: [try AuthorizationRule(host: "api.example.com", scheme: .bearer)])
+/// try policy.add(Endpoint("userInbox", method: "GET", path: "https://api.example.com/v2/users/<userId>/inbox"), scheme: .bearer)
 /// try policy.add(AuthorizationRule(host: "media.example.com", path: "/private/**", method: "GET", scheme: .bearer))
+/// try policy.setScheme(.apiKey, for: "userInbox")
 /// ```
 ///
 /// A request made from the catalogue (``AuthorizedHTTPClient/send(_:parameters:query:body:headers:)``)
@@ -29,6 +28,15 @@ public struct AuthorizationPolicy: Sendable, Equatable {
 
     /// An empty policy.
     public init() {}
+
+    /// A policy of rules alone, tried in order; the first that matches a request gives its scheme.
+    ///
+    /// ```swift
+    /// let policy = AuthorizationPolicy(rules: [try AuthorizationRule(host: "api.example.com", scheme: .bearer)])
+    /// ```
+    public init(rules: [AuthorizationRule]) {
+        self.rules = rules
+    }
 
     /// A policy of `catalogue`'s endpoints in order, each with its scheme, taken as they are: for a
     /// vendor catalogue whose templates are known good, which ``add(_:scheme:)`` would only check again.

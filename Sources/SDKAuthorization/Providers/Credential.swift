@@ -2,7 +2,8 @@
 ///
 /// ```swift
 /// .bearer(jwt)                                   // Authorization: Bearer <jwt>
-/// .apiKey(key)                                   // Authorization: Token <key>
+/// .apiKey(key, header: "X-API-Key")              // X-API-Key: <key>, your API's own header
+/// .apiKey(key)                                   // Authorization: Token <key> (Bloomreach Engagement)
 /// .header("X-Braze-Auth-Signature", value: jwt)  // a header of the SDK author's choice
 /// .omitted                                       // send this request without a credential
 /// ```
@@ -36,9 +37,18 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         Credential(kind: .bearer, headerName: "Authorization", value: token)
     }
 
-    /// `Authorization: Token <key>`, the Engagement API-key scheme.
+    /// `Authorization: Token <key>`, the Bloomreach Engagement (Exponea) API-key scheme. For your own
+    /// API's key under a header of its own, use ``apiKey(_:header:)``.
     public static func apiKey(_ key: String) -> Credential {
         Credential(kind: .apiKey, headerName: "Authorization", value: key)
+    }
+
+    /// An API key sent as it is under the header your API names, e.g. `X-API-Key: <key>`.
+    ///
+    /// The same credential as ``header(_:value:)``, named for what it carries. A name the transport
+    /// owns (`Host`, `Cookie`, `Content-Type`, `Proxy-*`...) fails the request locally.
+    public static func apiKey(_ key: String, header: String) -> Credential {
+        Credential(kind: .header, headerName: header, value: key)
     }
 
     /// A header field of the SDK author's choice, e.g. `X-Braze-Auth-Signature: <jwt>`. The value is
