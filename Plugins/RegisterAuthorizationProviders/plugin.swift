@@ -1,0 +1,33 @@
+import Foundation
+import PackagePlugin
+
+/// Registers the providers a target names in its `sdkauth-providers.json` at build time.
+///
+/// For each target that applies it, runs `sdkauth-register-providers` on the manifest in the
+/// target's directory; the generated `ProviderRegistry.registerManifestProviders()` registers every
+/// entry, and a misspelt or non-conforming type is a compile error at the manifest's line.
+@main
+struct RegisterAuthorizationProviders: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: any Target) async throws -> [Command] {
+        guard let target = target as? SourceModuleTarget else {
+            Diagnostics.error("RegisterAuthorizationProviders applies to source targets only; \(target.name) is not one")
+            return []
+        }
+        // The manifest is one of the target's files that no build rule handles; SwiftPM hands those
+        // to the target's plugins (and does not warn about them).
+        guard let manifest = target.sourceFiles.first(where: { $0.url.lastPathComponent == "sdkauth-providers.json" })?.url else {
+            Diagnostics.error("target \(target.name) applies RegisterAuthorizationProviders but has no sdkauth-providers.json in its directory; add one ({\"providers\": []} registers none)")
+            return []
+        }
+        let output = context.pluginWorkDirectoryURL.appendingPathComponent("RegisteredAuthorizationProviders.swift")
+        return [
+            .buildCommand(
+                displayName: "Registering authorization providers of \(target.name) from sdkauth-providers.json",
+                executable: try context.tool(named: "sdkauth-register-providers").url,
+                arguments: ["--manifest", manifest.path, "--output", output.path, "--module-name", target.moduleName],
+                inputFiles: [manifest],
+                outputFiles: [output]
+            ),
+        ]
+    }
+}
