@@ -14,9 +14,11 @@ struct RegisterAuthorizationProviders: BuildToolPlugin {
             return []
         }
         // The manifest is one of the target's files that no build rule handles; SwiftPM hands those
-        // to the target's plugins (and does not warn about them).
+        // to the target's plugins (and does not warn about them). A target that applies the plugin
+        // without one is a mistake in the package, like a missing OpenAPI generator configuration: it
+        // fails the package's build, as an error in Package.swift would.
         guard let manifest = target.sourceFiles.first(where: { $0.url.lastPathComponent == "sdkauth-providers.json" })?.url else {
-            Diagnostics.error("target \(target.name) applies RegisterAuthorizationProviders but has no sdkauth-providers.json in its directory; add one ({\"providers\": []} registers none)")
+            Diagnostics.error("target \(target.name) applies RegisterAuthorizationProviders but has no sdkauth-providers.json in its directory (or excludes it); add one ({\"providers\": []} registers none)")
             return []
         }
         let output = context.pluginWorkDirectoryURL.appendingPathComponent("RegisteredAuthorizationProviders.swift")
