@@ -17,7 +17,12 @@ struct RegisterAuthorizationProviders: BuildToolPlugin {
         // to the target's plugins (and does not warn about them). A target that applies the plugin
         // without one is a mistake in the package, like a missing OpenAPI generator configuration: it
         // fails the package's build, as an error in Package.swift would.
-        guard let manifest = target.sourceFiles.first(where: { $0.url.lastPathComponent == "sdkauth-providers.json" })?.url else {
+        let manifests = target.sourceFiles.map(\.url).filter { $0.lastPathComponent == "sdkauth-providers.json" }
+        guard manifests.count <= 1 else {
+            Diagnostics.error("target \(target.name) has more than one sdkauth-providers.json: \(manifests.map(\.path).sorted().joined(separator: ", ")); keep the one in the target's directory")
+            return []
+        }
+        guard let manifest = manifests.first else {
             Diagnostics.error("target \(target.name) applies RegisterAuthorizationProviders but has no sdkauth-providers.json in its directory (or excludes it); add one ({\"providers\": []} registers none)")
             return []
         }

@@ -59,6 +59,11 @@ package indirect enum PositionedJSON: Sendable {
     /// Parses `bytes` (UTF-8) as one JSON value.
     package static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> PositionedJSON {
         var reader = Reader(bytes: bytes)
+        // A byte-order mark, as some editors write one, is not part of the text.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            reader.index = 3
+            reader.lineStart = 3
+        }
         reader.skipWhitespace()
         let value = try reader.value(depth: 0)
         reader.skipWhitespace()

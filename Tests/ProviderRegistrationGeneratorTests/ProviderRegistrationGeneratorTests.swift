@@ -170,6 +170,18 @@ struct ProviderRegistrationGeneratorTests {
         #expect(RegisterProvidersCommand.run(arguments: ["--manifest", "a", "--manifest", "b", "--output", "b", "--module-name", "M"]).status == 64)
     }
 
+    @Test func theJSONReaderTakesEscapesAByteOrderMarkAndCRLFAndRefusesDeepNesting() throws {
+        let manifest = "\u{FEFF}{\r\n\"providers\": [\r\n{\"name\": \"\\u0041\\u00e9\", \"type\": \"M.A\", \"mode\": \"factory\"}]}"
+        let result = try run(manifest)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.code?.contains("registerManifestFactory(M.A.self, as: \"A\u{e9}\")") == true)
+        #expect(result.code?.contains("line: 3)") == true)
+        let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
+        #expect(try error("{\"providers\": \(deep)}") == ":1:47: error: malformed JSON: nested deeper than 32 levels")
+        #expect(try error("{\"providers\": [{\"name\": \"\\ud800\"}]}").contains("malformed JSON: unpaired surrogate"))
+        #expect(try error("{\"providers\": [{\"name\": \"a\nb\"}]}").contains("malformed JSON: control character in a string"))
+    }
+
     @Test func stringsInTheGeneratedCodeAreEscaped() {
         #expect(RegistrationCode.stringLiteral("a\"b\\c\n") == #""a\"b\\c\u{a}""#)
     }
