@@ -11,6 +11,8 @@
 /// generic helper that requires the mode's protocol, so a misspelt type (`cannot find ... in scope`,
 /// `module 'X' has no member named ...`) and a type that does not conform (`requires that 'X'
 /// conform to 'AuthorizationProviderType'`) are compile errors at `sdkauth-providers.json:LINE`.
+/// The framework's names are module-qualified, so an app that also imports a vendor SDK with an
+/// `AuthorizationProviderType` of its own (ExponeaSDK) still compiles.
 package enum RegistrationCode {
     /// - Parameters:
     ///   - manifest: The checked manifest.
@@ -33,7 +35,7 @@ package enum RegistrationCode {
         }
         lines += [
             "",
-            "extension ProviderRegistry {",
+            "extension SDKAuthorizationEngagement.ProviderRegistry {",
             "    /// Registers the providers of \(ProviderManifest.fileName) under their names. Call it once at start-up,",
             "    /// before a configuration names one of them.",
             "    func registerManifestProviders() {",
@@ -53,12 +55,12 @@ package enum RegistrationCode {
             "    static var manifestProviderNames: [String] { [\(manifest.entries.map { stringLiteral($0.name) }.joined(separator: ", "))] }",
             "",
             "    /// A customer-token provider: the type must be an `AuthorizationProviderType` class.",
-            "    private func registerManifestCustomerTokenProvider<Provider: AuthorizationProviderType>(_ type: Provider.Type, as name: String) {",
+            "    private func registerManifestCustomerTokenProvider<Provider: SDKAuthorizationEngagement.AuthorizationProviderType>(_ type: Provider.Type, as name: String) {",
             "        register(type, as: name)",
             "    }",
             "",
             "    /// A native provider's factory: the type must be a `NamedProviderFactory`.",
-            "    private func registerManifestFactory<Factory: NamedProviderFactory>(_ type: Factory.Type, as name: String) {",
+            "    private func registerManifestFactory<Factory: SDKAuthorization.NamedProviderFactory>(_ type: Factory.Type, as name: String) {",
             "        register(name: name) { context in try type.makeProvider(for: context) }",
             "    }",
             "}",

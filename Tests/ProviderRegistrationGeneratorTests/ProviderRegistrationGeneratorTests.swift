@@ -52,7 +52,7 @@ struct ProviderRegistrationGeneratorTests {
             import PartnerSDK
             #sourceLocation()
 
-            extension ProviderRegistry {
+            extension SDKAuthorizationEngagement.ProviderRegistry {
                 /// Registers the providers of sdkauth-providers.json under their names. Call it once at start-up,
                 /// before a configuration names one of them.
                 func registerManifestProviders() {
@@ -68,12 +68,12 @@ struct ProviderRegistrationGeneratorTests {
                 static var manifestProviderNames: [String] { ["ExponeaAuthProvider", "Partner"] }
 
                 /// A customer-token provider: the type must be an `AuthorizationProviderType` class.
-                private func registerManifestCustomerTokenProvider<Provider: AuthorizationProviderType>(_ type: Provider.Type, as name: String) {
+                private func registerManifestCustomerTokenProvider<Provider: SDKAuthorizationEngagement.AuthorizationProviderType>(_ type: Provider.Type, as name: String) {
                     register(type, as: name)
                 }
 
                 /// A native provider's factory: the type must be a `NamedProviderFactory`.
-                private func registerManifestFactory<Factory: NamedProviderFactory>(_ type: Factory.Type, as name: String) {
+                private func registerManifestFactory<Factory: SDKAuthorization.NamedProviderFactory>(_ type: Factory.Type, as name: String) {
                     register(name: name) { context in try type.makeProvider(for: context) }
                 }
             }
