@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "SDKAuthorizationTesting", targets: ["SDKAuthorizationTesting"]),
         .executable(name: "sdkauth-config", targets: ["sdkauth-config"]),
         .plugin(name: "ValidateAuthorizationConfiguration", targets: ["ValidateAuthorizationConfiguration"]),
+        .plugin(name: "RegisterAuthorizationProviders", targets: ["RegisterAuthorizationProviders"]),
     ],
     targets: [
         // The core: the seam and its one request loop, the client and its transports, policy types,
@@ -58,6 +59,29 @@ let package = Package(
                 )
             ),
             dependencies: ["sdkauth-config"]
+        ),
+        // Build-time provider registration: a target's sdkauth-providers.json becomes a generated
+        // ProviderRegistry.registerManifestProviders(), and a misspelt or non-conforming type a compile
+        // error at the manifest's line. The generator's logic is a package library with its own tests.
+        .target(
+            name: "ProviderRegistrationGenerator",
+            dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "sdkauth-register-providers",
+            dependencies: ["ProviderRegistrationGenerator"],
+            swiftSettings: strictSettings
+        ),
+        .plugin(
+            name: "RegisterAuthorizationProviders",
+            capability: .buildTool(),
+            dependencies: ["sdkauth-register-providers"]
+        ),
+        .testTarget(
+            name: "ProviderRegistrationGeneratorTests",
+            dependencies: ["ProviderRegistrationGenerator"],
+            swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SDKAuthorizationTests",

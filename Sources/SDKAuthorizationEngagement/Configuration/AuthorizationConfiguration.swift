@@ -119,8 +119,9 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
 
     /// A provider name: a type name, possibly module-qualified, nested or generic
-    /// (`MyApp.Outer.Provider<Swift.Int>`); at most 256 characters.
-    static func checkProviderName(_ name: String) throws(ConfigurationError) {
+    /// (`MyApp.Outer.Provider<Swift.Int>`); at most 256 characters. The build-time provider
+    /// registration (`sdkauth-register-providers`) checks a manifest's names with it too.
+    package static func checkProviderName(_ name: String) throws(ConfigurationError) {
         guard !name.allSatisfy(\.isWhitespace) else {
             throw .invalidValue(key: "providerName", reason: "the provider name must not be empty")
         }

@@ -6,7 +6,7 @@
 /// a class, a struct or an enum, so the combinations are tried, at most ``maximumAttempts`` (81) of them: enough for four nested parts, or a generic type with one argument nested two deep.
 /// Names are checked first: ASCII identifiers, 2 to 6 parts, at most 3 generic arguments nested at
 /// most 2 deep, 256 characters.
-enum SwiftTypeLookup {
+package enum SwiftTypeLookup {
     static let maximumAttempts = 81
 
     static func type(named name: String) -> Any.Type? {
@@ -18,6 +18,12 @@ enum SwiftTypeLookup {
             if let type = _typeByName(mangled) { return type }
         }
         return nil
+    }
+
+    /// Whether `name` is a name this lookup can look for (the rules above), without looking: the
+    /// build-time provider registration (`sdkauth-register-providers`) accepts exactly these.
+    package static func isTypeName(_ name: String) -> Bool {
+        name.utf8.count <= 256 && TypeReference(parsing: Substring(name), depth: 0) != nil
     }
 
     /// `Module.Type.Nested<Argument, ...>`.
