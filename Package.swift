@@ -44,9 +44,19 @@ let package = Package(
             dependencies: ["SDKAuthorization"],
             swiftSettings: strictSettings
         ),
+        // The authorization doctor's logic (no product): configuration files checked as a client
+        // starts, provider manifests, JWTs. Links every mode so the built-in provider names resolve.
+        .target(
+            name: "SDKAuthorizationDoctor",
+            dependencies: [
+                "SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
+                "SDKAuthorizationTokenExchange",
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "sdkauth-config",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement"],
+            dependencies: ["SDKAuthorizationDoctor"],
             swiftSettings: strictSettings
         ),
         .plugin(
@@ -65,6 +75,11 @@ let package = Package(
                 "SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
                 "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting",
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SDKAuthorizationDoctorTests",
+            dependencies: ["SDKAuthorizationDoctor", "SDKAuthorization", "SDKAuthorizationEngagement"],
             swiftSettings: strictSettings
         ),
     ],
