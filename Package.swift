@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "SDKAuthorizationTesting", targets: ["SDKAuthorizationTesting"]),
         .executable(name: "sdkauth-config", targets: ["sdkauth-config"]),
         .plugin(name: "ValidateAuthorizationConfiguration", targets: ["ValidateAuthorizationConfiguration"]),
+        .plugin(name: "AuthorizationDoctor", targets: ["AuthorizationDoctor"]),
     ],
     targets: [
         // The core: the seam and its one request loop, the client and its transports, policy types,
@@ -64,7 +65,18 @@ let package = Package(
             capability: .command(
                 intent: .custom(
                     verb: "validate-authorization-config",
-                    description: "Check SDKAuthorization configuration files (JSON or property list)"
+                    description: "Check SDKAuthorization configuration files (JSON or property list); the same as authorization-doctor"
+                )
+            ),
+            dependencies: ["sdkauth-config"]
+        ),
+        // The same doctor under its own verb; validate-authorization-config stays as its alias.
+        .plugin(
+            name: "AuthorizationDoctor",
+            capability: .command(
+                intent: .custom(
+                    verb: "authorization-doctor",
+                    description: "Check SDKAuthorization configuration files as a client starts from them, and decode JWTs (--jwt)"
                 )
             ),
             dependencies: ["sdkauth-config"]
