@@ -25,6 +25,6 @@ struct ValidateAuthorizationConfiguration: CommandPlugin {
 struct DoctorFailed: Error, CustomStringConvertible {
     let status: Int32
     var description: String {
-        status == 64 ? "the authorization doctor was called wrongly (see usage above)" : "the authorization doctor found errors (see above)"
+        status == 64 ? "the authorization doctor was called wrongly (see its usage message)" : "the authorization doctor found errors (see its output)"
     }
 }

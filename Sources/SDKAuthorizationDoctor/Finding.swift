@@ -1,3 +1,5 @@
+import SDKAuthorization
+
 /// One line of the doctor's report: a verdict on a file or a token, with how serious it is.
 package struct Finding: Sendable, Equatable, CustomStringConvertible {
     /// How serious a finding is. Only ``error`` makes the run fail.
@@ -28,11 +30,12 @@ package struct Finding: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `file: error: message (key 'name')`, the form compilers use, so editors can link it; a
-    /// note is `file: message`, or only the message.
+    /// note is `file: message`, or only the message. The file name and key come from outside (a
+    /// key may be one the file invented), so what could forge or hide a line in them is escaped.
     package var description: String {
-        var text = file.map { "\($0): " } ?? ""
+        var text = file.map { "\(LogText.readable($0, limit: 512)): " } ?? ""
         text += severity == .note ? message : "\(severity.rawValue): \(message)"
-        if let key { text += " (key '\(key)')" }
+        if let key { text += " (key '\(LogText.readable(key, limit: 128))')" }
         return text
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import SDKAuthorization
 
-/// Decodes a JWT with the framework's bounded parser and says what it holds and what is wrong.
+/// Decodes a JWT with the framework's bounded parser and says what it holds and what is wrong. A
+/// token pasted with its `Bearer ` scheme is read without it.
 ///
 /// The header and claims are shown (the token is the user's own); the signature segment, and so
 /// the token itself, never is. The signature is not verified: the doctor holds no keys.
@@ -12,7 +13,11 @@ import SDKAuthorization
 package enum TokenCheck {
     /// The findings for `token` at the time `now`.
     package static func check(_ token: String, now: Date) -> [Finding] {
-        let trimmed = token.trimmingCharacters(in: .whitespacesAndNewlines)
+        var trimmed = token.trimmingCharacters(in: .whitespacesAndNewlines)
+        // A token copied with its header: `Bearer eyJ...`.
+        if trimmed.lowercased().hasPrefix("bearer ") {
+            trimmed = trimmed.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
+        }
         let claims: JWTClaims
         do {
             claims = try JWTClaims(decoding: trimmed)

@@ -127,6 +127,18 @@ struct ConfigurationCheckTests {
         #expect(report.findings == [Finding(.error, file: "authorization.json", key: key, expected.message)])
     }
 
+    @Test func aKeyOrFileNameThatCouldForgeALineIsEscaped() throws {
+        let package = try ScratchPackage()
+        try package.write("authorization.json", #"{"projectToken": "p1", "baseURL": "https://api.example.com", "x\nerror: forged": 1}"#)
+        try package.write("a\nb-authorization.json", Files.good)
+        let report = run(package)
+        let lines = report.findings.map(\.description)
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { !$0.contains("\n") })
+        #expect(lines.contains("a\\u{a}b-authorization.json: ok: project 'p1' at https://api.example.com, Token Authorization (token redacted), advanced auth off"))
+        #expect(lines.contains { $0.hasSuffix("(key 'x\\u{a}error: forged')") })
+    }
+
     @Test func aMalformedFileFailsWithTheFrameworksMessage() throws {
         let package = try ScratchPackage()
         try package.write("authorization.json", "{not json")

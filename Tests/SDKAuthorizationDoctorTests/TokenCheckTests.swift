@@ -94,6 +94,12 @@ struct TokenCheckTests {
         #expect(!report.findings.contains { $0.message.contains("\n") })
     }
 
+    @Test func aTokenPastedWithItsBearerSchemeIsRead() {
+        let report = run("Bearer  " + token(payload: #"{"exp":1800003600}"#) + "\n")
+        #expect(report.exitStatus == 0)
+        #expect(report.findings.contains(Finding(.note, "JWT expires in 1 h 0 min (exp 2027-01-15T09:00:00Z)")))
+    }
+
     @Test func aTokenAndFilesAreCheckedInOneRun() throws {
         let package = try ScratchPackage()
         try package.write("authorization.json", Files.good)
