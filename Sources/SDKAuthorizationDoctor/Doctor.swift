@@ -9,7 +9,8 @@ import SDKAuthorization
 /// ```
 ///
 /// - `FILE ...`: check these configuration files (relative paths are read from the package
-///   directory, else the current one);
+///   directory, else the current one, which is also where paths are shown from and the highest
+///   folder a provider manifest is looked for in);
 /// - `--jwt TOKEN`: decode a token's header and claims (`-` reads it from standard input);
 /// - neither: check every configuration file in the package directory (see
 ///   ``ConfigurationFiles/rule``), or say that there is none.
@@ -82,8 +83,9 @@ package enum Doctor {
         }
         if request.help { return DoctorReport(findings: [Finding(.note, usage)]) }
 
-        let root = request.packageDirectory.map { URL(fileURLWithPath: $0, isDirectory: true, relativeTo: currentDirectory).standardizedFileURL }
-        let base = root ?? currentDirectory
+        // The package directory, or the current one: where relative paths start, files are looked
+        // for, paths are shown from, and a manifest is looked for no higher than.
+        let base = request.packageDirectory.map { URL(fileURLWithPath: $0, isDirectory: true, relativeTo: currentDirectory) } ?? currentDirectory
         var report = DoctorReport()
         if let token = request.token {
             report.findings += TokenCheck.check(token, now: now)
@@ -97,7 +99,7 @@ package enum Doctor {
             }
         }
         for file in files {
-            report.findings += checkFile(file, root: root ?? (request.files.isEmpty ? base : nil))
+            report.findings += checkFile(file, root: base)
         }
         return report
     }

@@ -165,6 +165,15 @@ struct ConfigurationCheckTests {
         #expect(errors(report).allSatisfy { $0.file == "SDKAuthorization.plist" })
     }
 
+    @Test func withoutAPackageDirectoryTheCurrentOneIsUsed() throws {
+        let package = try ScratchPackage()
+        try package.write("sdkauth-providers.json", Files.manifest("OtherProvider"))
+        try package.write("Config/authorization.json", Files.advanced(""))
+        let report = Doctor.run(["Config/authorization.json"], now: now, currentDirectory: package.url)
+        #expect(report.findings == [Finding(.error, file: "Config/authorization.json", key: "providerName",
+                                            ConfigurationError.advancedAuthEnabledWithoutProvider.message)])
+    }
+
     @Test func aFileThatDoesNotExistIsAnError() throws {
         let package = try ScratchPackage()
         let report = run(package, "missing-authorization.json")
