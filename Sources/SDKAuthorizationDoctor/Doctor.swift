@@ -98,29 +98,40 @@ package enum Doctor {
                 return report
             }
         }
+        var manifests = ManifestCache()
         for file in files {
-            report.findings += checkFile(file, root: base)
+            report.findings += checkFile(file, root: base, manifests: &manifests)
         }
         return report
     }
 
-    /// One file's findings, with its manifest's (a broken manifest is an error of its own).
-    static func checkFile(_ file: URL, root: URL?) -> [Finding] {
+    /// A manifest read once for every configuration file it serves: `nil` when it is broken.
+    typealias ManifestCache = [URL: ProviderManifest?]
+
+    /// One file's findings, preceded by its manifest's the first time that manifest is read (a
+    /// broken manifest is an error of its own, and the file is then not checked for start-up).
+    static func checkFile(_ file: URL, root: URL?, manifests: inout ManifestCache) -> [Finding] {
         let shown = ConfigurationFiles.displayPath(file, root: root)
-        var manifest: ProviderManifest?
+        guard let manifestURL = ConfigurationFiles.manifestURL(for: file, root: root) else {
+            return ConfigurationCheck.check(file, displayPath: shown, manifest: nil)
+        }
+        let manifestPath = ConfigurationFiles.displayPath(manifestURL, root: root)
         var findings: [Finding] = []
-        if let manifestURL = ConfigurationFiles.manifestURL(for: file, root: root) {
-            let manifestPath = ConfigurationFiles.displayPath(manifestURL, root: root)
+        if manifests[manifestURL] == nil {
             do {
-                let data = try Data(contentsOf: manifestURL)
-                manifest = try ProviderManifest(data: data)
+                let manifest = try ProviderManifest(data: try Data(contentsOf: manifestURL))
+                manifests[manifestURL] = .some(manifest)
+                findings += ProviderSourceScan.check(manifest, at: manifestURL, shownAs: manifestPath)
             } catch let failure as ProviderManifest.Failure {
+                manifests[manifestURL] = .some(nil)
                 findings.append(Finding(.error, file: manifestPath, key: failure.key, failure.message))
-                return findings + [Finding(.error, file: shown, "not checked for start-up: its provider manifest \(manifestPath) is invalid")]
             } catch {
+                manifests[manifestURL] = .some(nil)
                 findings.append(Finding(.error, file: manifestPath, "The provider manifest could not be read: \((error as NSError).localizedDescription)."))
-                return findings
             }
+        }
+        guard case .some(.some(let manifest)) = manifests[manifestURL] else {
+            return findings + [Finding(.error, file: shown, "not checked for start-up: its provider manifest \(manifestPath) is invalid")]
         }
         return findings + ConfigurationCheck.check(file, displayPath: shown, manifest: manifest)
     }
