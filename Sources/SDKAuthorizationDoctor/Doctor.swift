@@ -16,7 +16,8 @@ import SDKAuthorization
 ///   ``ConfigurationFiles/rule``), or say that there is none.
 package enum Doctor {
     package static let usage = """
-        usage: sdkauth-config [--package-directory DIR] [--jwt TOKEN|-] [FILE ...]
+        usage: swift package authorization-doctor [--jwt TOKEN] [FILE ...]   (or validate-authorization-config)
+               sdkauth-config [--package-directory DIR] [--jwt TOKEN|-] [FILE ...]
           FILE ...      check these authorization configuration files (JSON or property list)
           --jwt TOKEN   decode a JWT's header and claims and check alg and exp ('-' reads standard input)
           (neither)     check every configuration file in the package: \(ConfigurationFiles.rule)
