@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "sdkauth-config", targets: ["sdkauth-config"]),
         .plugin(name: "ValidateAuthorizationConfiguration", targets: ["ValidateAuthorizationConfiguration"]),
         .plugin(name: "RegisterAuthorizationProviders", targets: ["RegisterAuthorizationProviders"]),
+        .plugin(name: "AuthorizationDoctor", targets: ["AuthorizationDoctor"]),
     ],
     targets: [
         // The core: the seam and its one request loop, the client and its transports, policy types,
@@ -45,9 +46,19 @@ let package = Package(
             dependencies: ["SDKAuthorization"],
             swiftSettings: strictSettings
         ),
+        // The authorization doctor's logic (no product): configuration files checked as a client
+        // starts, provider manifests, JWTs. Links every mode so the built-in provider names resolve.
+        .target(
+            name: "SDKAuthorizationDoctor",
+            dependencies: [
+                "SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
+                "SDKAuthorizationTokenExchange",
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "sdkauth-config",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement"],
+            dependencies: ["SDKAuthorizationDoctor"],
             swiftSettings: strictSettings
         ),
         .plugin(
@@ -55,7 +66,18 @@ let package = Package(
             capability: .command(
                 intent: .custom(
                     verb: "validate-authorization-config",
-                    description: "Check SDKAuthorization configuration files (JSON or property list)"
+                    description: "Check SDKAuthorization configuration files (JSON or property list); the same as authorization-doctor"
+                )
+            ),
+            dependencies: ["sdkauth-config"]
+        ),
+        // The same doctor under its own verb; validate-authorization-config stays as its alias.
+        .plugin(
+            name: "AuthorizationDoctor",
+            capability: .command(
+                intent: .custom(
+                    verb: "authorization-doctor",
+                    description: "Check SDKAuthorization configuration files as a client starts from them, and decode JWTs (--jwt)"
                 )
             ),
             dependencies: ["sdkauth-config"]
@@ -89,6 +111,11 @@ let package = Package(
                 "SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
                 "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting",
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SDKAuthorizationDoctorTests",
+            dependencies: ["SDKAuthorizationDoctor", "SDKAuthorization", "SDKAuthorizationEngagement"],
             swiftSettings: strictSettings
         ),
     ],

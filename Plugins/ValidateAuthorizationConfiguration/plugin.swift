@@ -1,29 +1,30 @@
 import Foundation
 import PackagePlugin
 
-/// `swift package validate-authorization-config FILE...` checks authorization configuration files
-/// with the framework's own reader and prints each file's verdict.
+/// `swift package validate-authorization-config [FILE ...] [--jwt TOKEN]` runs the authorization doctor
+/// (`sdkauth-config`) on the package: with no file, every configuration file in it. It is the alias
+/// of `authorization-doctor` (`Plugins/AuthorizationDoctor/plugin.swift`), kept for the verb's
+/// existing users; keep the two equal (Scripts/check-doctor runs both).
 @main
 struct ValidateAuthorizationConfiguration: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) async throws {
         let tool = try context.tool(named: "sdkauth-config")
-        let files = arguments.map { argument in
-            argument.hasPrefix("/") ? argument : context.package.directoryURL.appendingPathComponent(argument).path
-        }
         let process = Process()
         process.executableURL = tool.url
-        process.arguments = files
+        // The tool reads relative paths, and looks for files, from the package directory.
+        process.arguments = ["--package-directory", context.package.directoryURL.path] + arguments
         try process.run()
         process.waitUntilExit()
         if process.terminationStatus != 0 {
-            Diagnostics.error("some authorization configuration files are invalid")
-            throw ExitCode(process.terminationStatus)
+            throw DoctorFailed(status: process.terminationStatus)
         }
     }
 }
 
-struct ExitCode: Error, CustomStringConvertible {
+/// The doctor found errors (status 1) or was called wrongly (status 64); its own output says which.
+struct DoctorFailed: Error, CustomStringConvertible {
     let status: Int32
-    init(_ status: Int32) { self.status = status }
-    var description: String { "sdkauth-config exited with status \(status)" }
+    var description: String {
+        status == 64 ? "the authorization doctor was called wrongly (see its usage message)" : "the authorization doctor found errors (see its output)"
+    }
 }

@@ -1,0 +1,30 @@
+import Foundation
+import PackagePlugin
+
+/// `swift package authorization-doctor [FILE ...] [--jwt TOKEN]` runs the authorization doctor
+/// (`sdkauth-config`) on the package: with no file, every configuration file in it. The same code
+/// is `Plugins/ValidateAuthorizationConfiguration/plugin.swift`, the `validate-authorization-config`
+/// alias; keep the two equal (Scripts/check-doctor runs both).
+@main
+struct AuthorizationDoctor: CommandPlugin {
+    func performCommand(context: PluginContext, arguments: [String]) async throws {
+        let tool = try context.tool(named: "sdkauth-config")
+        let process = Process()
+        process.executableURL = tool.url
+        // The tool reads relative paths, and looks for files, from the package directory.
+        process.arguments = ["--package-directory", context.package.directoryURL.path] + arguments
+        try process.run()
+        process.waitUntilExit()
+        if process.terminationStatus != 0 {
+            throw DoctorFailed(status: process.terminationStatus)
+        }
+    }
+}
+
+/// The doctor found errors (status 1) or was called wrongly (status 64); its own output says which.
+struct DoctorFailed: Error, CustomStringConvertible {
+    let status: Int32
+    var description: String {
+        status == 64 ? "the authorization doctor was called wrongly (see its usage message)" : "the authorization doctor found errors (see its output)"
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import SDKAuthorization
+
+/// The authorization doctor behind `sdkauth-config` and the `authorization-doctor` and
+/// `validate-authorization-config` command plugins.
+///
+/// ```
+/// sdkauth-config [--package-directory DIR] [--jwt TOKEN|-] [FILE ...]
+/// ```
+///
+/// - `FILE ...`: check these configuration files (relative paths are read from the package
+///   directory, else the current one, which is also where paths are shown from and the highest
+///   folder a provider manifest is looked for in);
+/// - `--jwt TOKEN`: decode a token's header and claims (`-` reads it from standard input);
+/// - neither: check every configuration file in the package directory (see
+///   ``ConfigurationFiles/rule``), or say that there is none.
+package enum Doctor {
+    package static let usage = """
+        usage: swift package authorization-doctor [--jwt TOKEN] [FILE ...]   (or validate-authorization-config)
+               sdkauth-config [--package-directory DIR] [--jwt TOKEN|-] [FILE ...]
+          FILE ...      check these authorization configuration files (JSON or property list)
+          --jwt TOKEN   decode a JWT's header and claims and check alg and exp ('-' reads standard input)
+          (neither)     check every configuration file in the package: \(ConfigurationFiles.rule)
+        """
+
+    /// What the command line asked for.
+    package struct Request: Equatable {
+        package var packageDirectory: String?
+        package var token: String?
+        package var files: [String] = []
+        package var help = false
+    }
+
+    /// Reads the arguments (without the program name). `readStandardInput` gives the token for `--jwt -`.
+    package static func parse(_ arguments: [String], readStandardInput: () -> String?) -> Result<Request, UsageError> {
+        var request = Request()
+        var rest = arguments[...]
+        var optionsEnded = false
+        while let argument = rest.popFirst() {
+            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
+                request.files.append(argument)
+                continue
+            }
+            let (option, inline) = splitInline(argument)
+            switch option {
+            case "--":
+                optionsEnded = true
+            case "-h", "--help":
+                request.help = true
+            case "--package-directory", "--jwt":
+                guard let value = inline ?? rest.popFirst() else { return .failure(UsageError("\(option) needs a value")) }
+                if option == "--package-directory" {
+                    request.packageDirectory = value
+                } else {
+                    guard request.token == nil else { return .failure(UsageError("--jwt is given twice")) }
+                    guard value != "-" else {
+                        guard let read = readStandardInput(), !read.isEmpty else { return .failure(UsageError("--jwt - read no token from standard input")) }
+                        request.token = read
+                        continue
+                    }
+                    request.token = value
+                }
+            default:
+                return .failure(UsageError("unknown option \(LogText.escapedOption(option))"))
+            }
+        }
+        return .success(request)
+    }
+
+    /// A mistake in the command line.
+    package struct UsageError: Error, Equatable {
+        package var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// Runs the doctor. `now` is the time tokens are judged at; `currentDirectory` resolves
+    /// relative paths when no package directory is given.
+    package static func run(_ arguments: [String], now: Date, currentDirectory: URL, readStandardInput: () -> String? = { nil }) -> DoctorReport {
+        let request: Request
+        switch parse(arguments, readStandardInput: readStandardInput) {
+        case .success(let parsed): request = parsed
+        case .failure(let error):
+            return DoctorReport(findings: [Finding(.error, error.message), Finding(.note, usage)], usageError: true)
+        }
+        if request.help { return DoctorReport(findings: [Finding(.note, usage)]) }
+
+        // The package directory, or the current one: where relative paths start, files are looked
+        // for, paths are shown from, and a manifest is looked for no higher than.
+        let base = request.packageDirectory.map { URL(fileURLWithPath: $0, isDirectory: true, relativeTo: currentDirectory) } ?? currentDirectory
+        var report = DoctorReport()
+        if let token = request.token {
+            report.findings += TokenCheck.check(token, now: now)
+        }
+        var files = request.files.map { URL(fileURLWithPath: $0, relativeTo: base).standardizedFileURL }
+        if files.isEmpty, request.token == nil {
+            files = ConfigurationFiles.find(in: base)
+            if files.isEmpty {
+                report.findings.append(Finding(.note, "No authorization configuration files in \(base.path) (looked for \(ConfigurationFiles.rule)); nothing to check."))
+                return report
+            }
+        }
+        var manifests = ManifestCache()
+        for file in files {
+            report.findings += checkFile(file, root: base, manifests: &manifests)
+        }
+        return report
+    }
+
+    /// A manifest read once for every configuration file it serves: `nil` when it is broken.
+    typealias ManifestCache = [URL: ProviderManifest?]
+
+    /// One file's findings, preceded by its manifest's the first time that manifest is read (a
+    /// broken manifest is an error of its own, and the file is then not checked for start-up).
+    static func checkFile(_ file: URL, root: URL?, manifests: inout ManifestCache) -> [Finding] {
+        let shown = ConfigurationFiles.displayPath(file, root: root)
+        guard let manifestURL = ConfigurationFiles.manifestURL(for: file, root: root) else {
+            return ConfigurationCheck.check(file, displayPath: shown, manifest: nil)
+        }
+        let manifestPath = ConfigurationFiles.displayPath(manifestURL, root: root)
+        var findings: [Finding] = []
+        if manifests[manifestURL] == nil {
+            do {
+                let manifest = try ProviderManifest(data: try Data(contentsOf: manifestURL))
+                manifests[manifestURL] = .some(manifest)
+                findings += ProviderSourceScan.check(manifest, at: manifestURL, shownAs: manifestPath)
+            } catch let failure as ProviderManifest.Failure {
+                manifests[manifestURL] = .some(nil)
+                findings.append(Finding(.error, file: manifestPath, key: failure.key, failure.message))
+            } catch {
+                manifests[manifestURL] = .some(nil)
+                findings.append(Finding(.error, file: manifestPath, "The provider manifest could not be read: \((error as NSError).localizedDescription)."))
+            }
+        }
+        guard case .some(.some(let manifest)) = manifests[manifestURL] else {
+            return findings + [Finding(.error, file: shown, "not checked for start-up: its provider manifest \(manifestPath) is invalid")]
+        }
+        return findings + ConfigurationCheck.check(file, displayPath: shown, manifest: manifest)
+    }
+
+    private static func splitInline(_ argument: String) -> (String, String?) {
+        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+}
+
+extension LogText {
+    /// An option as typed, escaped: it may be a token pasted in the wrong place, so it is cut short.
+    static func escapedOption(_ option: String) -> String { escaped(option, limit: 24) }
+}
