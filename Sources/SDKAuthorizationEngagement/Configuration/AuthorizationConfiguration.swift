@@ -119,7 +119,8 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
 
     /// A provider name: a type name, possibly module-qualified, nested or generic
-    /// (`MyApp.Outer.Provider<Swift.Int>`); at most 256 characters.
+    /// (`MyApp.Outer.Provider<Swift.Int>`); at most `ConfigurationError.maximumProviderNameLength`
+    /// (256) Unicode scalars, the length the lookup messages repeat whole.
     static func checkProviderName(_ name: String) throws(ConfigurationError) {
         guard !name.allSatisfy(\.isWhitespace) else {
             throw .invalidValue(key: "providerName", reason: "the provider name must not be empty")
@@ -128,7 +129,7 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         let allowed = name.unicodeScalars.allSatisfy { scalar in
             scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "_.<>, ".unicodeScalars.contains(scalar)
         }
-        guard allowed, name.count <= 256 else {
+        guard allowed, name.unicodeScalars.count <= ConfigurationError.maximumProviderNameLength else {
             throw .invalidValue(key: "providerName", reason: "\(LogText.escaped(name, limit: 64)) is not a type name")
         }
     }
