@@ -110,7 +110,17 @@ extension AuthorizationConfiguration {
             throw .invalidValue(key: "authorizationToken", reason: "the file also names authorization; authorizationToken is the Flutter SDK's spelling of the same key, keep one")
         }
         var authorization = try Self.string(values, "authorization")
-        if authorization == nil { authorization = try Self.string(values, "authorizationToken") }
+        if authorization == nil, let flutterValue = try Self.string(values, "authorizationToken") {
+            // Checked here first, so an error names the key the file wrote.
+            do throws(ConfigurationError) {
+                _ = try Self.checkedAuthorization(flutterValue)
+            } catch where error.key == "authorization" {
+                throw error.code == .surroundingWhitespace
+                    ? .surroundingWhitespace(key: "authorizationToken")
+                    : .invalidValue(key: "authorizationToken", reason: error.reason ?? "")
+            }
+            authorization = flutterValue
+        }
         let (signatureEnabled, exchangeURL) = try Self.modeSettings(values, providerName: name)
         try self.init(
             projectToken: projectToken,

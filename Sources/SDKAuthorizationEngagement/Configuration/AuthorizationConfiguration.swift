@@ -96,14 +96,7 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         }
         self.projectToken = projectToken
         self.baseURL = try Self.checkedBaseURL(baseURL)
-        self.authorization = try authorization.map { (value) throws(ConfigurationError) in
-            // Blank values, a lone scheme word and `Basic` get their own errors from the parser.
-            let trimmed = value.trimmingCharacters(in: .whitespaces)
-            let word = trimmed.lowercased()
-            let hasOwnError = word.isEmpty || word == "token" || word == "bearer" || word.hasPrefix("basic")
-            guard hasOwnError || trimmed == value else { throw ConfigurationError.surroundingWhitespace(key: "authorization") }
-            return try ProjectAuthorization(parsing: value)
-        }
+        self.authorization = try authorization.map { (value) throws(ConfigurationError) in try Self.checkedAuthorization(value) }
         self.advancedAuthEnabled = advancedAuthEnabled
         switch providerLookup {
         case .implicitName(let name), .registeredClassName(let name?):
@@ -159,6 +152,16 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         guard allowed, name.unicodeScalars.count <= ConfigurationError.maximumProviderNameLength else {
             throw .invalidValue(key: "providerName", reason: "\(LogText.escaped(name, limit: 64)) is not a type name")
         }
+    }
+
+    /// The project authorization `value`; errors name the key `authorization`.
+    static func checkedAuthorization(_ value: String) throws(ConfigurationError) -> ProjectAuthorization {
+        // Blank values, a lone scheme word and `Basic` get their own errors from the parser.
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let word = trimmed.lowercased()
+        let hasOwnError = word.isEmpty || word == "token" || word == "bearer" || word.hasPrefix("basic")
+        guard hasOwnError || trimmed == value else { throw .surroundingWhitespace(key: "authorization") }
+        return try ProjectAuthorization(parsing: value)
     }
 
     /// The base URL's rules (``checkedBaseURL(_:)``), and `https` unless the host is loopback: the
