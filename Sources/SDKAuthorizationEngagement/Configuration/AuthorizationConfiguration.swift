@@ -123,14 +123,6 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         BuiltInModeSettings(signatureAuthenticationEnabled: signatureAuthenticationEnabled, tokenExchangeURL: tokenExchangeURL)
     }
 
-    /// The provider name the lookup uses, if any.
-    var providerName: String? {
-        switch providerLookup {
-        case .implicitName(let name), .registeredClassName(let name?): name
-        case .registeredClassName(nil): nil
-        }
-    }
-
     /// Every value, the credential redacted.
     public var description: String {
         "AuthorizationConfiguration(projectToken: \(LogText.escaped(projectToken, limit: 64)), baseURL: \(baseURL.redactedForLog), authorization: \(authorization?.description ?? "none"), advancedAuthEnabled: \(advancedAuthEnabled), providerLookup: \(providerLookup), customerTokenCaching: \(customerTokenCaching)\(signatureAuthenticationEnabled ? "" : ", signatureAuthenticationEnabled: false")\(tokenExchangeURL.map { ", tokenExchangeURL: \($0.redactedForLog)" } ?? ""))"
