@@ -40,6 +40,22 @@ struct BuiltInModesByNameTests {
         #expect(request.value(forHeader: "Authorization") == nil)
     }
 
+    @Test func theSignatureModeLoadedByNameReportsTheServersAuthenticationFailures() async throws {
+        let configuration = try file(#""advancedAuthEnabled": true, "providerName": "SDKAuthorization.Signature""#)
+        let transport = RecordingTransport(statusCode: 401, body: #"{"auth_error": {"error_code": 22, "reason": "expired"}, "user_id": "user-42"}"#)
+        let client = try client(configuration, transport: transport)
+        let authentication = try #require(client.provider as? SignatureAuthentication)
+        let failures = Locked<[SignatureFailure]>([])
+        let subscription = authentication.subscribeToFailures { failure in failures.withLock { $0.append(failure) } }
+        defer { subscription.cancel() }
+        try authentication.changeUser("user-42", signature: signature)
+        _ = try? await client.send(.appInboxFetch)
+        let reported = failures.withLock { $0 }
+        #expect(reported.map(\.errorCode.rawValue) == [22])
+        #expect(reported.first?.userId == "user-42")
+        #expect(reported.first?.signature == signature)
+    }
+
     @Test(arguments: ["signatureAuthenticationEnabled", "EnableSDKAuthentication"])
     func signatureAuthenticationTurnedOffKeepsTheModeButSendsNoSignature(key: String) async throws {
         let configuration = try file(#""advancedAuthEnabled": true, "providerName": "SDKAuthorization.Signature", "\#(key)": false"#)
