@@ -37,7 +37,8 @@ let package = Package(
         // AuthorizedHTTPClient's configuration initializers.
         .target(name: "SDKAuthorizationEngagement", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         // The other modes, each depending on the core only. A mode the registry finds by name
-        // (IDTokenRefreshMode for SDKAuthorization.IDTokenRefresh) is a NamedProviderFactory, a core protocol.
+        // (IDTokenRefreshMode, SignatureMode, TokenExchangeMode for SDKAuthorization.IDTokenRefresh,
+        // .Signature, .TokenExchange) is a NamedProviderFactory, a core protocol.
         .target(name: "SDKAuthorizationIDToken", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         .target(name: "SDKAuthorizationSignature", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         .target(name: "SDKAuthorizationTokenExchange", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),

@@ -74,6 +74,9 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
 
     /// The header field that carries the signature.
     public let headerName: String
+    /// Whether signatures are sent: `false` only for the mode loaded by name from a configuration
+    /// that turns signature authentication off (Braze's `EnableSDKAuthentication` off).
+    let sendsSignatures: Bool
 
     private let diagnostics: any DiagnosticsSink
     private let state = Locked(State())
@@ -87,7 +90,12 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     ///   field name, is `Authorization` (which the other schemes own), or is a field the transport
     ///   owns (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`, `Cookie`, `Content-Type`,
     ///   any `Proxy-*`, a `:` pseudo-header and the other framing and hop-by-hop fields).
-    public init(headerName: String = SignatureAuthentication.defaultHeaderName, diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink()) throws(ConfigurationError) {
+    public convenience init(headerName: String = SignatureAuthentication.defaultHeaderName, diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink()) throws(ConfigurationError) {
+        try self.init(headerName: headerName, sendsSignatures: true, diagnostics: diagnostics)
+    }
+
+    /// ``init(headerName:diagnostics:)``; with `sendsSignatures` false every request goes without a signature.
+    init(headerName: String, sendsSignatures: Bool, diagnostics: any DiagnosticsSink) throws(ConfigurationError) {
         guard HeaderFieldRules.isValidName(headerName), headerName.utf8.count <= 128 else {
             throw .invalidValue(key: "headerName", reason: "must be an HTTP field name of at most 128 characters")
         }
@@ -98,12 +106,13 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
             throw .invalidValue(key: "headerName", reason: "\(LogText.escaped(headerName, limit: 64)) is a header the transport owns (framing, hop-by-hop, cookie or proxy)")
         }
         self.headerName = headerName
+        self.sendsSignatures = sendsSignatures
         self.diagnostics = diagnostics
     }
 
     public var description: String {
         let (user, count) = state.withLock { ($0.currentUser, $0.signatures.count) }
-        return "SignatureAuthentication(\(headerName), user: \(user.map { LogText.escaped($0, limit: 64) } ?? "none"), signatures: \(count), redacted)"
+        return "SignatureAuthentication(\(headerName), user: \(user.map { LogText.escaped($0, limit: 64) } ?? "none"), signatures: \(count), redacted\(sendsSignatures ? "" : ", sending disabled"))"
     }
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .class) }
@@ -234,6 +243,10 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     /// user has none (the server then answers `MISSING_TOKEN` where it enforces signatures). The
     /// user is the one a ``SignatureRequestQueue`` entry belongs to, otherwise the current user.
     public func credential(for context: AuthorizationContext) async throws -> Credential {
+        guard sendsSignatures else {
+            diagnostics.log(.debug, "\(context.requestName) sent without a signature: signature authentication is disabled in the configuration")
+            return .omitted
+        }
         let signature: String?
         if let pinned = Self.pinned {
             signature = pinned.signature
@@ -297,4 +310,18 @@ public final class SignatureFailureSubscription: Sendable {
     }
 
     deinit { cancel() }
+}
+
+/// The signature mode as the registry loads it by name (`SDKAuthorization.Signature`, the
+/// Engagement product's `BuiltInProviderName.signature`): a ``SignatureAuthentication`` with the
+/// default header, ``SignatureAuthentication/defaultHeaderName``, that sends no signature when the
+/// configuration turns signature authentication off (`signatureAuthenticationEnabled` or Braze's
+/// `EnableSDKAuthentication` false). The app reaches it as `client.provider as? SignatureAuthentication`
+/// to change the user and subscribe to failures. The registry finds this type at run time when the
+/// `SDKAuthorizationSignature` product is linked.
+public enum SignatureMode: NamedProviderFactory {
+    public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
+        try SignatureAuthentication(headerName: SignatureAuthentication.defaultHeaderName,
+                                    sendsSignatures: context.modeSettings.signatureAuthenticationEnabled, diagnostics: context.diagnostics)
+    }
 }

@@ -73,7 +73,8 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// The options in force.
     public let options: Options
 
-    private let signer: PayloadSigner
+    /// How payloads are signed; ``setSigner(_:)`` replaces it.
+    private let signer: Locked<PayloadSigner>
     private let defaultClaims: [String: JWTClaimValue]
     private let store: (any CredentialStore)?
     private let transport: any HTTPTransport
@@ -140,7 +141,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             throw .invalidValue(key: "expiryLeeway", reason: "must be from 0 to 3600 seconds")
         }
         self.exchangeURL = exchangeURL
-        self.signer = signer
+        self.signer = Locked(signer)
         self.defaultClaims = defaultClaims
         self.binding = Locked((identity, nil))
         self.store = store
@@ -227,6 +228,21 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     public func switchIdentity(to identity: String) throws(ConfigurationError) {
         try CredentialIdentity.check(identity, hasStore: false, key: "identity")
         refresh.reset(updating: { _ in binding.withLock { $0 = (identity, nil) } })
+    }
+
+    /// Replaces how the host app signs payloads; the next sign-and-exchange asks `signer` (one
+    /// already asking the previous signer keeps waiting for its answer). A provider the registry
+    /// made by name (`SDKAuthorization.TokenExchange`) starts without a signer: give it the app's
+    /// here, before the first request that needs a token, which otherwise fails with
+    /// ``RequestError/Code/signingFailed``.
+    ///
+    /// ```swift
+    /// if let exchange = client.provider as? TokenExchangeProvider {
+    ///     exchange.setSigner(.async { payload in try await myServer.sign(payload.claims) })
+    /// }
+    /// ```
+    public func setSigner(_ signer: PayloadSigner) {
+        self.signer.withLock { $0 = signer }
     }
 
     /// The current auth token, if any (fresh or not).
@@ -317,7 +333,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
                         diagnostics.log(.warning, "The payload signer answered more than once (or after the timeout); the later answer was ignored")
                     }
                 }
-                switch signer.form {
+                switch signer.withLock({ $0 }).form {
                 case .completion(let sign):
                     sign(payload, deliver)
                 case .async(let sign):
@@ -454,5 +470,32 @@ extension TokenExchangeProvider.ExchangedToken {
     func isFresh(on clock: any AuthorizationClock, leeway: TimeInterval) -> Bool {
         guard let expiresAt = credential.expiresAt, expiresAt.timeIntervalSince(clock.now()) > leeway else { return false }
         return monotonicExpiry - clock.monotonicNow() > leeway
+    }
+}
+
+extension PayloadSigner {
+    /// The signer of a provider made by name before the app gives it one: every request that needs
+    /// a token fails, saying what to do.
+    static let unset = PayloadSigner.async { _ in
+        throw RequestError.signingFailed(reason: "no payload signer is set; give the provider one with setSigner(_:)")
+    }
+}
+
+/// The payload-signing and token-exchange mode as the registry loads it by name
+/// (`SDKAuthorization.TokenExchange`, the Engagement product's `BuiltInProviderName.tokenExchange`):
+/// a ``TokenExchangeProvider`` exchanging at the configuration's `tokenExchangeURL` through the
+/// client's transport, with the default options, the auth token kept in memory only, and no signer
+/// until the app gives it one with ``TokenExchangeProvider/setSigner(_:)``. The registry finds this
+/// type at run time when the `SDKAuthorizationTokenExchange` product is linked.
+public enum TokenExchangeMode: NamedProviderFactory {
+    public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
+        guard let exchangeURL = context.modeSettings.tokenExchangeURL else { throw ConfigurationError.missingKey("tokenExchangeURL") }
+        return try TokenExchangeProvider(
+            exchangeURL: exchangeURL,
+            signer: .unset,
+            transport: context.transport ?? URLSessionHTTPTransport(),
+            clock: context.clock,
+            diagnostics: context.diagnostics
+        )
     }
 }

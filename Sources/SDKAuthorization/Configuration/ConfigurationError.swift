@@ -306,7 +306,8 @@ extension ConfigurationError {
 
     /// The provider factory registered as `name` threw while creating the provider, for `reason`.
     public static func providerCreationFailed(name: String, reason: String) -> ConfigurationError {
-        make(.providerCreationFailed, "The authorization provider registered as \(LogText.plain(name)) could not be created: \(reason)") {
+        make(.providerCreationFailed,
+             "The authorization provider registered as \(LogText.typeName(name)) could not be created: \(LogText.readable(reason, limit: 200))") {
             $0.name = name
             $0.reason = reason
         }
@@ -344,6 +345,10 @@ extension ConfigurationError {
 }
 
 extension ConfigurationError {
+    /// The longest provider name a configuration accepts, in Unicode scalars (256): the lookup
+    /// messages repeat a name up to this length, so an accepted name always appears whole.
+    package static let maximumProviderNameLength = 256
+
     /// Refuses a credential that is empty (or blank) or holds a character a header cannot carry,
     /// naming `field` in the error.
     package static func checkCredential(_ credential: String, field: String) throws(ConfigurationError) {

@@ -33,9 +33,10 @@ package enum LogText {
     /// A type name as the user wrote it, for the vendors' lookup messages: every letter stays as it
     /// is, in any script, so the message names the real class; only what could forge or hide a log
     /// line (control characters, line and paragraph separators, bidirectional controls) is escaped.
-    /// Cut at 256 characters, the longest name a configuration accepts.
+    /// Cut at `ConfigurationError.maximumProviderNameLength` Unicode scalars, the longest name a
+    /// configuration accepts, so an accepted name always appears whole.
     package static func typeName(_ value: String) -> String {
-        readable(value, limit: 256)
+        readable(value, limit: ConfigurationError.maximumProviderNameLength)
     }
 
     /// `value` as it reads, every letter in any script kept, with only what could forge or hide a

@@ -16,14 +16,38 @@ public struct ProviderFactoryContext: Sendable {
     public let observer: (any AuthorizationEventObserver)?
     /// The configuration being loaded, as the registry that loads it knows it.
     package let loadedConfiguration: any Sendable
+    /// The built-in modes' settings from the configuration, for the modes' products, which see
+    /// the core only.
+    package let modeSettings: BuiltInModeSettings
+    /// The client's transport, when the registry knows it: a mode that calls the platform itself
+    /// (the token exchange) sends through it.
+    package let transport: (any HTTPTransport)?
 
     package init(baseURL: URL, configuration: any Sendable, clock: any AuthorizationClock, diagnostics: any DiagnosticsSink,
-                 observer: (any AuthorizationEventObserver)?) {
+                 observer: (any AuthorizationEventObserver)?, modeSettings: BuiltInModeSettings = BuiltInModeSettings(),
+                 transport: (any HTTPTransport)? = nil) {
         self.baseURL = baseURL
         self.loadedConfiguration = configuration
         self.clock = clock
         self.diagnostics = diagnostics
         self.observer = observer
+        self.modeSettings = modeSettings
+        self.transport = transport
+    }
+}
+
+/// What a configuration says to the built-in modes chosen by name, each under the file key the
+/// user wrote (the keys are documented with the configuration).
+package struct BuiltInModeSettings: Sendable, Equatable {
+    /// The signature mode sends signatures (Braze's `EnableSDKAuthentication`); `true` unless the
+    /// configuration turns it off.
+    package var signatureAuthenticationEnabled: Bool
+    /// The token-exchange mode's exchange endpoint, already checked; `nil` when not configured.
+    package var tokenExchangeURL: URL?
+
+    package init(signatureAuthenticationEnabled: Bool = true, tokenExchangeURL: URL? = nil) {
+        self.signatureAuthenticationEnabled = signatureAuthenticationEnabled
+        self.tokenExchangeURL = tokenExchangeURL
     }
 }
 

@@ -36,7 +36,8 @@ extension AuthorizedHTTPClient {
         var providers = Self.projectProviders(configuration)
         var classBased = false
         if configuration.advancedAuthEnabled {
-            let resolved = try Self.loadProvider(configuration, registry: registry, clock: clock, diagnostics: diagnostics, observer: observer)
+            let resolved = try Self.loadProvider(configuration, registry: registry, transport: transport, clock: clock, diagnostics: diagnostics,
+                                                 observer: observer)
             providers[.bearer] = resolved.provider
             classBased = resolved.isClassBased
         }
@@ -46,7 +47,8 @@ extension AuthorizedHTTPClient {
         var identityChange: @Sendable () async throws(ConfigurationError) -> Void = {}
         if configuration.advancedAuthEnabled {
             identityChange = Self.reloadingFromRegistry(registry, isClassBased: Locked(classBased), configuration: configuration,
-                                                        authorizer: authorizer, clock: clock, diagnostics: diagnostics, observer: observer)
+                                                        authorizer: authorizer, transport: transport, clock: clock, diagnostics: diagnostics,
+                                                        observer: observer)
         }
         self.init(authorizer: authorizer, transport: transport, attachment: configuration, identityChange: identityChange)
     }
@@ -88,13 +90,14 @@ extension AuthorizedHTTPClient {
     /// can no longer be loaded.
     private static func reloadingFromRegistry(
         _ registry: ProviderRegistry, isClassBased: Locked<Bool>, configuration: AuthorizationConfiguration, authorizer: RequestAuthorizer,
-        clock: any AuthorizationClock, diagnostics: any DiagnosticsSink, observer: (any AuthorizationEventObserver)?
+        transport: any HTTPTransport, clock: any AuthorizationClock, diagnostics: any DiagnosticsSink, observer: (any AuthorizationEventObserver)?
     ) -> @Sendable () async throws(ConfigurationError) -> Void {
         { () async throws(ConfigurationError) in
             await authorizer.identityDidChange()
             guard isClassBased.withLock({ $0 }) else { return }
             do throws(ConfigurationError) {
-                let reloaded = try loadProvider(configuration, registry: registry, clock: clock, diagnostics: diagnostics, observer: observer)
+                let reloaded = try loadProvider(configuration, registry: registry, transport: transport, clock: clock, diagnostics: diagnostics,
+                                                observer: observer)
                 authorizer.setProvider(reloaded.provider, for: .bearer)
                 isClassBased.withLock { $0 = reloaded.isClassBased }
             } catch {
@@ -121,11 +124,11 @@ extension AuthorizedHTTPClient {
     }
 
     private static func loadProvider(
-        _ configuration: AuthorizationConfiguration, registry: ProviderRegistry,
+        _ configuration: AuthorizationConfiguration, registry: ProviderRegistry, transport: any HTTPTransport,
         clock: any AuthorizationClock, diagnostics: any DiagnosticsSink, observer: (any AuthorizationEventObserver)?
     ) throws(ConfigurationError) -> ResolvedProvider {
         let context = ProviderFactoryContext(baseURL: configuration.baseURL, configuration: configuration, clock: clock, diagnostics: diagnostics,
-                                             observer: observer)
+                                             observer: observer, modeSettings: configuration.modeSettings, transport: transport)
         do {
             return try registry.resolveProvider(for: configuration, context: context)
         } catch {

@@ -23,9 +23,16 @@ extension AuthorizationConfiguration {
     /// | `providerName` | string | the provider's name or module-qualified class name |
     /// | `customerTokenCacheLeeway` | number | seconds (0 to 86400); turns the opt-in token cache on |
     /// | `customerTokenCacheMaximumAge` | number | seconds (1 to 86400, default 3600); needs the leeway |
+    /// | `signatureAuthenticationEnabled` | boolean | default `true`; only with `providerName` `SDKAuthorization.Signature`: `false` sends no signature |
+    /// | `EnableSDKAuthentication` | boolean | Braze's spelling of `signatureAuthenticationEnabled`; a file names one or the other |
+    /// | `tokenExchangeURL` | string | required with, and only with, `providerName` `SDKAuthorization.TokenExchange`; `https` (`http` on a loopback host only), no user info, query or fragment |
+    ///
+    /// The modes chosen by name are listed in ``BuiltInProviderName``. A key a file names but its
+    /// mode does not read is refused, never ignored.
     public static let fileKeys: Set<String> = [
         "projectToken", "baseURL", "authorization", "authorizationToken", "advancedAuthEnabled",
         "providerConvention", "providerName", "customerTokenCacheLeeway", "customerTokenCacheMaximumAge",
+        "signatureAuthenticationEnabled", "EnableSDKAuthentication", "tokenExchangeURL",
     ]
 
     /// The largest configuration file read, in bytes (64 KB). A file is read no further than this,
@@ -40,7 +47,8 @@ extension AuthorizationConfiguration {
     /// shape (one dictionary of plain values) before it is parsed.
     ///
     /// - Throws: `ConfigurationError` for an unreadable or malformed file, an unknown key, a value
-    ///   of the wrong type and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:)`` refuses.
+    ///   of the wrong type, a built-in mode's key in a file that chooses another mode (or a mode
+    ///   without the key it needs), and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:signatureAuthenticationEnabled:tokenExchangeURL:)`` refuses.
     public init(contentsOf url: URL) throws(ConfigurationError) {
         let data: Data
         do {
@@ -102,15 +110,53 @@ extension AuthorizationConfiguration {
             throw .invalidValue(key: "authorizationToken", reason: "the file also names authorization; authorizationToken is the Flutter SDK's spelling of the same key, keep one")
         }
         var authorization = try Self.string(values, "authorization")
-        if authorization == nil { authorization = try Self.string(values, "authorizationToken") }
+        if authorization == nil, let flutterValue = try Self.string(values, "authorizationToken") {
+            // Checked here first, so an error names the key the file wrote.
+            do throws(ConfigurationError) {
+                _ = try Self.checkedAuthorization(flutterValue)
+            } catch where error.key == "authorization" {
+                throw error.code == .surroundingWhitespace
+                    ? .surroundingWhitespace(key: "authorizationToken")
+                    : .invalidValue(key: "authorizationToken", reason: error.reason ?? "")
+            }
+            authorization = flutterValue
+        }
+        let (signatureEnabled, exchangeURL) = try Self.modeSettings(values, providerName: name)
         try self.init(
             projectToken: projectToken,
             baseURL: baseURL,
             authorization: authorization,
             advancedAuthEnabled: advanced,
             providerLookup: lookup,
-            customerTokenCaching: caching
+            customerTokenCaching: caching,
+            signatureAuthenticationEnabled: signatureEnabled,
+            tokenExchangeURL: exchangeURL
         )
+    }
+
+    /// The keys of the built-in modes chosen by name: each only with its own mode, so a key the
+    /// configuration would ignore is refused instead, and every error names the key as written.
+    private static func modeSettings(_ values: [String: JWTClaimValue], providerName: String?) throws(ConfigurationError) -> (Bool, String?) {
+        // Braze's Info.plist spells the signature flag `EnableSDKAuthentication`; one file names one of the two.
+        if values["signatureAuthenticationEnabled"] != nil, values["EnableSDKAuthentication"] != nil {
+            throw .invalidValue(key: "EnableSDKAuthentication", reason: "the file also names signatureAuthenticationEnabled; EnableSDKAuthentication is Braze's spelling of the same key, keep one")
+        }
+        let signatureKey = values["EnableSDKAuthentication"] != nil ? "EnableSDKAuthentication" : "signatureAuthenticationEnabled"
+        var signatureEnabled = true
+        switch values[signatureKey] {
+        case nil: break
+        case .bool(let flag)?: signatureEnabled = flag
+        default: throw .wrongType(key: signatureKey, expected: "a boolean")
+        }
+        if values[signatureKey] != nil, providerName != BuiltInProviderName.signature {
+            throw .invalidValue(key: signatureKey, reason: "it applies only to the signature mode; set providerName to \(BuiltInProviderName.signature) or remove it")
+        }
+        let exchangeURL = try string(values, "tokenExchangeURL")
+        if exchangeURL != nil, providerName != BuiltInProviderName.tokenExchange {
+            throw .invalidValue(key: "tokenExchangeURL", reason: "it applies only to the token-exchange mode; set providerName to \(BuiltInProviderName.tokenExchange) or remove it")
+        }
+        if exchangeURL == nil, providerName == BuiltInProviderName.tokenExchange { throw .missingKey("tokenExchangeURL") }
+        return (signatureEnabled, exchangeURL)
     }
 
     private static func string(_ values: [String: JWTClaimValue], _ key: String) throws(ConfigurationError) -> String? {

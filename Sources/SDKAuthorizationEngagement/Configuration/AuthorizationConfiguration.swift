@@ -55,6 +55,13 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
     public var providerLookup: ProviderLookup
     /// Whether customer tokens are cached (off by default).
     public var customerTokenCaching: CustomerTokenCaching
+    /// Whether the signature mode (``BuiltInProviderName/signature``) sends signatures (default
+    /// `true`): `false` keeps the mode loaded but sends requests without a signature, as Braze does
+    /// with `EnableSDKAuthentication` off. Other modes do not read it.
+    public var signatureAuthenticationEnabled: Bool
+    /// Where the token-exchange mode (``BuiltInProviderName/tokenExchange``) exchanges signed
+    /// payloads; that mode needs it, others do not read it.
+    public let tokenExchangeURL: URL?
 
     /// Creates a configuration, checking every value.
     ///
@@ -65,6 +72,9 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
     ///   - advancedAuthEnabled: Whether customer tokens are used.
     ///   - providerLookup: How the provider is found (default: the name `ExponeaAuthProvider`).
     ///   - customerTokenCaching: Opt-in token cache (default: disabled).
+    ///   - signatureAuthenticationEnabled: Whether the signature mode sends signatures (default `true`).
+    ///   - tokenExchangeURL: The token-exchange mode's exchange endpoint: an absolute `https` URL
+    ///     (`http` on a loopback host only) with a host and no user info, query or fragment.
     /// - Throws: `ConfigurationError` naming the first bad value.
     public init(
         projectToken: String,
@@ -72,7 +82,9 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         authorization: String?,
         advancedAuthEnabled: Bool = false,
         providerLookup: ProviderLookup = .default,
-        customerTokenCaching: CustomerTokenCaching = .disabled
+        customerTokenCaching: CustomerTokenCaching = .disabled,
+        signatureAuthenticationEnabled: Bool = true,
+        tokenExchangeURL: String? = nil
     ) throws(ConfigurationError) {
         guard !projectToken.isEmpty, !projectToken.allSatisfy(\.isWhitespace) else { throw .emptyProjectToken }
         guard HeaderFieldRules.check(projectToken) != .forbiddenCharacters else {
@@ -84,14 +96,7 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         }
         self.projectToken = projectToken
         self.baseURL = try Self.checkedBaseURL(baseURL)
-        self.authorization = try authorization.map { (value) throws(ConfigurationError) in
-            // Blank values, a lone scheme word and `Basic` get their own errors from the parser.
-            let trimmed = value.trimmingCharacters(in: .whitespaces)
-            let word = trimmed.lowercased()
-            let hasOwnError = word.isEmpty || word == "token" || word == "bearer" || word.hasPrefix("basic")
-            guard hasOwnError || trimmed == value else { throw ConfigurationError.surroundingWhitespace(key: "authorization") }
-            return try ProjectAuthorization(parsing: value)
-        }
+        self.authorization = try authorization.map { (value) throws(ConfigurationError) in try Self.checkedAuthorization(value) }
         self.advancedAuthEnabled = advancedAuthEnabled
         switch providerLookup {
         case .implicitName(let name), .registeredClassName(let name?):
@@ -109,17 +114,25 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
             }
         }
         self.customerTokenCaching = customerTokenCaching
+        self.signatureAuthenticationEnabled = signatureAuthenticationEnabled
+        self.tokenExchangeURL = try tokenExchangeURL.map { (value) throws(ConfigurationError) in try Self.checkedTokenExchangeURL(value) }
+    }
+
+    /// What the built-in modes read from this configuration.
+    var modeSettings: BuiltInModeSettings {
+        BuiltInModeSettings(signatureAuthenticationEnabled: signatureAuthenticationEnabled, tokenExchangeURL: tokenExchangeURL)
     }
 
     /// Every value, the credential redacted.
     public var description: String {
-        "AuthorizationConfiguration(projectToken: \(LogText.escaped(projectToken, limit: 64)), baseURL: \(baseURL.redactedForLog), authorization: \(authorization?.description ?? "none"), advancedAuthEnabled: \(advancedAuthEnabled), providerLookup: \(providerLookup), customerTokenCaching: \(customerTokenCaching))"
+        "AuthorizationConfiguration(projectToken: \(LogText.escaped(projectToken, limit: 64)), baseURL: \(baseURL.redactedForLog), authorization: \(authorization?.description ?? "none"), advancedAuthEnabled: \(advancedAuthEnabled), providerLookup: \(providerLookup), customerTokenCaching: \(customerTokenCaching)\(signatureAuthenticationEnabled ? "" : ", signatureAuthenticationEnabled: false")\(tokenExchangeURL.map { ", tokenExchangeURL: \($0.redactedForLog)" } ?? ""))"
     }
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
 
     /// A provider name: a type name, possibly module-qualified, nested or generic
-    /// (`MyApp.Outer.Provider<Swift.Int>`); at most 256 characters. The build-time provider
+    /// (`MyApp.Outer.Provider<Swift.Int>`); at most `ConfigurationError.maximumProviderNameLength`
+    /// (256) Unicode scalars, the length the lookup messages repeat whole. The build-time provider
     /// registration (`sdkauth-register-providers`) checks a manifest's names with it too.
     package static func checkProviderName(_ name: String) throws(ConfigurationError) {
         guard !name.allSatisfy(\.isWhitespace) else {
@@ -129,9 +142,42 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         let allowed = name.unicodeScalars.allSatisfy { scalar in
             scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "_.<>, ".unicodeScalars.contains(scalar)
         }
-        guard allowed, name.count <= 256 else {
+        guard allowed, name.unicodeScalars.count <= ConfigurationError.maximumProviderNameLength else {
             throw .invalidValue(key: "providerName", reason: "\(LogText.escaped(name, limit: 64)) is not a type name")
         }
+    }
+
+    /// The project authorization `value`; errors name the key `authorization`.
+    static func checkedAuthorization(_ value: String) throws(ConfigurationError) -> ProjectAuthorization {
+        // Blank values, a lone scheme word and `Basic` get their own errors from the parser.
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let word = trimmed.lowercased()
+        let hasOwnError = word.isEmpty || word == "token" || word == "bearer" || word.hasPrefix("basic")
+        guard hasOwnError || trimmed == value else { throw .surroundingWhitespace(key: "authorization") }
+        return try ProjectAuthorization(parsing: value)
+    }
+
+    /// The base URL's rules (``checkedBaseURL(_:)``), and `https` unless the host is loopback: the
+    /// signed payload and the auth token must not cross the network in the clear. Errors name the
+    /// key `tokenExchangeURL` and never repeat a password or a query.
+    static func checkedTokenExchangeURL(_ value: String) throws(ConfigurationError) -> URL {
+        let key = "tokenExchangeURL"
+        guard value.trimmingCharacters(in: .whitespaces) == value else { throw .surroundingWhitespace(key: key) }
+        let shown = "'\(ConfigurationError.sanitizedURLText(value))'"
+        guard HeaderFieldRules.check(value) == .valid,
+              let components = URLComponents(string: value),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, !host.isEmpty,
+              components.query == nil, components.fragment == nil,
+              let url = components.url, let checkedHost = HostName.host(of: url)
+        else { throw .invalidValue(key: key, reason: "\(shown) is not an absolute https URL with a host (and no query or fragment)") }
+        guard components.user == nil, components.password == nil else {
+            throw .invalidValue(key: key, reason: "user info ('user:password@') is not allowed in \(shown)")
+        }
+        guard scheme == "https" || HostName.isLoopback(checkedHost) else {
+            throw .invalidValue(key: key, reason: "\(shown) uses http, which is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1]); use https")
+        }
+        return url
     }
 
     /// An absolute `http`/`https` URL with a host (a host name, an IPv4 or a bracketed IPv6

@@ -1,3 +1,5 @@
+import SDKAuthorization
+
 /// Finds a Swift type by its module-qualified name with the Swift runtime, on every platform:
 /// top-level, nested (`MyApp.Outer.Provider`) and generic (`MyApp.Provider<Swift.Int>`) classes,
 /// structs and enums. `NSClassFromString` finds only top-level classes on Linux.
@@ -5,12 +7,12 @@
 /// The runtime looks types up by mangled name, and a dotted name does not say whether each part is
 /// a class, a struct or an enum, so the combinations are tried, at most ``maximumAttempts`` (81) of them: enough for four nested parts, or a generic type with one argument nested two deep.
 /// Names are checked first: ASCII identifiers, 2 to 6 parts, at most 3 generic arguments nested at
-/// most 2 deep, 256 characters.
+/// most 2 deep, at most `ConfigurationError.maximumProviderNameLength` (256) characters.
 package enum SwiftTypeLookup {
     static let maximumAttempts = 81
 
     static func type(named name: String) -> Any.Type? {
-        guard name.utf8.count <= 256, let reference = TypeReference(parsing: Substring(name), depth: 0) else { return nil }
+        guard name.utf8.count <= ConfigurationError.maximumProviderNameLength, let reference = TypeReference(parsing: Substring(name), depth: 0) else { return nil }
         var attempts = 0
         for mangled in reference.mangledCandidates() {
             attempts += 1

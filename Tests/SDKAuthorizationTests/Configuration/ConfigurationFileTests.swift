@@ -34,6 +34,20 @@ struct ConfigurationFileTests {
         }
     }
 
+    @Test(arguments: [
+        ("\"Token a b\"", ConfigurationError.invalidValue(key: "authorizationToken", reason: "the authorization token holds white space; a key or token is one word")),
+        ("\"Bearer a,b\"", ConfigurationError.invalidValue(key: "authorizationToken", reason: "the authorization bearer token is not an RFC 6750 bearer token")),
+        ("\"Token k1 \"", ConfigurationError.surroundingWhitespace(key: "authorizationToken")),
+        ("42", ConfigurationError.wrongType(key: "authorizationToken", expected: "a string")),
+        ("\"Basic dXNlcjpwYXNz\"", ConfigurationError.basicAuthenticationNotSupported),
+        ("\"Token a\\r\\nX: y\"", ConfigurationError.credentialContainsControlCharacters(field: "authorization token")),
+    ])
+    func aBadValueUnderTheFlutterSpellingIsRefusedNamingThatKey(value: String, error: ConfigurationError) {
+        #expect(throws: error) {
+            try json(#"{"projectToken": "p1", "baseURL": "https://api.example.com", "authorizationToken": \#(value)}"#)
+        }
+    }
+
     @Test func minimalJSONFileGetsTheDefaults() throws {
         let configuration = try json(#"{"projectToken": "p1", "baseURL": "http://127.0.0.1:9000"}"#)
         #expect(configuration.authorization == nil)

@@ -61,16 +61,49 @@ struct ProviderRegistryTests {
         #expect(logged == ["Advanced auth has been enabled but provider has not been found"])
     }
 
-    @Test(arguments: ["MyApp.FournisseurÉtoilé", "Appli.提供者", "MyApp." + String(repeating: "P", count: 250)])
+    @Test(arguments: ["MyApp.FournisseurÉtoilé", "Käse.Provider", "Appli.提供者", "提供者", "MyApp." + String(repeating: "P", count: 250)])
     func lookupMessagesNameTheRealClassExactlyInAnyScriptUpToTheAcceptedLength(name: String) throws {
         let (error, logged) = try failure(.registeredClassName(name))
         #expect(error?.message == "Registered \(name) class has not been found")
         #expect(logged == ["Registered \(name) class has not been found"])
     }
 
+    @Test func theLongestAcceptedNameAppearsWholeInEveryLookupMessage() throws {
+        // As long as a configuration accepts, in letters of more than one byte: nothing is cut.
+        let name = "Käse." + String(repeating: "ä", count: ConfigurationError.maximumProviderNameLength - 5)
+        #expect(name.unicodeScalars.count == ConfigurationError.maximumProviderNameLength)
+        _ = try engagementConfiguration(advancedAuthEnabled: true, providerLookup: .registeredClassName(name))
+        #expect(ConfigurationError.registeredClassNotFound(name: name).message == "Registered \(name) class has not been found")
+        #expect(ConfigurationError.registeredClassDoesNotImplement(name: name).message
+            == "Registered \(name) class has to implement SDKAuthorization.AuthorizationProviderType")
+        #expect(ConfigurationError.providerIsNotNSObject(name: name).message == "Class \(name) does not conform to NSObject")
+        #expect(ConfigurationError.providerDoesNotConform(name: name).message == "Class \(name) does not conform to AuthorizationProviderType")
+        #expect(ConfigurationError.providerCreationFailed(name: name, reason: "r").message
+            == "The authorization provider registered as \(name) could not be created: r")
+    }
+
+    @Test func aNameOneLongerThanTheLongestAcceptedIsRefusedByTheConfiguration() {
+        let name = "Käse." + String(repeating: "ä", count: ConfigurationError.maximumProviderNameLength - 4)
+        #expect(throws: ConfigurationError.invalidValue(key: "providerName", reason: "\(LogText.escaped(name, limit: 64)) is not a type name")) {
+            try engagementConfiguration(advancedAuthEnabled: true, providerLookup: .registeredClassName(name))
+        }
+    }
+
     @Test func aNameWithABidiOverrideIsEscapedInTheMessageSoItCannotHideItsText() {
         #expect(LogText.typeName("Exponea\u{202E}redivorP") == "Exponea\\u{202e}redivorP")
         #expect(LogText.typeName("A\u{2028}B\u{7}") == "A\\u{2028}B\\u{7}")
+    }
+
+    @Test(arguments: [0x0, 0xA, 0xD, 0x1B, 0x7F, 0x85, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F,
+                      0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069] as [UInt32])
+    func everyControlAndBidiCharacterIsEscapedInTheLookupMessages(code: UInt32) throws {
+        let scalar = try #require(Unicode.Scalar(code))
+        let name = "Käse.\(Character(scalar))Provider"
+        let escaped = "Käse.\\u{\(String(code, radix: 16))}Provider"
+        #expect(ConfigurationError.registeredClassNotFound(name: name).message == "Registered \(escaped) class has not been found")
+        #expect(ConfigurationError.providerDoesNotConform(name: name).message == "Class \(escaped) does not conform to AuthorizationProviderType")
+        #expect(ConfigurationError.providerCreationFailed(name: name, reason: "r").message
+            == "The authorization provider registered as \(escaped) could not be created: r")
     }
 
     @Test func registeredClassThatDoesNotExistFailsWithTheAndroidMessage() throws {
@@ -220,6 +253,16 @@ struct ProviderRegistryTests {
         registry.register(name: "ExponeaAuthProvider") { _ in throw Boom() }
         let (error, _) = try failure(.default, registry: registry)
         #expect(error == .providerCreationFailed(name: "ExponeaAuthProvider", reason: "keychain locked"))
+    }
+
+    @Test func aFactoryErrorCannotForgeALogLineThroughTheCreationFailure() throws {
+        struct Forged: Error, CustomStringConvertible { var description: String { "locked\nERROR fake line\u{202E}" } }
+        let registry = ProviderRegistry()
+        registry.register(name: "Käse.Provider") { _ in throw Forged() }
+        let (error, logged) = try failure(.implicitName("Käse.Provider"), registry: registry)
+        let message = "The authorization provider registered as Käse.Provider could not be created: locked\\u{a}ERROR fake line\\u{202e}"
+        #expect(error?.message == message)
+        #expect(logged == [message])
     }
 }
 
