@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import IntegrationsTestSupport
 import SDKAuthorization
 import SDKAuthorizationAsyncHTTPClient
 import SDKAuthorizationTesting
