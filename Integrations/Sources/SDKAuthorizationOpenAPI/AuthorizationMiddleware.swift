@@ -96,8 +96,9 @@ public struct AuthorizationMiddleware: ClientMiddleware {
         // goes to `next` as it came, streamed, whatever its length. The loop is then given an empty
         // body in its place, so that it still refuses a redirect that would forward the body to
         // another origin, and drops it when a 303 turns the request into a GET.
-        let streamed = body != nil && scheme(of: outgoing, endpoint: endpointID) == AuthorizationScheme.none
-        if let body, !streamed { outgoing.body = try await Data(collecting: body, upTo: maximumBodyBytes) }
+        let scheme = scheme(of: outgoing, endpoint: endpointID)
+        let streamed = body != nil && scheme == AuthorizationScheme.none
+        if let body, !streamed { outgoing.body = try await Self.collect(body, upTo: maximumBodyBytes, scheme: scheme) }
         if streamed { outgoing.body = Data() }
         let original = outgoing
         let limit = maximumBodyBytes
@@ -114,6 +115,17 @@ public struct AuthorizationMiddleware: ClientMiddleware {
             }
             return seen
         })
+    }
+
+    /// The whole request body, or ``RequestBodyTooLong`` once it is longer than `limit`.
+    static func collect(_ body: HTTPBody, upTo limit: Int, scheme: AuthorizationScheme?) async throws -> Data {
+        if case .known(let length) = body.length, length > limit { throw RequestBodyTooLong(limit: limit, scheme: scheme) }
+        var data = Data()
+        for try await chunk in body {
+            guard chunk.count <= limit - data.count else { throw RequestBodyTooLong(limit: limit, scheme: scheme) }
+            data.append(contentsOf: chunk)
+        }
+        return data
     }
 
     /// The scheme the loop will give `request`: its endpoint's, or the one its method and URL match;
@@ -176,4 +188,19 @@ public struct AuthorizationMiddleware: ClientMiddleware {
         }
         return headers
     }
+}
+
+/// A request body a provider would be shown is longer than ``AuthorizationMiddleware/maximumBodyBytes``;
+/// the operation fails before it is sent.
+struct RequestBodyTooLong: Error, CustomStringConvertible, LocalizedError {
+    let limit: Int
+    let scheme: AuthorizationScheme?
+
+    var description: String {
+        "The request body is longer than AuthorizationMiddleware.maximumBodyBytes (\(limit) bytes), so it was not sent. "
+            + "It is collected because the provider of its scheme (\(scheme.map(String.init(describing:)) ?? "unknown")) is shown the whole request "
+            + "and a retry sends it again; raise maximumBodyBytes to send it."
+    }
+
+    var errorDescription: String? { description }
 }

@@ -216,13 +216,13 @@ struct AuthorizationMiddlewareTests {
         #expect(calls.calls.isEmpty)
     }
 
-    /// 2 MiB in 64 KiB chunks, as a stream that can be read once.
-    static func streamedBody(_ bytes: [UInt8]) -> HTTPBody {
+    /// `bytes` in 64 KiB chunks, as a stream that can be read once, its length told or not.
+    static func streamedBody(_ bytes: [UInt8], lengthKnown: Bool = true) -> HTTPBody {
         let chunks = stride(from: 0, to: bytes.count, by: 64 << 10).map { ArraySlice(bytes[$0..<min($0 + (64 << 10), bytes.count)]) }
         return HTTPBody(AsyncStream { continuation in
             for chunk in chunks { continuation.yield(chunk) }
             continuation.finish()
-        }, length: .known(Int64(bytes.count)))
+        }, length: lengthKnown ? .known(Int64(bytes.count)) : .unknown)
     }
 
     @Test func a2MiBStreamedBodyToAHostNoRuleNamesReachesNextUntouchedAndWhole() async throws {
@@ -247,16 +247,18 @@ struct AuthorizationMiddlewareTests {
         #expect(provider.requestedContexts.isEmpty)
     }
 
-    @Test func aBodyTheProviderIsShownStillFailsClearlyOverTheLimitBeforeItIsSent() async throws {
+    @Test(arguments: [true, false])
+    func aBodyTheProviderIsShownStillFailsClearlyOverTheLimitBeforeItIsSent(lengthKnown: Bool) async throws {
         let provider = ScriptedProvider(.token("a.jwt"))
         let middleware = AuthorizationMiddleware(authorizer: try bearerAuthorizer(provider))
-        let body = Self.streamedBody([UInt8](repeating: 7, count: 2 << 20))
+        let body = Self.streamedBody([UInt8](repeating: 7, count: 2 << 20), lengthKnown: lengthKnown)
         do {
             _ = try await middleware.intercept(HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/v1/messages"),
                                                body: body, baseURL: baseURL, operationID: "send", next: next([]))
             Issue.record("a body over the limit was sent")
         } catch {
-            #expect("\(error)".contains("more than the maximum allowed \(1 << 20) bytes"))
+            #expect("\(error)".contains("longer than AuthorizationMiddleware.maximumBodyBytes (\(1 << 20) bytes)"))
+            #expect("\(error)".contains("scheme (bearer)"))
         }
         #expect(calls.calls.isEmpty)
         #expect(provider.requestedContexts.isEmpty)
