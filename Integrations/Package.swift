@@ -98,6 +98,19 @@ let package = Package(
 
         // MARK: Tests, one target per adapter
 
+        // What several test targets share: a loopback HTTP server. Not a product.
+        .target(
+            name: "IntegrationsTestSupport",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/IntegrationsTestSupport",
+            swiftSettings: strictSettings
+        ),
+
         .testTarget(
             name: "SDKAuthorizationOpenAPITests",
             dependencies: [
@@ -116,14 +129,12 @@ let package = Package(
             name: "SDKAuthorizationAsyncHTTPClientTests",
             dependencies: [
                 "SDKAuthorizationAsyncHTTPClient",
+                "IntegrationsTestSupport",
                 .product(name: "SDKAuthorization", package: frameworkPackage),
                 .product(name: "SDKAuthorizationTesting", package: frameworkPackage),
                 .product(name: "SDKAuthorizationIDToken", package: frameworkPackage),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -156,6 +167,7 @@ let package = Package(
             name: "SDKAuthorizationTracingTests",
             dependencies: [
                 "SDKAuthorizationTracing",
+                "IntegrationsTestSupport",
                 .product(name: "SDKAuthorization", package: frameworkPackage),
                 .product(name: "SDKAuthorizationTesting", package: frameworkPackage),
                 .product(name: "SDKAuthorizationIDToken", package: frameworkPackage),

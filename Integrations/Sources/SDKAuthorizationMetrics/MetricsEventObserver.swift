@@ -6,65 +6,84 @@ import SDKAuthorization
 /// with swift-metrics.
 ///
 /// ```swift
-/// let metrics = MetricsEventObserver()   // MetricsSystem.factory; or MetricsEventObserver(factory: myFactory)
+/// let metrics = MetricsEventObserver()   // the factory in scope; or MetricsEventObserver(factory: myFactory)
 /// let authorizer = try RequestAuthorizer(policy: policy, providers: providers, observer: metrics)
 /// ```
 ///
 /// | metric | kind | dimensions | counts |
 /// | --- | --- | --- | --- |
-/// | `sdkauth_requests_authorized_total` | counter | `scheme` | requests authorized, each attempt |
-/// | `sdkauth_credential_rejections_total` | counter | `scheme`, `status` | 401 and 403 to a request that carried its credential |
-/// | `sdkauth_retries_total` | counter | `scheme` | retries after a rejection |
-/// | `sdkauth_refresh_window_exceeded_total` | counter | `scheme` | rejections the refresh window refused to refresh |
-/// | `sdkauth_redirect_credentials_dropped_total` | counter | `scheme` | credentials dropped on a redirect to another origin |
-/// | `sdkauth_refreshes_total` | counter | `outcome` | token refreshes, once finished |
-/// | `sdkauth_refresh_duration` | timer | `outcome` | how long each refresh took |
-/// | `sdkauth_token_waits_total` | counter | `outcome` | requests that waited for a token |
-/// | `sdkauth_token_wait_duration` | timer | `outcome` | how long each of them waited |
+/// | `sdkauth_requests_authorized_total` | counter | `sdkauth.scheme` | requests authorized, each attempt |
+/// | `sdkauth_credential_rejections_total` | counter | `sdkauth.scheme`, `http.response.status_code` | 401 and 403 to a request that carried its credential |
+/// | `sdkauth_retries_total` | counter | `sdkauth.scheme` | retries after a rejection |
+/// | `sdkauth_refresh_window_exceeded_total` | counter | `sdkauth.scheme` | rejections the refresh window refused to refresh |
+/// | `sdkauth_redirect_credentials_dropped_total` | counter | `sdkauth.scheme` | credentials dropped on a redirect to another origin |
+/// | `sdkauth_refreshes_total` | counter | `error.type` when it failed | token refreshes, once finished |
+/// | `sdkauth_refresh_duration` | timer | `error.type` when it failed | how long each refresh took |
+/// | `sdkauth_token_waits_total` | counter | `error.type` when it failed | requests that waited for a token |
+/// | `sdkauth_token_wait_duration` | timer | `error.type` when it failed | how long each of them waited |
 ///
-/// `sdkauth` is the default ``prefix``. Outcomes are `succeeded`, `failed`, `timedOut`, `cleared`
-/// and `cancelled`. Each metric is made once per set of dimensions and kept, so an event costs a
-/// dictionary look-up under a lock and the backend's increment; the metrics are made from the
-/// factory when first needed, so bootstrap `MetricsSystem` before the first request when you use
-/// the default.
+/// `sdkauth` is the default ``prefix``. Dimension names follow the OpenTelemetry semantic
+/// conventions where one exists: `http.response.status_code` for the status, `error.type` for how
+/// a refresh or wait that did not succeed ended (`failed`, `timedOut`, `cleared`, `cancelled`,
+/// `deadlineExceeded`; a success has no `error.type`, as OpenTelemetry's HTTP metrics do). The
+/// scheme has no OpenTelemetry name, so it is `sdkauth.scheme` (`bearer`, `apiKey`, ...).
+///
+/// Timers record nanoseconds, the unit every swift-metrics `Timer` records in, and ask the
+/// backend to show seconds (`preferredDisplayUnit: .seconds`).
+///
+/// The metrics backend is chosen when the observer is made: the `factory:` given, or else
+/// `MetricsSystem.factory` at that moment, which is the factory bound by
+/// `withMetricsFactory(_:_:)` in the calling task when there is one and the bootstrapped one
+/// otherwise. Bootstrap `MetricsSystem` (or enter `withMetricsFactory`) before making the observer.
+/// Each metric is made once per set of dimensions, from that factory, and kept, so an event costs
+/// a dictionary look-up under a lock and the backend's increment.
 public final class MetricsEventObserver: AuthorizationEventObserver, Sendable {
+    /// The dimension that names the scheme.
+    static let schemeDimension = "sdkauth.scheme"
+    /// OpenTelemetry's name of an HTTP response's status code.
+    static let statusDimension = "http.response.status_code"
+    /// OpenTelemetry's name of the kind of error an operation ended with.
+    static let errorTypeDimension = "error.type"
+
     /// The first part of every metric's label.
     public let prefix: String
-    private let factory: (any MetricsFactory)?
+    private let factory: any MetricsFactory
     private let counters = MetricsCache<Counter>()
     private let timers = MetricsCache<CoreMetrics.Timer>()
 
-    /// Creates an observer.
+    /// Creates an observer that records into `factory`, or else into the factory in scope now.
     ///
     /// - Parameters:
     ///   - prefix: The first part of every label (default `sdkauth`).
-    ///   - factory: The metrics backend; `nil` (the default) uses `MetricsSystem.factory`.
+    ///   - factory: The metrics backend; `nil` (the default) takes `MetricsSystem.factory` now: the
+    ///     factory `withMetricsFactory(_:_:)` bound in this task, or the bootstrapped one.
     public init(prefix: String = "sdkauth", factory: (any MetricsFactory)? = nil) {
         self.prefix = prefix
-        self.factory = factory
+        self.factory = factory ?? MetricsSystem.factory
     }
 
     /// Counts `event`, and times it when it carries a duration.
     public func observe(_ event: AuthorizationEvent) {
-        let scheme = event.scheme?.description ?? "none"
-        let outcome = event.outcome?.rawValue ?? "unknown"
+        let scheme = [(Self.schemeDimension, event.scheme?.description ?? "none")]
+        // OpenTelemetry: `error.type` is set only when the operation did not succeed.
+        let outcome = event.outcome.flatMap { $0 == .succeeded ? nil : [(Self.errorTypeDimension, $0.rawValue)] } ?? []
         switch event.kind {
         case .requestAuthorized:
-            count("requests_authorized_total", [("scheme", scheme)])
+            count("requests_authorized_total", scheme)
         case .credentialRejected:
-            count("credential_rejections_total", [("scheme", scheme), ("status", event.status.map(String.init) ?? "none")])
+            count("credential_rejections_total", scheme + [(Self.statusDimension, event.status.map(String.init) ?? "none")])
         case .retryScheduled:
-            count("retries_total", [("scheme", scheme)])
+            count("retries_total", scheme)
         case .refreshWindowExceeded:
-            count("refresh_window_exceeded_total", [("scheme", scheme)])
+            count("refresh_window_exceeded_total", scheme)
         case .redirectCredentialDropped:
-            count("redirect_credentials_dropped_total", [("scheme", scheme)])
+            count("redirect_credentials_dropped_total", scheme)
         case .refreshFinished:
-            count("refreshes_total", [("outcome", outcome)])
-            time("refresh_duration", [("outcome", outcome)], event.duration)
+            count("refreshes_total", outcome)
+            time("refresh_duration", outcome, event.duration)
         case .waitEnded:
-            count("token_waits_total", [("outcome", outcome)])
-            time("token_wait_duration", [("outcome", outcome)], event.duration)
+            count("token_waits_total", outcome)
+            time("token_wait_duration", outcome, event.duration)
         default:
             break   // starts are counted when they end; later kinds are not counted yet
         }
@@ -73,7 +92,7 @@ public final class MetricsEventObserver: AuthorizationEventObserver, Sendable {
     private func count(_ name: String, _ dimensions: [(String, String)]) {
         let label = "\(prefix)_\(name)"
         counters.metric(label, dimensions) {
-            if let factory { Counter(label: label, dimensions: dimensions, factory: factory) } else { Counter(label: label, dimensions: dimensions) }
+            Counter(label: label, dimensions: dimensions, factory: factory)
         }.increment()
     }
 
@@ -81,11 +100,7 @@ public final class MetricsEventObserver: AuthorizationEventObserver, Sendable {
         guard let seconds, seconds.isFinite, seconds >= 0 else { return }
         let label = "\(prefix)_\(name)"
         timers.metric(label, dimensions) {
-            if let factory {
-                CoreMetrics.Timer(label: label, dimensions: dimensions, preferredDisplayUnit: .seconds, factory: factory)
-            } else {
-                CoreMetrics.Timer(label: label, dimensions: dimensions, preferredDisplayUnit: .seconds)
-            }
+            CoreMetrics.Timer(label: label, dimensions: dimensions, preferredDisplayUnit: .seconds, factory: factory)
         }.recordNanoseconds(Int64(min(seconds, 1e9) * 1_000_000_000))
     }
 }

@@ -23,7 +23,9 @@ import SDKAuthorization
 ///    `RequestAuthorizer.authorize(_:endpoint:)` does. A request mapped to an
 ///    endpoint must go to that endpoint's origin, or it fails before it is sent.
 /// 2. Shows the provider the whole request (method, URL with query, header fields and the body,
-///    collected up to ``maximumBodyBytes``) and sets the credential header field it answers.
+///    collected up to ``maximumBodyBytes``) and sets the credential header field it answers. A
+///    request that gets no scheme (no rule or endpoint names it) is shown to no provider: its body
+///    is not collected but handed to `next` as it came, streamed, whatever its length.
 /// 3. Hands a 401 or 403 (status, header fields, body) to the provider that issued the credential:
 ///    on a retry (after the delay the provider asks for, on the authorizer's clock, within the
 ///    request's deadline) it authorizes the request again and sends it once more through `next`;
@@ -46,8 +48,12 @@ public struct AuthorizationMiddleware: ClientMiddleware {
     /// Operation IDs mapped to the catalogue endpoints they call, for operations whose ID is not
     /// already an endpoint's name.
     public var operations: [String: EndpointID]
-    /// The largest request or rejection body collected, in bytes (default 1 MiB). A longer request
-    /// body fails the operation before it is sent.
+    /// The largest request or rejection body collected, in bytes (default 1 MiB). A request body is
+    /// collected only when a provider is asked for the request's credential (the provider sees
+    /// it, and a retry sends it again); a longer one then fails the operation before it is sent. The
+    /// body of a request that gets no scheme is streamed to `next` and has no limit here (a
+    /// same-origin 307 or 308 redirect sends it once more, which needs a body that can be iterated
+    /// more than once, as `HTTPBody`'s of bytes can).
     public var maximumBodyBytes: Int
 
     /// Creates a middleware.
@@ -81,18 +87,25 @@ public struct AuthorizationMiddleware: ClientMiddleware {
         operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        var bytes: Data?
-        if let body { bytes = try await Data(collecting: body, upTo: maximumBodyBytes) }
-        let outgoing = OutgoingRequest(
-            method: request.method.rawValue,
-            url: try Self.url(of: request, baseURL: baseURL),
-            headers: Self.headers(request.headerFields),
-            body: bytes
-        )
+        let url = try Self.url(of: request, baseURL: baseURL)
+        let endpointID = endpoint(forOperation: operationID)
+        var outgoing = OutgoingRequest(method: request.method.rawValue, url: url, headers: Self.headers(request.headerFields))
+        // A provider sees the whole request, body included (one that signs payloads signs it), and
+        // a retry sends it again: the body is collected when a credential is involved. A request
+        // no rule or endpoint gives a scheme is shown to no provider and never retried, so its body
+        // goes to `next` as it came, streamed, whatever its length. The loop is then given an empty
+        // body in its place, so that it still refuses a redirect that would forward the body to
+        // another origin, and drops it when a 303 turns the request into a GET.
+        let scheme = scheme(of: outgoing, endpoint: endpointID)
+        let streamed = body != nil && scheme == AuthorizationScheme.none
+        if let body, !streamed { outgoing.body = try await Self.collect(body, upTo: maximumBodyBytes, scheme: scheme) }
+        if streamed { outgoing.body = Data() }
+        let original = outgoing
         let limit = maximumBodyBytes
-        return try await authorizer.send(outgoing, endpoint: endpoint(forOperation: operationID), through: { sent in
-            let (forwarded, forwardedBaseURL) = try Self.forward(sent, as: request, original: outgoing, baseURL: baseURL)
-            return try await next(forwarded, sent.body.map { HTTPBody($0) }, forwardedBaseURL)
+        return try await authorizer.send(outgoing, endpoint: endpointID, through: { sent in
+            let (forwarded, forwardedBaseURL) = try Self.forward(sent, as: request, original: original, baseURL: baseURL)
+            let forwardedBody = streamed ? (sent.body == nil ? nil : body) : sent.body.map { HTTPBody($0) }
+            return try await next(forwarded, forwardedBody, forwardedBaseURL)
         }, reading: { response, body in
             // A rejection's header fields (`WWW-Authenticate`) and body (an error code) go to the
             // provider; the loop never returns a 401 or 403, so its body may be read here.
@@ -102,6 +115,24 @@ public struct AuthorizationMiddleware: ClientMiddleware {
             }
             return seen
         })
+    }
+
+    /// The whole request body, or ``RequestBodyTooLong`` once it is longer than `limit`.
+    static func collect(_ body: HTTPBody, upTo limit: Int, scheme: AuthorizationScheme?) async throws -> Data {
+        if case .known(let length) = body.length, length > limit { throw RequestBodyTooLong(limit: limit, scheme: scheme) }
+        var data = Data()
+        for try await chunk in body {
+            guard chunk.count <= limit - data.count else { throw RequestBodyTooLong(limit: limit, scheme: scheme) }
+            data.append(contentsOf: chunk)
+        }
+        return data
+    }
+
+    /// The scheme the loop will give `request`: its endpoint's, or the one its method and URL match;
+    /// `nil` for an endpoint the policy does not name (the loop then fails it).
+    func scheme(of request: OutgoingRequest, endpoint: EndpointID?) -> AuthorizationScheme? {
+        guard let endpoint else { return authorizer.scheme(for: request).scheme }
+        return authorizer.policy.scheme(for: endpoint)
     }
 
     /// The operation's request as the loop sends it now: its credential, any header a redirect to
@@ -157,4 +188,19 @@ public struct AuthorizationMiddleware: ClientMiddleware {
         }
         return headers
     }
+}
+
+/// A request body a provider would be shown is longer than ``AuthorizationMiddleware/maximumBodyBytes``;
+/// the operation fails before it is sent.
+struct RequestBodyTooLong: Error, CustomStringConvertible, LocalizedError {
+    let limit: Int
+    let scheme: AuthorizationScheme?
+
+    var description: String {
+        "The request body is longer than AuthorizationMiddleware.maximumBodyBytes (\(limit) bytes), so it was not sent. "
+            + "It is collected because the provider of its scheme (\(scheme.map(String.init(describing:)) ?? "unknown")) is shown the whole request "
+            + "and a retry sends it again; raise maximumBodyBytes to send it."
+    }
+
+    var errorDescription: String? { description }
 }

@@ -10,14 +10,28 @@ import Tracing
 /// ```
 ///
 /// - A token refresh becomes a span `sdkauth.refresh`, and each request's wait for a token a span
-///   `sdkauth.token_wait`, each from when it started to when it ended, with the attribute
-///   `sdkauth.outcome` (and `sdkauth.endpoint` for a wait). An outcome other than `succeeded`
-///   sets the span's status to error. A wait's span is a child of the waiting request's span
-///   (the `ServiceContext` of its task).
+///   `sdkauth.token_wait`, each from when it started to when it ended (with `sdkauth.endpoint` for
+///   a wait). An outcome other than `succeeded` sets the span's status to error and its
+///   `error.type` attribute to the outcome (`failed`, `timedOut`, `cleared`, `cancelled`,
+///   `deadlineExceeded`); a refresh or wait that succeeded has no `error.type`. A wait's span is a
+///   child of the waiting request's span (the `ServiceContext` of its task).
 /// - Requests authorized, rejections, retries, refresh-window trips and credentials dropped on a
 ///   redirect become events (`sdkauth.requestAuthorized`, `sdkauth.credentialRejected`, ...) on the
-///   span active in the current `ServiceContext`, with `sdkauth.scheme`, `sdkauth.endpoint`,
-///   `sdkauth.status` and `sdkauth.attempt` attributes where known.
+///   span active in the current `ServiceContext`, with these attributes where known:
+///
+/// | attribute | value |
+/// | --- | --- |
+/// | `http.response.status_code` | the rejection's or the redirect's status (OpenTelemetry's name) |
+/// | `sdkauth.scheme` | the scheme, e.g. `bearer` |
+/// | `sdkauth.endpoint` | the catalogue endpoint's name |
+/// | `sdkauth.attempt` | 1 for a request's first try, 2 for its retry after a rejection |
+///
+/// Attribute names follow the OpenTelemetry semantic conventions where one names the same thing;
+/// `sdkauth.*` names the rest. The attempt is not OpenTelemetry's `http.request.resend_count`: that
+/// counts every resend of one HTTP request, redirects included, on that request's own client
+/// span, while the attempt counts authorizations and is recorded on the caller's span. For a
+/// client span per request sent, with `traceparent` propagated, wrap the transport in
+/// ``TracingHTTPTransport``.
 ///
 /// Spans are made when the refresh or wait ends, with their real start time: the duration comes
 /// from the framework's monotonic clock, so a tracer sees the time each one took even when the
@@ -28,7 +42,8 @@ public struct TracingEventObserver: AuthorizationEventObserver {
     /// Creates an observer.
     ///
     /// - Parameter tracer: Where spans go; `nil` (the default) uses `InstrumentationSystem.tracer`
-    ///   at the time of each event.
+    ///   at the time of each event: the tracer `withTracer(_:_:)` bound in the task that did the
+    ///   work, or the bootstrapped one.
     public init(tracer: (any Tracer)? = nil) {
         self.tracer = tracer
     }
@@ -66,9 +81,9 @@ public struct TracingEventObserver: AuthorizationEventObserver {
         var attributes = SpanAttributes()
         if let scheme = event.scheme { attributes["sdkauth.scheme"] = scheme.description }
         if let endpoint = event.endpoint { attributes["sdkauth.endpoint"] = endpoint.description }
-        if let status = event.status { attributes["sdkauth.status"] = status }
+        if let status = event.status { attributes["http.response.status_code"] = status }
         if let attempt = event.attempt { attributes["sdkauth.attempt"] = attempt }
-        if let outcome = event.outcome { attributes["sdkauth.outcome"] = outcome.rawValue }
+        if let outcome = event.outcome, outcome != .succeeded { attributes["error.type"] = outcome.rawValue }
         return attributes
     }
 }

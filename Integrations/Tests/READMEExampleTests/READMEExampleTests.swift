@@ -18,10 +18,9 @@ import Tracing
 
 enum AsyncHTTPClientExample {
     static func run(configuration: AuthorizationConfiguration, provider: any AuthorizationProvider, body: Data) async throws -> ServerResponse {
-        let transport = AsyncHTTPClientHTTPTransport(timeout: 30)
+        let transport = AsyncHTTPClientHTTPTransport(timeout: .seconds(30))
         let client = try AuthorizedHTTPClient(configuration: configuration, provider: provider, transport: transport)
         let inbox = try await client.send(.appInboxFetch, body: body)
-        try await transport.shutdown()
         return inbox
     }
 }
@@ -38,10 +37,10 @@ enum SwiftLogExample {
 
 enum MetricsExample {
     static func run(configuration: AuthorizationConfiguration, provider: any AuthorizationProvider) throws -> AuthorizedHTTPClient {
-        // Counts into MetricsSystem.factory: bootstrap your metrics backend first.
+        // Counts into the factory in scope now (withMetricsFactory, else the bootstrapped one).
         let metrics = MetricsEventObserver()
         let client = try AuthorizedHTTPClient(configuration: configuration, provider: provider, observer: metrics)
-        // sdkauth_requests_authorized_total{scheme="bearer"}, sdkauth_credential_rejections_total{scheme,status}, ...
+        // sdkauth_requests_authorized_total{sdkauth.scheme="bearer"}, sdkauth_credential_rejections_total{sdkauth.scheme,http.response.status_code}, ...
         return client
     }
 }

@@ -1,11 +1,13 @@
 import AsyncHTTPClient
 import Foundation
+import IntegrationsTestSupport
 import SDKAuthorization
 import SDKAuthorizationAsyncHTTPClient
 import SDKAuthorizationTesting
 import Testing
 
-/// Runs `body` with a transport and a loopback server, and always shuts both down.
+/// Runs `body` with a transport (over the default shared client, which needs no shutdown) and a
+/// loopback server, and always stops the server.
 func withTransport(
     maximumResponseBodyBytes: Int = 10 << 20,
     _ reply: @escaping LoopbackServer.Handler,
@@ -16,11 +18,9 @@ func withTransport(
     do {
         try await body(transport, server)
     } catch {
-        try await transport.shutdown()
         try await server.stop()
         throw error
     }
-    try await transport.shutdown()
     try await server.stop()
 }
 
@@ -151,5 +151,33 @@ struct AsyncHTTPClientHTTPTransportTests {
             throw error
         }
         try await other.stop()
+    }
+
+    @Test func aBorrowedHTTPClientSharedSendsAndIsLeftRunning() async throws {
+        try await withTransport({ request in .respond(status: 200, body: request.uri) }) { _, server in
+            let borrowed = AsyncHTTPClientHTTPTransport(client: .shared, timeout: .seconds(5))
+            #expect(borrowed.timeout == .seconds(5))
+            let first = try await borrowed.send(OutgoingRequest(method: "GET", url: server.baseURL.appendingPathComponent("one")))
+            // Nothing was shut down: the shared client sends the next request too.
+            let second = try await AsyncHTTPClientHTTPTransport(client: .shared).send(OutgoingRequest(method: "GET", url: server.baseURL.appendingPathComponent("two")))
+            #expect(first.body == Data("/one".utf8))
+            #expect(second.body == Data("/two".utf8))
+        }
+    }
+
+    @Test func aBorrowedClientThatFollowsARedirectItselfFailsTheSendInsteadOfReturningTheFollowedResponse() async throws {
+        // HTTPClient.shared follows redirects: the loop's rules for a redirect would not run.
+        try await withTransport({ request in
+            request.uri == "/start" ? .respond(status: 302, headers: [("Location", "/landing")]) : .respond(status: 200, body: "{}")
+        }) { _, server in
+            let borrowed = AsyncHTTPClientHTTPTransport(client: .shared)
+            do {
+                _ = try await borrowed.send(OutgoingRequest(method: "GET", url: server.baseURL.appendingPathComponent("start")))
+                Issue.record("a response AsyncHTTPClient reached by following a redirect was returned")
+            } catch {
+                #expect("\(error)".contains("redirectConfiguration: .disallow"))
+            }
+            #expect(server.requests.map(\.uri) == ["/start", "/landing"])
+        }
     }
 }

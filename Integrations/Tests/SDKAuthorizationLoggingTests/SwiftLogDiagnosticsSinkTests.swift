@@ -67,4 +67,44 @@ struct SwiftLogDiagnosticsSinkTests {
         #expect(entry.metadata[SwiftLogDiagnosticsSink.eventKey] == "waitEnded")
         #expect(entry.metadata[SwiftLogDiagnosticsSink.endpointKey] == "ticketing")
     }
+
+    @Test func metadataSetInScopeIsKeptOnTheDiagnosticsOfARequestSentThere() async throws {
+        let (logger, handler) = logger()
+        let authorizer = try RequestAuthorizer(policy: AuthorizationPolicy(), providers: [:], diagnostics: SwiftLogDiagnosticsSink(logger: logger))
+        let client = AuthorizedHTTPClient(authorizer: authorizer, transport: RecordingTransport(statusCode: 401))
+        _ = await withLogger(mergingMetadata: ["request.id": "r-42"]) { _ in
+            await #expect(throws: RequestError.self) {
+                try await client.send(OutgoingRequest(method: "GET", url: URL(string: "https://api.example.com/inbox")!))
+            }
+        }
+        let entry = try #require(handler.entries.first { $0.message.description.contains("carried no credential") })
+        #expect(entry.metadata["request.id"] == "r-42")
+    }
+
+    @Test func theLoggersOwnMetadataAndTheDiagnosticsFieldsWinOverTheScopes() throws {
+        let (base, handler) = logger()
+        var logger = base
+        logger[metadataKey: "component"] = "auth"
+        let sink = SwiftLogDiagnosticsSink(logger: logger)
+        withLogger(mergingMetadata: ["component": "caller", "trace": "t-1", SwiftLogDiagnosticsSink.endpointKey: "caller's"]) { _ in
+            sink.record(Diagnostic(level: .info, message: "m", endpoint: "inbox"))
+        }
+        #expect(handler.entries.first?.metadata == [
+            "component": "auth", "trace": "t-1", SwiftLogDiagnosticsSink.endpointKey: "inbox",
+        ])
+    }
+
+    @Test func aSinkWithoutALoggerWritesToTheLoggerInScopeWithItsLevelAndMetadata() {
+        let (logger, handler) = logger(level: .info)
+        let sink = SwiftLogDiagnosticsSink()
+        #expect(sink.logger == nil)
+        withLogger(logger) { _ in
+            withLogger(mergingMetadata: ["request.id": "r-7"]) { _ in
+                sink.record(Diagnostic(level: .debug, message: "below the scope's level"))
+                sink.record(Diagnostic(level: .warning, message: "kept", scheme: .bearer))
+            }
+        }
+        #expect(handler.entries.map(\.message.description) == ["kept"])
+        #expect(handler.entries.first?.metadata == ["request.id": "r-7", SwiftLogDiagnosticsSink.schemeKey: "bearer"])
+    }
 }

@@ -34,6 +34,19 @@ final class NextCalls: Sendable {
     var authorizations: [String?] { calls.map { $0.request.headerFields[.authorization] } }
 }
 
+/// A value a `@Sendable` closure of a test sets and the test reads.
+final class TestingBox<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    nonisolated(unsafe) private var stored: Value   // only touched while `lock` is held
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); defer { lock.unlock() }; stored = newValue }
+    }
+}
+
 @Suite("OpenAPI client middleware")
 struct AuthorizationMiddlewareTests {
     let calls = NextCalls()
@@ -201,6 +214,80 @@ struct AuthorizationMiddlewareTests {
                                                body: HTTPBody(String(repeating: "x", count: 64)), baseURL: baseURL, operationID: "send", next: next([]))
         }
         #expect(calls.calls.isEmpty)
+    }
+
+    /// `bytes` in 64 KiB chunks, as a stream that can be read once, its length told or not.
+    static func streamedBody(_ bytes: [UInt8], lengthKnown: Bool = true) -> HTTPBody {
+        let chunks = stride(from: 0, to: bytes.count, by: 64 << 10).map { ArraySlice(bytes[$0..<min($0 + (64 << 10), bytes.count)]) }
+        return HTTPBody(AsyncStream { continuation in
+            for chunk in chunks { continuation.yield(chunk) }
+            continuation.finish()
+        }, length: lengthKnown ? .known(Int64(bytes.count)) : .unknown)
+    }
+
+    @Test func a2MiBStreamedBodyToAHostNoRuleNamesReachesNextUntouchedAndWhole() async throws {
+        let provider = ScriptedProvider(.token("never.jwt"))
+        let middleware = AuthorizationMiddleware(authorizer: try bearerAuthorizer(provider))
+        let bytes = (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+        let body = Self.streamedBody(bytes)
+        let received = TestingBox<(HTTPBody?, Data?)>((nil, nil))
+        let (response, _) = try await middleware.intercept(
+            HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/upload"), body: body,
+            baseURL: URL(string: "https://uploads.example.net")!, operationID: "upload"
+        ) { request, forwarded, _ in
+            #expect(request.headerFields[.authorization] == nil)
+            var data: Data?
+            if let forwarded { data = try await Data(collecting: forwarded, upTo: 4 << 20) }
+            received.value = (forwarded, data)
+            return (HTTPResponse(status: .ok), nil)
+        }
+        #expect(response.status == .ok)
+        #expect(received.value.0 === body)   // the caller's stream itself, not a copy
+        #expect(received.value.1 == Data(bytes))
+        #expect(provider.requestedContexts.isEmpty)
+    }
+
+    @Test(arguments: [true, false])
+    func aBodyTheProviderIsShownStillFailsClearlyOverTheLimitBeforeItIsSent(lengthKnown: Bool) async throws {
+        let provider = ScriptedProvider(.token("a.jwt"))
+        let middleware = AuthorizationMiddleware(authorizer: try bearerAuthorizer(provider))
+        let body = Self.streamedBody([UInt8](repeating: 7, count: 2 << 20), lengthKnown: lengthKnown)
+        do {
+            _ = try await middleware.intercept(HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/v1/messages"),
+                                               body: body, baseURL: baseURL, operationID: "send", next: next([]))
+            Issue.record("a body over the limit was sent")
+        } catch {
+            #expect("\(error)".contains("longer than AuthorizationMiddleware.maximumBodyBytes (\(1 << 20) bytes)"))
+            #expect("\(error)".contains("scheme (bearer)"))
+        }
+        #expect(calls.calls.isEmpty)
+        #expect(provider.requestedContexts.isEmpty)
+    }
+
+    @Test func aStreamedBodyIsStillRefusedOnARedirectToAnotherOriginAndDroppedOnA303() async throws {
+        let middleware = AuthorizationMiddleware(authorizer: try bearerAuthorizer(ScriptedProvider(.token("a.jwt"))))
+        let calls = calls
+        let hop = TestingBox<Int>(303)
+        let next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?) = { request, body, baseURL in
+            var bytes: Data?
+            if let body { bytes = try await Data(collecting: body, upTo: 1 << 10) }
+            _ = calls.append(.init(request: request, body: bytes, baseURL: baseURL))
+            guard baseURL.host == "uploads.example.net", request.path == "/upload" else { return (HTTPResponse(status: .ok), nil) }
+            let location = hop.value == 303 ? "https://uploads.example.net/done" : "https://elsewhere.example.org/upload"
+            return (HTTPResponse(status: .init(code: hop.value), headerFields: [.location: location]), nil)
+        }
+        let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/upload", headerFields: [.contentType: "text/plain"])
+        let uploads = URL(string: "https://uploads.example.net")!
+        _ = try await middleware.intercept(request, body: HTTPBody("hello"), baseURL: uploads, operationID: "upload", next: next)
+        #expect(calls.calls.map(\.body) == [Data("hello".utf8), nil])
+        #expect(calls.calls.last?.request.method == .get)
+        #expect(calls.calls.last?.request.headerFields[.contentType] == nil)
+
+        hop.value = 307
+        await #expect(throws: RequestError.self) {
+            _ = try await middleware.intercept(request, body: HTTPBody("hello"), baseURL: uploads, operationID: "upload", next: next)
+        }
+        #expect(calls.calls.count == 3)   // the 307 to another origin was not followed
     }
 
     @Test func aCallersOwnAuthorizationFieldIsReplacedByTheCredential() async throws {

@@ -19,7 +19,7 @@ struct TracingEventObserverTests {
         #expect(tracer.finishedSpans.count == 1)
         #expect(span.operationName == "sdkauth.refresh")
         #expect(span.endInstant.nanosecondsSinceEpoch - span.startInstant.nanosecondsSinceEpoch == 2_500_000_000)
-        #expect(span.attributes["sdkauth.outcome"]?.toSpanAttribute() == "succeeded")
+        #expect(span.attributes["error.type"] == nil)
         #expect(span.status == nil)
     }
 
@@ -44,7 +44,7 @@ struct TracingEventObserverTests {
         #expect(waitSpan.endInstant.nanosecondsSinceEpoch - waitSpan.startInstant.nanosecondsSinceEpoch == 10_000_000_000)
         #expect(waitSpan.status?.code == .error)
         #expect(waitSpan.attributes["sdkauth.endpoint"]?.toSpanAttribute() == "ticketing")
-        #expect(waitSpan.attributes["sdkauth.outcome"]?.toSpanAttribute() == "timedOut")
+        #expect(waitSpan.attributes["error.type"]?.toSpanAttribute() == "timedOut")
         #expect(tracer.finishedSpans.contains { $0.operationName == "sdkauth.refresh" && $0.status?.code == .error })
     }
 
@@ -65,7 +65,9 @@ struct TracingEventObserverTests {
         span.end()
         let finished = try #require(tracer.finishedSpans.first { $0.operationName == "sync inbox" })
         #expect(finished.events.map(\.name) == ["sdkauth.requestAuthorized", "sdkauth.credentialRejected", "sdkauth.retryScheduled", "sdkauth.requestAuthorized"])
-        #expect(finished.events[1].attributes["sdkauth.status"]?.toSpanAttribute() == 401)
+        #expect(finished.events[1].attributes["http.response.status_code"]?.toSpanAttribute() == 401)
+        #expect(finished.events[1].attributes["sdkauth.status"] == nil)
+        #expect(finished.events[3].attributes["sdkauth.attempt"]?.toSpanAttribute() == 2)
         #expect(finished.events[1].attributes["sdkauth.scheme"]?.toSpanAttribute() == "bearer")
     }
 

@@ -40,15 +40,9 @@ public enum GeneratedClientSample {
 
     /// The four calls through one stack.
     public static func run(_ stack: Stack, _ environment: SampleEnvironment, observer: (any AuthorizationEventObserver)? = nil) async throws -> [ReportRow] {
-        let ahcTransport = AsyncHTTPClientHTTPTransport(timeout: 15)
-        do {
-            let rows = try await run(stack, environment, observer: observer, ahcTransport: ahcTransport)
-            try await ahcTransport.shutdown()
-            return rows
-        } catch {
-            try? await ahcTransport.shutdown()
-            throw error
-        }
+        // The transport's default HTTPClient is shared and never follows redirects: nothing to shut down.
+        let ahcTransport = AsyncHTTPClientHTTPTransport(timeout: .seconds(15))
+        return try await run(stack, environment, observer: observer, ahcTransport: ahcTransport)
     }
 
     private static func run(

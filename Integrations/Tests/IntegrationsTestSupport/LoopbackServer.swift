@@ -4,27 +4,28 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// A small HTTP/1.1 server on a free loopback port, for the transport's tests: it records every
-/// request and answers what the test's handler says, or never answers.
-final class LoopbackServer: Sendable {
-    struct Request: Sendable {
-        let method: String
-        let uri: String
-        let headers: [(String, String)]
-        let body: Data
+/// A small HTTP/1.1 server on a free loopback port, for the transports' tests (AsyncHTTPClient's,
+/// and the tracing transport over URLSession's): it records every request and answers what the
+/// test's handler says, or never answers.
+package final class LoopbackServer: Sendable {
+    package struct Request: Sendable {
+        package let method: String
+        package let uri: String
+        package let headers: [(String, String)]
+        package let body: Data
 
-        func header(_ name: String) -> String? {
+        package func header(_ name: String) -> String? {
             headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
         }
     }
 
-    enum Reply: Sendable {
+    package enum Reply: Sendable {
         case respond(status: Int, headers: [(String, String)] = [], body: String = "")
         /// Read the request and never answer.
         case hang
     }
 
-    typealias Handler = @Sendable (Request) -> Reply
+    package typealias Handler = @Sendable (Request) -> Reply
 
     private struct State {
         var requests: [Request] = []
@@ -41,7 +42,7 @@ final class LoopbackServer: Sendable {
     }
 
     /// Starts a server; stop it with ``stop()``.
-    static func start(_ handler: @escaping Handler) async throws -> LoopbackServer {
+    package static func start(_ handler: @escaping Handler) async throws -> LoopbackServer {
         let server = LoopbackServer(handler: handler)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -58,25 +59,25 @@ final class LoopbackServer: Sendable {
     }
 
     /// `http://127.0.0.1:<port>`.
-    var baseURL: URL {
+    package var baseURL: URL {
         let port = channel.withLockedValue { $0?.localAddress?.port } ?? 0
         return URL(string: "http://127.0.0.1:\(port)")!
     }
 
-    func stop() async throws {
+    package func stop() async throws {
         try await channel.withLockedValue { $0 }?.close()
     }
 
-    var requests: [Request] { state.withLockedValue { $0.requests } }
-    var closedConnections: Int { state.withLockedValue { $0.closedConnections } }
+    package var requests: [Request] { state.withLockedValue { $0.requests } }
+    package var closedConnections: Int { state.withLockedValue { $0.closedConnections } }
 
     /// Returns once the server has received `count` requests.
-    func waitForRequests(_ count: Int) async {
+    package func waitForRequests(_ count: Int) async {
         await wait { $0.requests.count >= count }
     }
 
     /// Returns once `count` connections have been closed.
-    func waitForClosedConnections(_ count: Int) async {
+    package func waitForClosedConnections(_ count: Int) async {
         await wait { $0.closedConnections >= count }
     }
 
