@@ -68,4 +68,28 @@ struct URLSessionEndToEndTests {
             #expect(await backend.records().map(\.authorization) == ["Bearer \(token)", nil])
         }
     }
+
+    @Test func theTransportOverTheAppsOwnSessionSendsThroughItAndLeavesItUsable() async throws {
+        try await withEnvironment { environment, backend in
+            let token = try await AppServer.login(baseURL: environment.baseURL, userId: "fan-7")
+            let tokens = try RefreshingTokenProvider(token: .init(token), diagnostics: RecordingDiagnosticsSink()) { .init(token) }
+            // The app's session: a header of its own on every request shows the request went through it.
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.httpAdditionalHeaders = ["X-App-Session": "mine"]
+            let session = URLSession(configuration: configuration)
+            defer { session.finishTasksAndInvalidate() }
+            do {
+                let client = AuthorizedHTTPClient(authorizer: try authorizer(environment, tokens), transport: URLSessionHTTPTransport(session: session))
+                let response = try await client.send(OutgoingRequest(method: "GET", url: environment.baseURL.appendingPathComponent("rover/ticketing")))
+                #expect(response.statusCode == 200)
+                #expect(String(decoding: response.body, as: UTF8.self).contains(#""subject":"fan-7""#))
+            }
+            // The client is gone; the session is still the app's, and still sends.
+            let (_, plain) = try await session.data(from: environment.baseURL.appendingPathComponent("openapi.yaml"))
+            #expect((plain as? HTTPURLResponse)?.statusCode == 200)
+            let records = await backend.records()
+            #expect(records.first?.authorization == "Bearer \(token)")
+            #expect(records.first?.headerNames.contains("x-app-session") == true)
+        }
+    }
 }
