@@ -28,6 +28,10 @@ import SDKAuthorization
 ///    on a retry (after the delay the provider asks for, on the authorizer's clock, within the
 ///    request's deadline) it authorizes the request again and sends it once more through `next`;
 ///    on a failure it throws the `RequestError`.
+/// 4. Shows any other final answer to the provider when it reads accepted answers
+///    (`AuthorizationProvider.inspectsAcceptedResponses`, e.g. the signature mode's
+///    optional-enforcement report in a 2xx): a body of known length up to ``maximumBodyBytes`` is
+///    read once and handed on to the caller as a body it can still read; a streamed body is not read.
 ///
 /// Errors reach the caller of the generated client as its `ClientError`, whose
 /// `underlyingError` is the `RequestError` (an `authorizationRejected` code for a
@@ -90,18 +94,34 @@ public struct AuthorizationMiddleware: ClientMiddleware {
             body: bytes
         )
         let limit = maximumBodyBytes
+        // A provider that reads accepted answers (an optional-enforcement report in a 2xx) gets the
+        // body of one whose length is known and within the limit; otherwise no body is buffered.
+        let inspects = authorizer.inspectsAcceptedResponses
         return try await authorizer.send(outgoing, endpoint: endpoint(forOperation: operationID), through: { sent in
             let (forwarded, forwardedBaseURL) = try Self.forward(sent, as: request, original: outgoing, baseURL: baseURL)
-            return try await next(forwarded, sent.body.map { HTTPBody($0) }, forwardedBaseURL)
+            let (response, body) = try await next(forwarded, sent.body.map { HTTPBody($0) }, forwardedBaseURL)
+            guard inspects, let body, Self.isSmall(body, limit: limit), response.status.code != 401, response.status.code != 403 else {
+                return (response, body)
+            }
+            // Read once here, handed on as a body the caller can still read.
+            return (response, HTTPBody(try await Data(collecting: body, upTo: limit)))
         }, reading: { response, body in
             // A rejection's header fields (`WWW-Authenticate`) and body (an error code) go to the
             // provider; the loop never returns a 401 or 403, so its body may be read here.
             var seen = ServerResponse(statusCode: response.status.code, headers: Self.headers(response.headerFields))
             if seen.statusCode == 401 || seen.statusCode == 403, let body {
                 seen.body = try await Data(collecting: body, upTo: limit)
+            } else if inspects, let body, body.iterationBehavior == .multiple, Self.isSmall(body, limit: limit) {
+                seen.body = try await Data(collecting: body, upTo: limit)
             }
             return seen
         })
+    }
+
+    /// Whether `body` has a known length within `limit` bytes.
+    static func isSmall(_ body: HTTPBody, limit: Int) -> Bool {
+        if case .known(let length) = body.length { return length <= Int64(limit) }
+        return false
     }
 
     /// The operation's request as the loop sends it now: its credential, any header a redirect to
