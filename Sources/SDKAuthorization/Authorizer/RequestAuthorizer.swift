@@ -312,7 +312,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             while true {
                 let (response, head) = try await sendFollowingRedirects(&authorized, sent: &sent, through: stack, reading: read)
                 guard head.statusCode == 401 || head.statusCode == 403 else {
-                    await reportAccepted(head, to: authorized)
+                    // Checked here so a provider that reads no accepted answers costs no call.
+                    if authorized.issued?.inspectsAcceptedResponses == true { await reportAccepted(head, to: authorized) }
                     return response
                 }
                 switch await evaluate(head, to: authorized) {
@@ -504,7 +505,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// Decides what a response to `authorized` means for authorization.
     ///
-    /// A status other than 401 and 403 is ``ResponseEvaluation/accept``. A 401 or 403 to a request
+    /// A status other than 401 and 403 is ``ResponseEvaluation/accept``; a provider that reads
+    /// accepted answers is shown it first (``AuthorizationProvider/credentialAccepted(_:response:context:)``),
+    /// unless it is a redirect still to follow. A 401 or 403 to a request
     /// that carried its credential is reported to the provider that issued it, which may ask for
     /// one retry; a request is retried at most once. A 401 or 403 to a request that carried no
     /// credential (a redirect to another origin dropped it) fails without telling any provider.
@@ -517,7 +520,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// ``RequestError/Code/refreshWindowExceeded``.
     public func evaluate(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> ResponseEvaluation {
         guard response.statusCode == 401 || response.statusCode == 403 else {
-            await reportAccepted(response, to: authorized)
+            if authorized.issued?.inspectsAcceptedResponses == true { await reportAccepted(response, to: authorized) }
             return .accept
         }
         let rejection = RequestError.authorizationRejected(response: response, scheme: authorized.scheme, endpoint: authorized.endpoint)
