@@ -90,6 +90,15 @@ struct AcceptedResponseHookTests {
         #expect(provider.seen.withLock { $0.isEmpty })
     }
 
+    @Test func aCachingProviderPassesAcceptedAnswersOnToTheProviderItWraps() async throws {
+        let inner = AcceptedAnswerRecordingProvider(inspects: true)
+        let cache = CachingAuthorizationProvider(wrapping: inner)
+        #expect(cache.inspectsAcceptedResponses)
+        #expect(!CachingAuthorizationProvider(wrapping: AcceptedAnswerRecordingProvider(inspects: false)).inspectsAcceptedResponses)
+        _ = try await AuthorizedHTTPClient(authorizer: try authorizer(cache), transport: RecordingTransport(statusCode: 200)).send(OutgoingRequest(method: "GET", url: url))
+        #expect(inner.seen.withLock { $0.map { $0.status } } == [200])
+    }
+
     @Test func aRequestSentWithoutACredentialBecauseTheProviderOmittedItHasItsAnswerShown() async throws {
         let provider = AcceptedAnswerRecordingProvider(inspects: true, credential: .omitted)
         _ = try await AuthorizedHTTPClient(authorizer: try authorizer(provider), transport: RecordingTransport(statusCode: 201)).send(OutgoingRequest(method: "GET", url: url))
