@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 import SDKAuthorization
+import SDKAuthorizationOpenAPI
 import SDKAuthorizationTesting
 import Testing
 
@@ -13,18 +14,12 @@ final class AcceptedAnswerProvider: AuthorizationProvider, @unchecked Sendable {
 
     init(inspects: Bool) { inspectsAcceptedResponses = inspects }
 
-    var seen: [ServerResponse] {
-        lock.lock()
-        defer { lock.unlock() }
-        return recorded
-    }
+    var seen: [ServerResponse] { lock.withLock { recorded } }
 
     func credential(for context: AuthorizationContext) async throws -> Credential { .bearer("token-1") }
 
     func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async {
-        lock.lock()
-        defer { lock.unlock() }
-        recorded.append(response)
+        lock.withLock { recorded.append(response) }
     }
 
     var endsByDeadline: Bool { true }
