@@ -273,6 +273,23 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
         return .fail
     }
 
+    /// Reports the failure an accepted answer carries under optional enforcement (a 2xx whose body
+    /// holds an `auth_error`, the signature verified but not enforced) to the subscribers, once per
+    /// signature, whichever way the request was sent: ``SignatureRequestQueue``,
+    /// ``AuthorizedHTTPClient``, ``RequestAuthorizer/send(_:endpoint:through:)``, the `URLSession`
+    /// convenience or an OpenAPI middleware. Any other answer, or a body that is not such a report,
+    /// reports nothing.
+    public func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async {
+        guard (200...299).contains(response.statusCode), !response.body.isEmpty else { return }
+        let user = Self.pinned?.userId ?? owner(of: credential.value)
+        if let failure = SignatureFailure.reported(in: response.body, signature: credential.value, requestUser: user) {
+            publish(failure)
+        }
+    }
+
+    /// `true`: an accepted answer may carry an optional-enforcement report (``credentialAccepted(_:response:context:)``).
+    public var inspectsAcceptedResponses: Bool { true }
+
     /// The app's identity changed (logout, `anonymize`): there is no current user until the next
     /// ``changeUser(_:signature:)``. Signatures of earlier users stay for their queued requests.
     public func identityDidChange() async {

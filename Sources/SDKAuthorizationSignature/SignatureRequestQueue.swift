@@ -705,11 +705,10 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         request.setHeader(options.idempotencyHeaderName, entry.id.uuidString)
         let pinned = SignatureAuthentication.Pinned(userId: entry.userId, signature: signature)
         do {
-            let response = try await SignatureAuthentication.$pinned.withValue(pinned) { () async throws(RequestError) -> ServerResponse in
+            // An optional-enforcement report in the answer reaches the subscribers through the
+            // provider (``SignatureAuthentication/credentialAccepted(_:response:context:)``), as on every path.
+            _ = try await SignatureAuthentication.$pinned.withValue(pinned) { () async throws(RequestError) -> ServerResponse in
                 try await client.send(request)
-            }
-            if let report = SignatureFailure.reported(in: response.body, signature: signature, requestUser: entry.userId) {
-                authentication.publish(report)
             }
             return .sent
         } catch let error as RequestError {

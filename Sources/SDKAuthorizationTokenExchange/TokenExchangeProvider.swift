@@ -21,7 +21,8 @@ import SDKAuthorization
 /// - Concurrent requests share one sign-and-exchange: 100 requests, one signing callback.
 /// - The signer answers once; a second answer is ignored and logged; no answer within
 ///   ``Options/signingTimeout`` fails the waiting requests with ``RequestError/Code/signingTimedOut``.
-/// - The signed payload is checked before it is sent: a compact JWT with numeric `iat` and `exp`,
+/// - The signed payload is checked before it is sent: a compact JWT with numeric `iat` (or a
+///   string of 1 to 12 digits, as the vendor's Ruby sample sends) and `exp`,
 ///   `exp` in the future, and `phone` (when present) in E.164 form (`+` and 2 to 15 digits);
 ///   otherwise ``RequestError/Code/signingFailed`` says which.
 /// - The auth token is kept until ``Options/expiryLeeway`` before it expires, in memory and, when a
@@ -348,19 +349,19 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         }
     }
 
-    /// The signed payload must be a JWT with numeric `iat` and `exp` in the future, and a `phone`
-    /// in E.164 form when it has one.
+    /// The signed payload must be a JWT with numeric `iat` (a digit string counts) and `exp` in the
+    /// future, and a `phone` in E.164 form when it has one (`""` counts as none).
     private func checkSignedPayload(_ signed: String) throws(RequestError) {
         let claims: JWTClaims
         do {
-            claims = try JWTClaims(decoding: signed)
+            // A digit-string `iat` (the vendor's Ruby sample, `"iat": "1700000000"`) is the number
+            // it spells; any other string is refused with a message that names the claim.
+            claims = try JWTClaims(decoding: signed, digitStringDates: ["iat"])
         } catch {
             // JWTDecodingError's text is the framework's own; the one part from the token (a
             // duplicated claim's name) it escapes and cuts itself.
             throw .signingFailed(reason: "the signer did not return a JWT (\(error))")
         }
-        // A string `iat` (the vendor's Ruby sample sends one) is refused by the JWT reader above,
-        // with a message that names the claim.
         guard claims.issuedAt != nil else { throw .signingFailed(reason: "the signed payload has no numeric 'iat'") }
         guard let expiresAt = claims.expiresAt else { throw .signingFailed(reason: "the signed payload has no numeric 'exp'") }
         guard expiresAt > clock.now() else { throw .signingFailed(reason: "the signed payload has already expired") }

@@ -30,6 +30,10 @@ import SDKAuthorization
 ///    on a retry (after the delay the provider asks for, on the authorizer's clock, within the
 ///    request's deadline) it authorizes the request again and sends it once more through `next`;
 ///    on a failure it throws the `RequestError`.
+/// 4. Shows any other final answer to the provider when it reads accepted answers
+///    (`AuthorizationProvider.inspectsAcceptedResponses`, e.g. the signature mode's
+///    optional-enforcement report in a 2xx): a body of known length up to ``maximumBodyBytes`` is
+///    read once and handed on to the caller as a body it can still read; a streamed body is not read.
 ///
 /// Errors reach the caller of the generated client as its `ClientError`, whose
 /// `underlyingError` is the `RequestError` (an `authorizationRejected` code for a
@@ -102,15 +106,26 @@ public struct AuthorizationMiddleware: ClientMiddleware {
         if streamed { outgoing.body = Data() }
         let original = outgoing
         let limit = maximumBodyBytes
+        // A provider that reads accepted answers (an optional-enforcement report in a 2xx) gets the
+        // body of one whose length is known and within the limit; otherwise no body is buffered.
+        let inspects = authorizer.inspectsAcceptedResponses
         return try await authorizer.send(outgoing, endpoint: endpointID, through: { sent in
             let (forwarded, forwardedBaseURL) = try Self.forward(sent, as: request, original: original, baseURL: baseURL)
             let forwardedBody = streamed ? (sent.body == nil ? nil : body) : sent.body.map { HTTPBody($0) }
-            return try await next(forwarded, forwardedBody, forwardedBaseURL)
+            let (response, responseBody) = try await next(forwarded, forwardedBody, forwardedBaseURL)
+            guard inspects, let responseBody, Self.isSmall(responseBody, limit: limit),
+                  response.status.code != 401, response.status.code != 403 else {
+                return (response, responseBody)
+            }
+            // Read once here, handed on as a body the caller can still read.
+            return (response, HTTPBody(try await Data(collecting: responseBody, upTo: limit)))
         }, reading: { response, body in
             // A rejection's header fields (`WWW-Authenticate`) and body (an error code) go to the
             // provider; the loop never returns a 401 or 403, so its body may be read here.
             var seen = ServerResponse(statusCode: response.status.code, headers: Self.headers(response.headerFields))
             if seen.statusCode == 401 || seen.statusCode == 403, let body {
+                seen.body = try await Data(collecting: body, upTo: limit)
+            } else if inspects, let body, body.iterationBehavior == .multiple, Self.isSmall(body, limit: limit) {
                 seen.body = try await Data(collecting: body, upTo: limit)
             }
             return seen
@@ -133,6 +148,12 @@ public struct AuthorizationMiddleware: ClientMiddleware {
     func scheme(of request: OutgoingRequest, endpoint: EndpointID?) -> AuthorizationScheme? {
         guard let endpoint else { return authorizer.scheme(for: request).scheme }
         return authorizer.policy.scheme(for: endpoint)
+    }
+
+    /// Whether `body` has a known length within `limit` bytes.
+    static func isSmall(_ body: HTTPBody, limit: Int) -> Bool {
+        if case .known(let length) = body.length { return length <= Int64(limit) }
+        return false
     }
 
     /// The operation's request as the loop sends it now: its credential, any header a redirect to

@@ -101,6 +101,10 @@ public enum SignatureModeSample {
 
         let queue = try SignatureRequestQueue(name: "sample", directory: directory, authentication: authentication, client: client)
 
+        // The backend starts with enforcement Disabled, Braze's default; the rows below show Required
+        // first, so the sample says so rather than relying on how the backend was started.
+        try await SignatureServer.setEnforcement("required", appId: appId, baseURL: baseURL)
+
         // 1. A valid signature: three queued requests, each sent once and accepted.
         try authentication.changeUser("user-1", signature: try await SignatureServer.signature(baseURL: baseURL, userId: "user-1"))
         let ids = (1...3).map { "user-1-request-\($0)" }
@@ -152,6 +156,15 @@ public enum SignatureModeSample {
         row("optional enforcement, expired", verdict: "201 accepted, reported \(optionalEvent.map { "\($0.errorCode) optional" } ?? "nothing")",
             expected: optionalLeft == 0 && optionalEvent?.optional == true && optionalEvent?.errorCode == .expired && delivered(["user-10-request"]))
 
+        // 4b. The same report on a request sent straight through the client, not queued: the
+        //     provider reads it from the accepted answer, so the subscriber hears of it once.
+        try authentication.changeUser("user-12", signature: try await SignatureServer.signature(baseURL: baseURL, userId: "user-12", variant: "expired"))
+        let direct = try await client.send(dataRequest(baseURL: baseURL, userId: "user-12", requestId: "user-12-request"))
+        let directEvents = eventsFor("user-12")
+        row("optional enforcement, expired, sent directly", verdict: "\(direct.statusCode) accepted, reported \(directEvents.first.map { "\($0.errorCode) optional" } ?? "nothing")",
+            expected: direct.statusCode == 201 && directEvents.count == 1 && directEvents.first?.optional == true
+                && directEvents.first?.errorCode == .expired && delivered(["user-12-request"]))
+
         // 5. Disabled: nothing is checked or reported.
         try await SignatureServer.setEnforcement("disabled", appId: appId, baseURL: baseURL)
         try authentication.changeUser("user-11", signature: try await SignatureServer.signature(baseURL: baseURL, userId: "user-11", variant: "expired"))
@@ -159,7 +172,8 @@ public enum SignatureModeSample {
         let disabledLeft = await queue.flush()
         row("disabled enforcement, expired", verdict: disabledLeft == 0 ? "201 accepted, nothing reported" : "still queued",
             expected: disabledLeft == 0 && eventsFor("user-11").isEmpty && delivered(["user-11-request"]))
-        try await SignatureServer.setEnforcement("required", appId: appId, baseURL: baseURL)
+        // Back to the backend's default.
+        try await SignatureServer.setEnforcement("disabled", appId: appId, baseURL: baseURL)
         await queue.close()
         return rows
     }

@@ -11,11 +11,14 @@ public struct PayloadSigningServer: Sendable {
     public let secret: String
     public var algorithm: String = "HS256"
     public var phone: String?
+    /// Whether `iat` goes as a string of digits (`"1700000000"`), as the vendor's Ruby sample sends it.
+    public var issuedAtAsDigits: Bool
 
-    public init(secret: String, algorithm: String = "HS256", phone: String? = nil) {
+    public init(secret: String, algorithm: String = "HS256", phone: String? = nil, issuedAtAsDigits: Bool = false) {
         self.secret = secret
         self.algorithm = algorithm
         self.phone = phone
+        self.issuedAtAsDigits = issuedAtAsDigits
     }
 
     /// Signs `payload` for `identifier`.
@@ -25,7 +28,7 @@ public struct PayloadSigningServer: Sendable {
         let now = Int(Date().timeIntervalSince1970)
         claims["identifier"] = identifier
         claims["name"] = "Sample User"
-        claims["iat"] = now
+        claims["iat"] = issuedAtAsDigits ? String(now) as Any : now as Any
         claims["exp"] = now + 300
         if let phone { claims["phone"] = phone }
         func segment(_ object: [String: Any]) -> String {
@@ -103,6 +106,17 @@ public enum TokenExchangeModeSample {
         let afterLogout = await Result { () async throws(RequestError) in try await good.send(OutgoingRequest(method: "GET", url: chatsURL)) }
         row("after clearUserData", afterLogout, header: transport.lastAuthorizationHeader,
             expected: (try? afterLogout.get()) != nil && signings.count == (environment.embedded == nil ? 2 : 3))
+
+        // Payloads as the vendor's own samples sign them: `phone: ""` for a user without one, and (the
+        // Ruby sample) `iat` as a string of digits. Both are accepted, by the framework and the platform.
+        for (note, server) in [
+            (#"vendor sample, phone """#, PayloadSigningServer(secret: exchangeSecret, phone: "")),
+            ("vendor Ruby sample, iat as digits", PayloadSigningServer(secret: exchangeSecret, issuedAtAsDigits: true)),
+        ] {
+            let (vendor, vendorTransport, _) = try client(server, signings: SigningCounter())
+            let outcome = await Result { () async throws(RequestError) in try await vendor.send(OutgoingRequest(method: "GET", url: chatsURL)) }
+            row(note, outcome, header: vendorTransport.lastAuthorizationHeader, expected: (try? outcome.get())?.statusCode == 200)
+        }
 
         // Payloads the platform must refuse, each with its own error.
         for (note, server, code) in [

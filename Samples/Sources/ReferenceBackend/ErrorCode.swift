@@ -50,10 +50,11 @@ extension ReferenceBackend {
         case bodyTooLarge = "body_too_large"
         /// 401: `/ccai/exchange` got a payload with `alg: none` or no signature.
         case unsignedPayload = "unsigned_payload"
-        /// 401: `/ccai/exchange` got a signed payload without numeric `iat` and `exp`.
+        /// 401: `/ccai/exchange` got a signed payload without `iat`, or without a numeric `exp`.
         case missingClaim = "missing_claim"
-        /// 401: `/ccai/exchange` got a signed payload whose `iat` lies more than 60 s in the future,
-        /// or whose `exp` is more than ``ReferenceBackend/maximumSignedPayloadLifetime`` after `iat`.
+        /// 401: `/ccai/exchange` got a signed payload whose `iat` is neither a number nor a string of
+        /// 1 to 12 digits (the vendor's Ruby sample sends `"1700000000"`), lies more than 60 s in the
+        /// future, or whose `exp` is more than ``ReferenceBackend/maximumSignedPayloadLifetime`` after `iat`.
         case invalidClaims = "invalid_claims"
         /// 400: `/ccai/exchange` got a `phone` claim that is not E.164.
         case invalidPhone = "invalid_phone"

@@ -31,7 +31,8 @@ import Synchronization
 /// `404 unknown_app`, a body over the size limit `413 body_too_large`. Every request is recorded
 /// (``RecordedRequest/signature`` holds the header).
 ///
-/// What an identified user's request gets depends on the app's ``SignatureEnforcement``:
+/// What an identified user's request gets depends on the app's ``SignatureEnforcement``
+/// (``SignatureEnforcement/disabled`` unless the ``SignatureApp`` says otherwise, as in Braze):
 ///
 /// - Accepted (always under ``SignatureEnforcement/disabled``): `201 {"request_id":"<id>","success":true}`.
 /// - ``SignatureEnforcement/optional``, signature failed: still `201`, with

@@ -31,8 +31,8 @@ extension ReferenceBackend {
     public struct SignatureApp: Sendable, Equatable {
         /// The app identifier in the path: 1...64 letters, digits, `-` or `_`; unique.
         public var id: String
-        /// How signatures are enforced when the backend starts. Default ``SignatureEnforcement/required``;
-        /// change it at runtime with ``ReferenceBackend/setSignatureEnforcement(_:appId:)``.
+        /// How signatures are enforced when the backend starts. Default ``SignatureEnforcement/disabled``,
+        /// Braze's own default; change it at runtime with ``ReferenceBackend/setSignatureEnforcement(_:appId:)``.
         public var enforcement: SignatureEnforcement
         /// The app's SDK API key. When set, a signature's `iss` claim, if present, must equal it
         /// (else error 23). When `nil`, `iss` is not checked. Not empty.
@@ -48,7 +48,7 @@ extension ReferenceBackend {
         public var publicKeysPEM: [String]?
 
         /// Creates an app.
-        public init(id: String, enforcement: SignatureEnforcement = .required, apiKey: String? = nil, publicKeysPEM: [String]? = nil) {
+        public init(id: String, enforcement: SignatureEnforcement = .disabled, apiKey: String? = nil, publicKeysPEM: [String]? = nil) {
             self.id = id
             self.enforcement = enforcement
             self.apiKey = apiKey

@@ -48,6 +48,27 @@ extension ReferenceBackend {
     /// How far in the future a signed payload's `iat` may lie (clock skew), in seconds.
     public static let signedPayloadClockSkew: TimeInterval = 60
 
+    /// The longest digit string a signed payload's `iat` may be (12 digits).
+    public static let maximumDigitStringIssuedAtLength = 12
+
+    /// The seconds since 1970 a signed payload's `iat` claim says: a finite number, or a string of
+    /// 1 to ``maximumDigitStringIssuedAtLength`` ASCII digits and nothing else (no sign, space,
+    /// fraction or exponent), as the CCAI Platform's Ruby sample sends it; `nil` for anything else.
+    static func issuedAtSeconds(_ claim: JSONValue) -> Double? {
+        switch claim {
+        case .number(let seconds) where seconds.isFinite:
+            return seconds
+        case .string(let text):
+            let digits = text.utf8
+            guard !digits.isEmpty, digits.count <= maximumDigitStringIssuedAtLength,
+                  digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+            else { return nil }
+            return digits.reduce(0) { $0 * 10 + Double($1 - UInt8(ascii: "0")) }
+        default:
+            return nil
+        }
+    }
+
     /// Whether `phone` is an E.164 number: `+`, then 2 to 15 digits, the first not 0.
     public static func isE164(_ phone: String) -> Bool {
         let bytes = Array(phone.utf8)
@@ -133,8 +154,12 @@ extension Routes {
             return fail(.unsupportedAlgorithm, "Algorithm \(shown) is not accepted; sign with HS256 or HS384.")
         }
         guard valid else { return fail(.invalidSignature, "The signature does not match the shared secret.") }
-        guard let issuedAt = claims["iat"]?.numberValue, let expiresAt = claims["exp"]?.numberValue else {
+        guard let issuedAtClaim = claims["iat"], issuedAtClaim != .null, let expiresAt = claims["exp"]?.numberValue else {
             return fail(.missingClaim, "The signed payload needs numeric 'iat' and 'exp' claims.")
+        }
+        // The vendor's Ruby sample sends `"iat": "1700000000"`: a digit string is the number it spells.
+        guard let issuedAt = ReferenceBackend.issuedAtSeconds(issuedAtClaim) else {
+            return fail(.invalidClaims, "'iat' must be a number of seconds since 1970, or a string of 1 to \(ReferenceBackend.maximumDigitStringIssuedAtLength) digits such as \"1700000000\".")
         }
         let nowSeconds = now.timeIntervalSince1970
         guard expiresAt > nowSeconds else { return fail(.tokenExpired, "The signed payload has expired.") }

@@ -34,7 +34,8 @@ struct ReferenceBackendCommand: AsyncParsableCommand {
             SDK signatures (Braze style): POST /braze/apps/reference-app/data with \
             X-Braze-Auth-Signature: <RS256 JWT> and {"user_id", "request_id", "events"} answers 201, \
             201 with an auth_error (optional), or 401 {"auth_error": {"error_code", "reason"}, "user_id"} \
-            (required); see --signature-enforcement.
+            (required); enforcement is disabled unless --signature-enforcement says otherwise (Braze's \
+            default too).
             """
     )
 
@@ -70,11 +71,11 @@ struct ReferenceBackendCommand: AsyncParsableCommand {
 
     @Option(
         help: """
-            How the app reference-app checks SDK signatures: disabled (no check), optional (verify, report, accept) \
-            or required (verify, refuse with 401).
+            How the app reference-app checks SDK signatures: disabled (no check; the default, as in Braze), \
+            optional (verify, report, accept) or required (verify, refuse with 401).
             """
     )
-    var signatureEnforcement: ReferenceBackend.SignatureEnforcement = .required
+    var signatureEnforcement: ReferenceBackend.SignatureEnforcement = .disabled
 
     @Flag(
         name: .customLong("allow-test-routes"),

@@ -79,22 +79,24 @@ struct SamplesEndToEndTests {
         try await withEnvironment { environment, backend in
             let rows = try await TokenExchangeModeSample.run(environment)
             let expected: [String] = [
-                "200 accepted", "200 accepted", "200 accepted", "401 unsigned_payload", "401 invalid_signature",
+                "200 accepted", "200 accepted", "200 accepted", "200 accepted", "200 accepted", "401 unsigned_payload", "401 invalid_signature",
                 "not sent: The payload could not be signed: 'phone' is not an E.164 number ('+' then 2 to 15 digits, e.g. +14155550100); the request was not sent",
             ]
             let verdicts: [String] = rows.map(\.verdict)
             #expect(verdicts == expected)
             #expect(rows.first?.mode == "token exchange (100 calls, 1 signing)")
+            #expect(rows[3].mode == #"token exchange (vendor sample, phone "")"# && rows[4].mode == "token exchange (vendor Ruby sample, iat as digits)")
             for row in rows { #expect(row.asExpected, "\(row.mode): \(row.verdict)") }
             let records = await backend.records()
             // One exchange for the 100 concurrent calls, one after the platform expired the token,
-            // one after logout, then the two refused payloads; the E.164 one never left the app.
-            #expect(records.filter { $0.path == "/ccai/exchange" }.count == 5)
+            // one after logout, one each for the vendor samples' payloads (phone "", iat as digits),
+            // then the two refused payloads; the E.164 one never left the app.
+            #expect(records.filter { $0.path == "/ccai/exchange" }.count == 7)
             let chats = records.filter { $0.path == "/ccai/chats" }
-            let expectedChats = 100 + 1 + 2 + 1   // 100 + 1 more, the expired one and its retry, then after logout
+            let expectedChats = 100 + 1 + 2 + 1 + 2   // 100 + 1 more, the expired one and its retry, after logout, the vendor samples'
             #expect(chats.count == expectedChats)
             #expect(chats.allSatisfy { $0.authorization?.hasPrefix("Bearer ") == true })
-            #expect(Set(chats.compactMap(\.authorization)).count == 3)
+            #expect(Set(chats.compactMap(\.authorization)).count == 5)
         }
     }
 }

@@ -1,5 +1,8 @@
 import AuthorizationSamples
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import ReferenceBackend
 import SDKAuthorization
 import SDKAuthorizationSignature
@@ -38,7 +41,7 @@ struct SignatureModeEndToEndTests {
     @Test func signatureModeSampleShowsEveryCodeTheNewSignatureTheRestartAndTheEnforcementStates() async throws {
         try await withEnvironment { environment, backend in
             let rows = try await SignatureModeSample.run(environment)
-            #expect(rows.count == 10)
+            #expect(rows.count == 11)
             for row in rows { #expect(row.asExpected, "\(row.mode): \(row.verdict)") }
             #expect(rows.map(\.verdict) == [
                 "201 accepted x3",
@@ -50,14 +53,16 @@ struct SignatureModeEndToEndTests {
                 "401 MISSING_TOKEN (26), then 201 accepted",
                 "201 accepted as user-8",
                 "201 accepted, reported EXPIRED (22) optional",
+                "201 accepted, reported EXPIRED (22) optional",
                 "201 accepted, nothing reported",
             ])
-            // Each request reached the backend exactly once as accepted: 3 + 6 + 1 + 1 + 1.
+            // Each request reached the backend exactly once as accepted: 3 + 6 + 1 + 1 + 1 + 1.
             let deliveries = backend.signatureDeliveries()
-            #expect(deliveries.count == 12)
+            #expect(deliveries.count == 13)
             #expect(deliveries.values.allSatisfy { $0 == 1 })
-            #expect(backend.signatureErrorReport(appId: SignatureModeSample.appId) == [22: 2, 27: 1, 24: 1, 21: 1, 10: 1, 26: 1])
-            #expect(backend.signatureEnforcement(appId: SignatureModeSample.appId) == .required, "the sample puts enforcement back")
+            #expect(deliveries["user-12-request"] == 1, "the directly sent request")
+            #expect(backend.signatureErrorReport(appId: SignatureModeSample.appId) == [22: 3, 27: 1, 24: 1, 21: 1, 10: 1, 26: 1])
+            #expect(backend.signatureEnforcement(appId: SignatureModeSample.appId) == .disabled, "the sample puts the backend's default back")
         }
     }
 
@@ -68,6 +73,9 @@ struct SignatureModeEndToEndTests {
             let authentication = try SignatureAuthentication(diagnostics: RecordingDiagnosticsSink())
             let transport = KeyRecordingTransport()
             let client = try SignatureModeSample.makeClient(baseURL: environment.baseURL, authentication: authentication, transport: transport)
+            // The backend starts Disabled (Braze's default); this test is about Required.
+            #expect(backend.signatureEnforcement(appId: SignatureModeSample.appId) == .disabled)
+            try backend.setSignatureEnforcement(.required, appId: SignatureModeSample.appId)
             let expired = try backend.issueSignature(userId: "user-1", variant: .expired)
             let fresh = try backend.issueSignature(userId: "user-1")
             try authentication.changeUser("user-1", signature: expired)
@@ -98,6 +106,19 @@ struct SignatureModeEndToEndTests {
             #expect(optional.optional && optional.errorCode == .expired && optional.signature == expired)
             #expect(backend.signatureDeliveries()["r-2"] == 1)
             #expect(events.withLock { $0.count } == 2)
+
+            // The same report on a request sent through the URLSession convenience, not queued.
+            let other = try backend.issueSignature(userId: "user-2", variant: .expired)
+            try authentication.changeUser("user-2", signature: other)
+            var direct = URLRequest(url: SignatureModeSample.dataRequest(baseURL: environment.baseURL, userId: "user-2", requestId: "r-3").url)
+            direct.httpMethod = "POST"
+            direct.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            direct.httpBody = SignatureModeSample.dataRequest(baseURL: environment.baseURL, userId: "user-2", requestId: "r-3").body
+            let (_, answer) = try await client.authorizer.data(for: direct)
+            #expect(answer.statusCode == 201)
+            #expect(events.withLock { $0.count } == 3, "reported once")
+            let reported = try #require(events.withLock { $0.last })
+            #expect(reported.optional && reported.errorCode == .expired && reported.userId == "user-2" && reported.signature == other)
             await queue.close()
             subscription.cancel()
         }

@@ -74,14 +74,15 @@ func expectAccepted(_ answer: SignatureAnswer, requestId: String = "request-1", 
     #expect(answer.raw == #"{"request_id":"\#(requestId)","success":true}"#, sourceLocation: sourceLocation)
 }
 
-/// A backend with the default app (`reference-app`, Required, the app server's keys) and the apps given.
+/// A backend with the app `reference-app` (Required, set explicitly: the default is Disabled; the
+/// app server's keys) and the apps given.
 func signatureConfiguration(
     _ apps: [ReferenceBackend.SignatureApp] = [],
     now: @escaping @Sendable () -> Date = { Date() }
 ) -> ReferenceBackend.Configuration {
     ReferenceBackend.Configuration(
         apiKeys: [testAPIKey], projectToken: testProjectToken,
-        signatureApps: [ReferenceBackend.SignatureApp(id: "reference-app")] + apps, now: now
+        signatureApps: [ReferenceBackend.SignatureApp(id: "reference-app", enforcement: .required)] + apps, now: now
     )
 }
 
@@ -180,9 +181,9 @@ struct SignatureEnforcementTests {
     func eachFailureIsRefusedWithItsCode(_ bad: BadCase) async throws {
         let pair = try ReferenceBackend.SignatureKeyPair()
         let apps = [
-            ReferenceBackend.SignatureApp(id: "with-api-key", apiKey: "braze-api-key"),
-            ReferenceBackend.SignatureApp(id: "no-keys", publicKeysPEM: []),
-            ReferenceBackend.SignatureApp(id: "own-keys", publicKeysPEM: [pair.publicKeyPEM]),
+            ReferenceBackend.SignatureApp(id: "with-api-key", enforcement: .required, apiKey: "braze-api-key"),
+            ReferenceBackend.SignatureApp(id: "no-keys", enforcement: .required, publicKeysPEM: []),
+            ReferenceBackend.SignatureApp(id: "own-keys", enforcement: .required, publicKeysPEM: [pair.publicKeyPEM]),
         ]
         let foreign = try await withBackend { try $0.issueSignature(userId: "u1") }
         try await withBackend(signatureConfiguration(apps)) { backend in
@@ -314,7 +315,7 @@ struct SignatureEnforcementTests {
         let second = try ReferenceBackend.SignatureKeyPair()
         let stranger = try ReferenceBackend.SignatureKeyPair()
         #expect(!String(describing: first).contains("PRIVATE"))
-        let apps = [ReferenceBackend.SignatureApp(id: "own-keys", apiKey: "braze-api-key", publicKeysPEM: [first.publicKeyPEM, second.publicKeyPEM])]
+        let apps = [ReferenceBackend.SignatureApp(id: "own-keys", enforcement: .required, apiKey: "braze-api-key", publicKeysPEM: [first.publicKeyPEM, second.publicKeyPEM])]
         try await withBackend(signatureConfiguration(apps)) { backend in
             expectAccepted(try await postData(backend, app: "own-keys", signature: try first.signature(userId: "u1")))
             let withKid = try second.signature(userId: "u1", issuer: "braze-api-key", kid: "second-key")
@@ -355,7 +356,7 @@ struct SignatureEnforcementTests {
         #expect(problem?.contains("twice") == true)
         await expectRefusedToStart(signatureConfiguration([ReferenceBackend.SignatureApp(id: "empty-key", apiKey: "")]))
         try await withBackend(signatureConfiguration([ReferenceBackend.SignatureApp(id: String(repeating: "A-_9", count: 16))])) { backend in
-            #expect(backend.signatureEnforcement(appId: String(repeating: "A-_9", count: 16)) == .required)
+            #expect(backend.signatureEnforcement(appId: String(repeating: "A-_9", count: 16)) == .disabled, "the default")
         }
         try await withBackend(ReferenceBackend.Configuration(apiKeys: [testAPIKey], projectToken: testProjectToken, signatureApps: [])) { backend in
             expectFailure(try await send(backend, "/braze/apps/reference-app/data", body: dataBody()), status: 404, code: .unknownApp)
@@ -378,6 +379,19 @@ struct SignatureEnforcementTests {
     }
 
     // MARK: Runtime enforcement
+
+    @Test("An app configured without an enforcement is Disabled, Braze's default: an unsigned or expired request is accepted")
+    func enforcementDefaultsToDisabled() async throws {
+        #expect(ReferenceBackend.SignatureApp(id: "any").enforcement == .disabled)
+        let configuration = ReferenceBackend.Configuration(apiKeys: [testAPIKey], projectToken: testProjectToken)
+        try await withBackend(configuration) { backend in
+            #expect(backend.signatureEnforcement(appId: "reference-app") == .disabled)
+            expectAccepted(try await postData(backend, signature: nil))
+            let expired = try backend.issueSignature(userId: "u1", variant: .expired)
+            expectAccepted(try await postData(backend, signature: expired, body: dataBody(requestId: "request-2")), requestId: "request-2")
+            #expect(backend.signatureErrorReport(appId: "reference-app").isEmpty, "nothing checked, nothing reported")
+        }
+    }
 
     @Test("setSignatureEnforcement switches an app at once; an unknown app throws")
     func enforcementSwitchedByAPI() async throws {
@@ -437,14 +451,14 @@ struct SignatureEnforcementTests {
             let unknown = try await send(to: loopback, "/no-such-route")
             #expect(unknown.status == 404)
             let answers = [
-                try await send(to: loopback, "/__braze/apps/reference-app/enforcement", method: "PUT", body: Data(#"{"enforcement":"disabled"}"#.utf8)),
+                try await send(to: loopback, "/__braze/apps/reference-app/enforcement", method: "PUT", body: Data(#"{"enforcement":"required"}"#.utf8)),
                 try await send(to: loopback, "/app/braze-signature", body: Data(#"{"userId":"u1"}"#.utf8)),
             ]
             for answer in answers {
                 #expect(answer.status == 404, "answer was \(answer.raw)")
                 #expect(answer.raw == unknown.raw)
             }
-            #expect(backend.signatureEnforcement(appId: "reference-app") == .required)
+            #expect(backend.signatureEnforcement(appId: "reference-app") == .disabled, "unchanged: still the default")
             // The vendor route and the Swift API still work.
             let signature = try backend.issueSignature(userId: "u1")
             let answer = try await send(to: loopback, "/braze/apps/reference-app/data", body: Data(dataBody(userId: nil).utf8))
@@ -543,7 +557,7 @@ struct SignatureEnforcementTests {
     @Test("A 9 KB signature and a 3,000-deep nested payload or header are 20 DECODING_ERROR, and the backend keeps serving")
     func hostileSignaturesAreDecodingErrors() async throws {
         let pair = try ReferenceBackend.SignatureKeyPair()
-        let apps = [ReferenceBackend.SignatureApp(id: "own-keys", publicKeysPEM: [pair.publicKeyPEM])]
+        let apps = [ReferenceBackend.SignatureApp(id: "own-keys", enforcement: .required, publicKeysPEM: [pair.publicKeyPEM])]
         try await withBackend(signatureConfiguration(apps)) { backend in
             let nine = String(repeating: "a", count: 9 * 1024)
             expectRejected(try await postData(backend, signature: nine), .decodingError)

@@ -50,6 +50,28 @@ struct TokenExchangeTests {
         }
     }
 
+    @Test func theRubySamplesDigitStringIatIsExchangedAsTheNumberItSpells() async throws {
+        try await withBackend { backend in
+            let (answer, reply) = try await exchange(backend, signedPayload(validClaims(["iat": String(Int(Date().timeIntervalSince1970))])))
+            #expect(answer.status == 200, "\(answer.raw)")
+            #expect(reply.token_type == "Bearer")
+            // The number it spells is checked like a number: a digit-string iat in the future is refused.
+            let future = String(Int(Date().timeIntervalSince1970) + 600)
+            expectFailure(try await exchange(backend, signedPayload(validClaims(["iat": future, "exp": Int(Date().timeIntervalSince1970) + 900]))).0,
+                          status: 401, code: .invalidClaims)
+        }
+    }
+
+    @Test(arguments: ["", " 1700000000", "1700000000 ", "+1700000000", "-1700000000", "1700000000.5", "1.7e9", "0x6553F100",
+                      "1234567890123", "\u{FF11}\u{FF17}\u{FF10}\u{FF10}", "yesterday"])
+    func anIatStringThatIsNotOnlyDigitsIsRefusedWithAMessageNamingTheClaim(iat: String) async throws {
+        try await withBackend { backend in
+            let answer = try await exchange(backend, signedPayload(validClaims(["iat": iat]))).0
+            expectFailure(answer, status: 401, code: .invalidClaims)
+            #expect(answer.raw.contains("'iat' must be a number of seconds since 1970, or a string of 1 to 12 digits"), "\(answer.raw)")
+        }
+    }
+
     @Test(arguments: ["HS256", "HS384"])
     func aSignedPayloadIsExchangedAndItsAuthTokenOpensTheChats(algorithm: String) async throws {
         try await withBackend { backend in

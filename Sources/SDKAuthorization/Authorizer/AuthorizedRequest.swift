@@ -55,6 +55,8 @@ struct IssuedCredential: Sendable {
     let provider: any AuthorizationProvider
     let credential: Credential
     let context: AuthorizationContext
+    /// The provider's ``AuthorizationProvider/inspectsAcceptedResponses``, read once when it was issued.
+    let inspectsAcceptedResponses: Bool
 }
 
 /// What to do with the response to an authorized request.

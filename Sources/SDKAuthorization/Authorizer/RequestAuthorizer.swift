@@ -56,6 +56,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         /// The schemes whose provider does not end its waits by the deadline by itself
         /// (``AuthorizationProvider/endsByDeadline``), read when it was installed.
         var unboundedSchemes: Set<AuthorizationScheme>
+        /// The schemes whose provider inspects accepted responses
+        /// (``AuthorizationProvider/inspectsAcceptedResponses``), read when it was installed.
+        var inspectingSchemes: Set<AuthorizationScheme>
         /// The refreshes granted per scheme, oldest first: when (monotonic seconds), and a hash of
         /// the credential whose rejection was granted one (never the credential itself).
         var refreshes: [AuthorizationScheme: [(time: TimeInterval, credential: Int)]] = [:]
@@ -132,7 +135,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         self.routes = routes
         self.routeOrder = order
-        self.state = Locked(State(providers: providers, unboundedSchemes: Set(providers.filter { !$0.value.endsByDeadline }.keys)))
+        self.state = Locked(State(providers: providers, unboundedSchemes: Set(providers.filter { !$0.value.endsByDeadline }.keys),
+                                  inspectingSchemes: Set(providers.filter { $0.value.inspectsAcceptedResponses }.keys)))
         self.alarms = Alarms(clock: clock, keepsIdleDriver: true)
     }
 
@@ -155,10 +159,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// reads the old provider or the new one, never none. Requests that already read the old one
     /// finish with it, and their rejections are reported to it.
     public func setProvider(_ provider: any AuthorizationProvider, for scheme: AuthorizationScheme) {
-        let bounded = provider.endsByDeadline
+        let bounded = provider.endsByDeadline, inspecting = provider.inspectsAcceptedResponses
         state.withLock { state in
             state.providers[scheme] = provider
             if bounded { state.unboundedSchemes.remove(scheme) } else { state.unboundedSchemes.insert(scheme) }
+            if inspecting { state.inspectingSchemes.insert(scheme) } else { state.inspectingSchemes.remove(scheme) }
         }
     }
 
@@ -167,12 +172,20 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         state.withLock { state in
             state.providers[scheme] = nil
             state.unboundedSchemes.remove(scheme)
+            state.inspectingSchemes.remove(scheme)
         }
     }
 
     /// Whether every installed provider ends its waits by the request's deadline by itself.
     var providersEndByDeadline: Bool {
         state.withLock { $0.unboundedSchemes.isEmpty }
+    }
+
+    /// Whether an installed provider reads the answers its credential was accepted with
+    /// (``AuthorizationProvider/inspectsAcceptedResponses``). A stack that streams response bodies,
+    /// such as an OpenAPI middleware, reads a small body of a final answer only when this is `true`.
+    public var inspectsAcceptedResponses: Bool {
+        state.withLock { !$0.inspectingSchemes.isEmpty }
     }
 
     /// Tells every installed provider that the user's identity changed.
@@ -298,7 +311,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         do throws(RequestError) {
             while true {
                 let (response, head) = try await sendFollowingRedirects(&authorized, sent: &sent, through: stack, reading: read)
-                guard head.statusCode == 401 || head.statusCode == 403 else { return response }
+                guard head.statusCode == 401 || head.statusCode == 403 else {
+                    // Checked here so a provider that reads no accepted answers costs no call.
+                    if authorized.issued?.inspectsAcceptedResponses == true { await reportAccepted(head, to: authorized) }
+                    return response
+                }
                 switch await evaluate(head, to: authorized) {
                 case .accept:
                     return response
@@ -468,7 +485,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         return AuthorizedRequest(
             request: authorized, original: context.request, endpoint: endpointID, scheme: scheme, attempt: context.attempt,
             deadline: context.deadline, carriesCredential: !credential.isOmitted,
-            issued: IssuedCredential(provider: provider, credential: credential, context: context)
+            issued: IssuedCredential(provider: provider, credential: credential, context: context,
+                                     inspectsAcceptedResponses: provider.inspectsAcceptedResponses)
         )
     }
 
@@ -487,7 +505,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// Decides what a response to `authorized` means for authorization.
     ///
-    /// A status other than 401 and 403 is ``ResponseEvaluation/accept``. A 401 or 403 to a request
+    /// A status other than 401 and 403 is ``ResponseEvaluation/accept``; a provider that reads
+    /// accepted answers is shown it first (``AuthorizationProvider/credentialAccepted(_:response:context:)``),
+    /// unless it is a redirect still to follow. A 401 or 403 to a request
     /// that carried its credential is reported to the provider that issued it, which may ask for
     /// one retry; a request is retried at most once. A 401 or 403 to a request that carried no
     /// credential (a redirect to another origin dropped it) fails without telling any provider.
@@ -499,7 +519,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// within ``RefreshWindow/interval``, a rejection of yet another one fails with
     /// ``RequestError/Code/refreshWindowExceeded``.
     public func evaluate(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> ResponseEvaluation {
-        guard response.statusCode == 401 || response.statusCode == 403 else { return .accept }
+        guard response.statusCode == 401 || response.statusCode == 403 else {
+            if authorized.issued?.inspectsAcceptedResponses == true { await reportAccepted(response, to: authorized) }
+            return .accept
+        }
         let rejection = RequestError.authorizationRejected(response: response, scheme: authorized.scheme, endpoint: authorized.endpoint)
         guard authorized.carriesCredential, let issued = authorized.issued else {
             diagnostics.log(.info, "\(AuthorizationContext.name(of: authorized.original, endpoint: authorized.endpoint)) was rejected with HTTP \(response.statusCode), but carried no credential; no provider is told",
@@ -550,6 +573,19 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         observer?.observe(AuthorizationEvent(.retryScheduled, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode, duration: delay ?? 0))
         return delay.map { .retryAfter($0) } ?? .retry
+    }
+
+    /// Shows a final answer other than 401 or 403 to the provider whose credential the request
+    /// carried, when it inspects such answers (``AuthorizationProvider/credentialAccepted(_:response:context:)``):
+    /// the one place every stack's answers go through. A redirect the loop follows is not a final answer.
+    private func reportAccepted(_ response: ServerResponse, to authorized: AuthorizedRequest) async {
+        guard let issued = authorized.issued, issued.inspectsAcceptedResponses,
+              // Its credential, or no credential because the provider said so (``Credential/omitted``),
+              // and never an answer from another origin.
+              authorized.carriesCredential || (issued.credential.isOmitted && Origin.same(authorized.request.url, authorized.original.url)),
+              ![301, 302, 303, 307, 308].contains(response.statusCode) || response.value(forHeader: "Location") == nil
+        else { return }
+        await issued.provider.credentialAccepted(issued.credential, response: response, context: issued.context)
     }
 
     // MARK: Redirects

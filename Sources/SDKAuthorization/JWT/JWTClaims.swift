@@ -193,13 +193,22 @@ public struct JWTClaims: Sendable, Equatable {
     ///
     /// - Throws: ``JWTDecodingError`` for every malformed input; never traps.
     public init(decoding token: String) throws(JWTDecodingError) {
+        try self.init(decoding: token, digitStringDates: [])
+    }
+
+    /// Decodes `token`, also taking the date claims named in `digitStringDates` when they are a
+    /// string that spells a whole number of seconds: 1 to ``maximumDigitStringDateLength`` ASCII
+    /// digits, nothing else (no sign, space, fraction or exponent). For payloads whose signer sends
+    /// such a claim (the CCAI Platform's Ruby sample, `"iat": "1700000000"`); any other string fails
+    /// with ``JWTDecodingError/Code/invalidClaim`` naming the claim.
+    package init(decoding token: String, digitStringDates: Set<String>) throws(JWTDecodingError) {
         guard token.utf8.count <= Self.maximumTokenLength else { throw .tooLarge(limit: Self.maximumTokenLength) }
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3 else { throw .wrongSegmentCount(segments.count) }
         header = try Self.object(segments[0], name: "header")
         payload = try Self.object(segments[1], name: "payload")
-        expiresAt = try Self.date(payload, "exp")
-        issuedAt = try Self.date(payload, "iat")
+        expiresAt = try Self.date(payload, "exp", digitString: digitStringDates.contains("exp"))
+        issuedAt = try Self.date(payload, "iat", digitString: digitStringDates.contains("iat"))
         subject = try Self.string(payload, "sub")
         issuer = try Self.string(payload, "iss")
         switch payload["aud"] {
@@ -257,14 +266,31 @@ public struct JWTClaims: Sendable, Equatable {
         }
     }
 
-    private static func date(_ payload: [String: JWTClaimValue], _ name: String) throws(JWTDecodingError) -> Date? {
+    /// The longest digit string taken as a date (12 digits: beyond the year 30000).
+    package static let maximumDigitStringDateLength = 12
+
+    private static func date(_ payload: [String: JWTClaimValue], _ name: String, digitString: Bool = false) throws(JWTDecodingError) -> Date? {
         switch payload[name] {
         case nil, .null?: return nil
         case .number(let seconds)? where seconds.isFinite:
             return Date(timeIntervalSince1970: seconds)
+        case .string(let text)? where digitString:
+            guard let seconds = wholeSeconds(text) else {
+                throw .invalidClaim(name: name, expected: "a number of seconds since 1970, or a string of 1 to \(maximumDigitStringDateLength) digits such as \"1700000000\"")
+            }
+            return Date(timeIntervalSince1970: seconds)
         default:
             throw .invalidClaim(name: name, expected: "a number of seconds since 1970")
         }
+    }
+
+    /// The number a string of 1 to ``maximumDigitStringDateLength`` ASCII digits spells, else `nil`.
+    package static func wholeSeconds(_ text: String) -> TimeInterval? {
+        let digits = text.utf8
+        guard !digits.isEmpty, digits.count <= maximumDigitStringDateLength,
+              digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        return digits.reduce(0) { $0 * 10 + TimeInterval($1 - UInt8(ascii: "0")) }
     }
 
     private static func string(_ payload: [String: JWTClaimValue], _ name: String) throws(JWTDecodingError) -> String? {

@@ -101,6 +101,24 @@ public protocol AuthorizationProvider: Sendable {
     /// The default answers ``RejectionDecision/fail``.
     func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision
 
+    /// Called with the final answer to a request that carried `credential` when it is not a 401 or
+    /// 403 (those go to ``credentialRejected(_:response:context:)``), on every path: ``AuthorizedHTTPClient``,
+    /// ``RequestAuthorizer/send(_:endpoint:through:)``, the `URLSession` convenience, an OpenAPI
+    /// middleware, and ``RequestAuthorizer/evaluate(_:to:)`` for a stack that runs the steps itself.
+    /// It is a place to read what a server reports beside accepting the credential (a signature
+    /// verified but not enforced); it cannot change the outcome.
+    ///
+    /// Called only when ``inspectsAcceptedResponses`` is `true`. The response is the one that
+    /// answered the request carrying the credential (or going without one because the provider
+    /// answered ``Credential/omitted``), never one from another origin after a redirect, and its
+    /// body is whatever the stack read (an OpenAPI middleware reads a body of known length up to its
+    /// limit, so a streamed one may be empty). The default does nothing.
+    func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async
+
+    /// Whether ``credentialAccepted(_:response:context:)`` wants to be called. The default, `false`,
+    /// keeps the loop from calling it and a streaming stack from reading bodies for it.
+    var inspectsAcceptedResponses: Bool { get }
+
     /// Called when the app's user identity changes (a new customer, `anonymize`): drop anything
     /// cached for the old identity. The default does nothing.
     func identityDidChange() async
@@ -122,6 +140,10 @@ extension AuthorizationProvider {
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
         .fail
     }
+
+    public func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async {}
+
+    public var inspectsAcceptedResponses: Bool { false }
 
     public func identityDidChange() async {}
 

@@ -89,6 +89,14 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
         await wrapped.identityDidChange()
     }
 
+    /// Passed on to the wrapped provider, which issued the credential.
+    public func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async {
+        await wrapped.credentialAccepted(credential, response: response, context: context)
+    }
+
+    /// The wrapped provider's answer.
+    public var inspectsAcceptedResponses: Bool { wrapped.inspectsAcceptedResponses }
+
     /// The wrapped provider's answer: a wait for the cached credential ends by the deadline, but a
     /// rejection is passed on to the wrapped provider as it is.
     public var endsByDeadline: Bool { wrapped.endsByDeadline }

@@ -17,6 +17,19 @@ struct JWTClaimsTests {
         #expect(claims.header["alg"] == .string("RS256"))
     }
 
+    @Test func aDigitStringDateIsReadOnlyForTheClaimsNamedAndOnlyWhenItIsAllDigits() throws {
+        let token = makeJWT(["iat": "1700000000", "exp": 1_900_000_000])
+        #expect(throws: JWTDecodingError.self, "the public reader keeps NumericDate strict") { try JWTClaims(decoding: token) }
+        let claims = try JWTClaims(decoding: token, digitStringDates: ["iat"])
+        #expect(claims.issuedAt == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(throws: JWTDecodingError.self) { try JWTClaims(decoding: makeJWT(["exp": "1900000000"]), digitStringDates: ["iat"]) }
+        #expect(JWTClaims.wholeSeconds("0") == 0)
+        #expect(JWTClaims.wholeSeconds("999999999999") == 999_999_999_999)
+        for bad in ["", "1234567890123", "-1", "+1", " 1", "1 ", "1.5", "1e9", "0x10", "\u{0661}", "1\u{0}"] {
+            #expect(JWTClaims.wholeSeconds(bad) == nil, "\(bad.debugDescription)")
+        }
+    }
+
     @Test func audienceArrayAndMissingClaimsAreRead() throws {
         let claims = try JWTClaims(decoding: makeJWT(["aud": ["a", "b"]]))
         #expect(claims.audience == ["a", "b"])

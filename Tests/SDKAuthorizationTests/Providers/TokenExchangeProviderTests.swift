@@ -105,17 +105,26 @@ struct TokenExchangeProviderTests {
         #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"))
     }
 
-    @Test func theRubySamplesStringIatIsRefusedWithAMessageNamingTheClaim() async throws {
+    @Test func theRubySamplesDigitStringIatIsTakenAsTheNumberItSpells() async throws {
         let exchange = try provider(.async { payload in
             signedPayload(payload, extra: ["iat": String(Int(clock.now().timeIntervalSince1970))])
         }, transport: platform())
+        #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"))
+    }
+
+    @Test(arguments: ["", " 1700000000", "1700000000 ", "+1700000000", "-1700000000", "1700000000.5", "1.7e9", "0x6553F100",
+                      "1234567890123", "\u{FF11}\u{FF17}\u{FF10}\u{FF10}", "1700000000\u{0}", "yesterday"])
+    func anIatStringThatIsNotOnlyDigitsIsRefusedBeforeTheExchangeWithAMessageNamingTheClaim(iat: String) async throws {
+        let transport = platform()
+        let exchange = try provider(.async { payload in signedPayload(payload, extra: ["iat": iat]) }, transport: transport)
         do {
             _ = try await exchange.credential(for: context)
-            Issue.record("a string iat was accepted")
+            Issue.record("accepted iat \(iat.debugDescription)")
         } catch let error as RequestError {
             #expect(error.code == .signingFailed)
-            #expect(error.description.contains("'iat' must be a number of seconds since 1970"))
+            #expect(error.description.contains("'iat' must be a number of seconds since 1970, or a string of 1 to 12 digits"))
         }
+        #expect(transport.requests.isEmpty, "nothing sent to the platform")
     }
 
     @Test func noAnswerTimesOutOnTheClock() async throws {
