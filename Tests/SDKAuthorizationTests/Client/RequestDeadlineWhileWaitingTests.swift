@@ -17,6 +17,13 @@ final class NeverAnsweringProvider: AuthorizationProvider {
     }
 }
 
+/// A transport that says it ends by the deadline, so that the request runs in its caller's task.
+struct EndsByDeadline: HTTPTransport {
+    let wrapping: RecordingTransport
+    func send(_ request: OutgoingRequest) async throws -> ServerResponse { try await wrapping.send(request) }
+    var endsByDeadline: Bool { true }
+}
+
 /// A provider class that blocks inside its call until the test lets it go.
 final class BlockedAtTheDeadlineProvider: NSObject, AuthorizationProviderType {
     static let gate = DispatchSemaphore(value: 0)
@@ -40,7 +47,7 @@ struct RequestDeadlineWhileWaitingTests {
     let sink = RecordingDiagnosticsSink()
     let url = URL(string: "https://api.rover.io/ticketing")!
 
-    func client(_ provider: any AuthorizationProvider, transport: RecordingTransport = RecordingTransport()) throws -> AuthorizedHTTPClient {
+    func client(_ provider: any AuthorizationProvider, transport: any HTTPTransport = RecordingTransport()) throws -> AuthorizedHTTPClient {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.rover.io", scheme: .bearer))
         let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider], options: AuthorizationOptions(requestDeadline: 5),
@@ -139,9 +146,13 @@ struct RequestDeadlineWhileWaitingTests {
     }
 
     @Test func aRequestBehindABlockedProviderClassReturnsAtItsDeadlineWhileTheProviderIsStillBlocked() async throws {
-        let provider = CustomerTokenProvider(type: BlockedAtTheDeadlineProvider.self, diagnostics: sink)
+        // The provider's deadline runs on the test's clock (on the system clock, the manual clock's
+        // deadline had passed at once, racing the provider's queue). The request runs in the
+        // caller's task (provider and transport end by the deadline), so the provider's own alarm is
+        // the one thing that ends the wait, not also the task a request of its own would run in.
+        let provider = CustomerTokenProvider(type: BlockedAtTheDeadlineProvider.self, clock: clock, diagnostics: sink)
         let transport = RecordingTransport()
-        let request = send(try client(provider, transport: transport))
+        let request = send(try client(provider, transport: EndsByDeadline(wrapping: transport)))
         await eventually("the provider is blocked", { BlockedAtTheDeadlineProvider.entered.withLock { $0 } == 1 })
         await clock.waitForSleepers(count: 1)
         clock.advance(by: 5)
