@@ -6,6 +6,7 @@ import PackageDescription
 // generator, OpenAPIKit or Yams. Nothing depends on this package.
 let package = Package(
     name: "openapi-generator-tool",
+    platforms: [.macOS(.v13)],   // swift-openapi-generator's own minimum
     dependencies: [
         .package(url: "https://github.com/apple/swift-openapi-generator.git", exact: "1.14.3"),
     ],
