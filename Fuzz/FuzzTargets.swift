@@ -125,7 +125,8 @@ func fuzzRedirects(_ data: Data) {
         body: post ? Data("{}".utf8) : nil
     )
     guard let authorizer = try? RequestAuthorizer(policy: AuthorizationPolicy(), providers: [:], diagnostics: SilentSink()) else { return }
-    let issued = IssuedCredential(provider: NoProvider(), credential: .header("X-Signature", value: "sig"), context: AuthorizationContext(request: original))
+    let issued = IssuedCredential(provider: NoProvider(), credential: .header("X-Signature", value: "sig"), context: AuthorizationContext(request: original),
+                                  inspectsAcceptedResponses: false)
     let authorized = AuthorizedRequest(request: original, original: original, endpoint: nil, scheme: .bearer, attempt: 1, deadline: nil,
                                        carriesCredential: true, issued: issued)
     do {
