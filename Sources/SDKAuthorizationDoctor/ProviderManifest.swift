@@ -86,7 +86,7 @@ package struct ProviderManifest: Sendable, Equatable {
     /// `Module.Type` or deeper (`Module.Outer.Inner`): ASCII identifiers joined by dots, at least two.
     static func isQualifiedTypeName(_ name: String) -> Bool {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count >= 2, name.utf8.count <= 256 else { return false }
+        guard parts.count >= 2, name.utf8.count <= ConfigurationError.maximumProviderNameLength else { return false }
         return parts.allSatisfy { part in
             guard let first = part.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
             return part.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
