@@ -101,22 +101,24 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["sdkauth-register-providers"]
         ),
+        // Test support only (no product): the time limit every suite of the test targets carries.
+        .target(name: "TestTimeLimit", path: "Tests/TestTimeLimit", swiftSettings: strictSettings),
         .testTarget(
             name: "ProviderRegistrationGeneratorTests",
-            dependencies: ["ProviderRegistrationGenerator"],
+            dependencies: ["ProviderRegistrationGenerator", "TestTimeLimit"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SDKAuthorizationTests",
             dependencies: [
                 "SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
-                "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting",
+                "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting", "TestTimeLimit",
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SDKAuthorizationDoctorTests",
-            dependencies: ["SDKAuthorizationDoctor", "SDKAuthorization", "SDKAuthorizationEngagement"],
+            dependencies: ["SDKAuthorizationDoctor", "SDKAuthorization", "SDKAuthorizationEngagement", "TestTimeLimit"],
             swiftSettings: strictSettings
         ),
     ],

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import ProviderRegistrationGenerator
 
-@Suite("Build-time provider registration: sdkauth-providers.json to Swift")
+@Suite("Build-time provider registration: sdkauth-providers.json to Swift", .hangLimit)
 struct ProviderRegistrationGeneratorTests {
     /// Writes `manifest` to a fresh directory and runs the command on it.
     private func run(_ manifest: String?, moduleName: String = "MyApp") throws -> (status: Int32, errors: [String], code: String?, path: String) {

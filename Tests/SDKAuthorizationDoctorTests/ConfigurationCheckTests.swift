@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestTimeLimit
 import SDKAuthorization
 import SDKAuthorizationEngagement
 @testable import SDKAuthorizationDoctor
 
-@Suite("The doctor checks configuration files as a client starts from them")
+@Suite("The doctor checks configuration files as a client starts from them", .hangLimit)
 struct ConfigurationCheckTests {
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
 

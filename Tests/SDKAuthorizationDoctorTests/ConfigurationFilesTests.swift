@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorizationDoctor
 
-@Suite("Finding a package's configuration files")
+@Suite("Finding a package's configuration files", .hangLimit)
 struct ConfigurationFilesTests {
     @Test(arguments: ["authorization.json", "Authorization.plist", "SDKAuthorization.plist", "staging-authorization.JSON", "sdkauth.json", "sdkauth.plist"])
     func theseNamesAreConfigurationFiles(name: String) {

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorizationDoctor
 
-@Suite("The doctor's command line")
+@Suite("The doctor's command line", .hangLimit)
 struct DoctorArgumentsTests {
     private func parse(_ arguments: String..., input: String? = nil) -> Result<Doctor.Request, Doctor.UsageError> {
         Doctor.parse(arguments, readStandardInput: { input })

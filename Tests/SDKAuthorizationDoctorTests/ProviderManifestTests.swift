@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorizationDoctor
 
-@Suite("Provider manifests (sdkauth-providers.json)")
+@Suite("Provider manifests (sdkauth-providers.json)", .hangLimit)
 struct ProviderManifestTests {
     private func manifest(_ text: String) throws(ProviderManifest.Failure) -> ProviderManifest {
         try ProviderManifest(data: Data(text.utf8))

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorizationDoctor
 
-@Suite("The doctor looks for a manifest's types in the target's sources")
+@Suite("The doctor looks for a manifest's types in the target's sources", .hangLimit)
 struct ProviderSourceScanTests {
     private func run(manifest: String, sources: [String: String]) throws -> DoctorReport {
         let package = try ScratchPackage()

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestTimeLimit
 import SDKAuthorization
 @testable import SDKAuthorizationDoctor
 
-@Suite("The doctor decodes JWTs")
+@Suite("The doctor decodes JWTs", .hangLimit)
 struct TokenCheckTests {
     private let now = Date(timeIntervalSince1970: 1_800_000_000)
     /// base64url of "a-signature-that-must-never-be-printed".

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestTimeLimit
 import SDKAuthorization
 import SDKAuthorizationEngagement
 
@@ -60,7 +61,7 @@ enum ExpiringToken {
     }
 }
 
-@Suite("README quick start")
+@Suite("README quick start", .hangLimit)
 struct QuickStartTests {
     @Test func quickStartWithTheProviderPassedDirectly() throws {
         let client = try QuickStart.makeClient()

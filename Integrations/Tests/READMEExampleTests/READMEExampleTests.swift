@@ -57,7 +57,7 @@ enum TracingExample {
     static func fetchIDToken() async throws -> String { "" }
 }
 
-@Suite("README examples of the adapters")
+@Suite("README examples of the adapters", .timeLimit(.minutes(3)))
 struct READMEExampleTests {
     static let examples: [(section: String, type: String)] = [
         ("### AsyncHTTPClient transport", "AsyncHTTPClientExample"),

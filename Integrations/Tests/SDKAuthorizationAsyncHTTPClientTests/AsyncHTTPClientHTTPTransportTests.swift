@@ -24,7 +24,7 @@ func withTransport(
     try await server.stop()
 }
 
-@Suite("AsyncHTTPClient transport")
+@Suite("AsyncHTTPClient transport", .timeLimit(.minutes(3)))
 struct AsyncHTTPClientHTTPTransportTests {
     @Test func sendsMethodURLHeadersAndBodyAndReturnsStatusHeadersAndBody() async throws {
         try await withTransport({ _ in .respond(status: 201, headers: [("X-Answer", "yes")], body: #"{"created":true}"#) }) { transport, server in

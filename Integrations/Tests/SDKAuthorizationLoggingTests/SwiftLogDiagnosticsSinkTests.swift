@@ -7,7 +7,7 @@ import SDKAuthorizationLogging
 import SDKAuthorizationTesting
 import Testing
 
-@Suite("swift-log diagnostics sink")
+@Suite("swift-log diagnostics sink", .timeLimit(.minutes(3)))
 struct SwiftLogDiagnosticsSinkTests {
     func logger(level: Logger.Level = .debug) -> (Logger, InMemoryLogHandler) {
         let handler = InMemoryLogHandler()

@@ -8,7 +8,7 @@ import SDKAuthorizationMetrics
 import SDKAuthorizationTesting
 import Testing
 
-@Suite("swift-metrics event observer")
+@Suite("swift-metrics event observer", .timeLimit(.minutes(3)))
 struct MetricsEventObserverTests {
     let metrics = TestMetrics()
 

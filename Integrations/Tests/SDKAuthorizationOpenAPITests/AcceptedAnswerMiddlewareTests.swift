@@ -25,7 +25,7 @@ final class AcceptedAnswerProvider: AuthorizationProvider, @unchecked Sendable {
     var endsByDeadline: Bool { true }
 }
 
-@Suite("OpenAPI client middleware: accepted answers for providers that read them")
+@Suite("OpenAPI client middleware: accepted answers for providers that read them", .timeLimit(.minutes(3)))
 struct AcceptedAnswerMiddlewareTests {
     let baseURL = URL(string: "https://api.example.com")!
     let report = #"{"auth_error":{"error_code":22,"optional":true},"success":true}"#

@@ -47,7 +47,7 @@ final class TestingBox<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-@Suite("OpenAPI client middleware")
+@Suite("OpenAPI client middleware", .timeLimit(.minutes(3)))
 struct AuthorizationMiddlewareTests {
     let calls = NextCalls()
     let baseURL = URL(string: "https://api.example.com")!

@@ -12,7 +12,7 @@ import SDKAuthorizationOpenAPI
 import SDKAuthorizationTesting
 import Testing
 
-@Suite("Names beside HTTPTypes, OpenAPIRuntime and OpenAPIURLSession")
+@Suite("Names beside HTTPTypes, OpenAPIRuntime and OpenAPIURLSession", .timeLimit(.minutes(3)))
 struct NameCoexistenceTests {
     @Test func ecosystemFrameworkAndMiddlewareNamesAreUsedUnqualifiedInOneFile() async throws {
         // The ecosystem's types, unqualified.

@@ -7,7 +7,7 @@ import SDKAuthorizationTracing
 import Testing
 import Tracing
 
-@Suite("swift-distributed-tracing event observer")
+@Suite("swift-distributed-tracing event observer", .timeLimit(.minutes(3)))
 struct TracingEventObserverTests {
     let tracer = InMemoryTracer()
 

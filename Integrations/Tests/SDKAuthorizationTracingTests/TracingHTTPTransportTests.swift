@@ -40,7 +40,7 @@ func isW3CTraceparent(_ value: String?) -> Bool {
     return parts[0] == "00" && zip(parts, [2, 32, 16, 2]).allSatisfy { part, count in part.count == count && part.allSatisfy(hex.contains) }
 }
 
-@Suite("Tracing transport")
+@Suite("Tracing transport", .timeLimit(.minutes(3)))
 struct TracingHTTPTransportTests {
     let tracer = W3CTestTracer()
 

@@ -29,7 +29,7 @@ struct CollectingLogHandler: LogHandler {
     }
 }
 
-@Suite("Diagnostics through the app's own logger")
+@Suite("Diagnostics through the app's own logger", .timeLimit(.minutes(3)))
 struct DiagnosticsEndToEndTests {
     @Test func configurationFailureReachesSwiftLogAtErrorLevel() throws {
         let store = CollectingLogHandler.Store()

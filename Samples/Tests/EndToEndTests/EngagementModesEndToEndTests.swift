@@ -8,7 +8,7 @@ import Testing
 
 /// Token and customer-token modes over real HTTP against the reference backend, which verifies
 /// real RS256 JWTs. Serialized: the customer-token tests share one provider class.
-@Suite("Token and customer-token modes end to end", .serialized)
+@Suite("Token and customer-token modes end to end", .serialized, .timeLimit(.minutes(3)))
 struct EngagementModesEndToEndTests {
     @Test func tokenModeIsAcceptedOnAllNineEndpointsWithTheExactHeader() async throws {
         try await withEnvironment { environment, backend in

@@ -36,7 +36,7 @@ enum OpenAPIMiddlewareExample {
 
 /// A client generated from the reference backend's OpenAPI document, authorized by the middleware,
 /// against a real backend on loopback.
-@Suite("Generated OpenAPI client, middleware and AsyncHTTPClient transport", .serialized)
+@Suite("Generated OpenAPI client, middleware and AsyncHTTPClient transport", .serialized, .timeLimit(.minutes(3)))
 struct GeneratedClientEndToEndTests {
     @Test func theGeneratedClientIsAcceptedInTokenCustomerTokenAndRefreshCallbackModesOverEveryStack() async throws {
         try await withEnvironment { environment, backend in

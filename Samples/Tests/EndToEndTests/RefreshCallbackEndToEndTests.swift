@@ -8,7 +8,7 @@ import SDKAuthorizationTesting
 import Synchronization
 import Testing
 
-@Suite("Refresh-callback mode end to end")
+@Suite("Refresh-callback mode end to end", .timeLimit(.minutes(3)))
 struct RefreshCallbackEndToEndTests {
     /// A client for GET /rover/ticketing with an ID-token store authorized for the backend's host.
     func client(for environment: SampleEnvironment, store: IDTokenStore) throws -> AuthorizedHTTPClient {

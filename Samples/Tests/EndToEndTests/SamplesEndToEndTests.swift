@@ -6,7 +6,7 @@ import Testing
 
 /// The samples the README points to, run against an embedded backend: every row must come out as
 /// the sample expects (successes accepted, deliberate bad tokens rejected with the right code).
-@Suite("Sample executables' scenarios", .serialized)
+@Suite("Sample executables' scenarios", .serialized, .timeLimit(.minutes(3)))
 struct SamplesEndToEndTests {
     @Test func readmeQuickStartSendsTheTokenThroughURLSessionToTheRulesHostAndToNoOther() async throws {
         try await withEnvironment { environment, _ in

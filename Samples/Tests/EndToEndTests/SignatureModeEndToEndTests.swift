@@ -36,7 +36,7 @@ func signatureQueueWorker() throws -> URL {
     throw SampleError("signature-queue-worker was not built beside \(CommandLine.arguments[0]); run swift build --package-path Samples first")
 }
 
-@Suite("Signature mode, end to end over loopback")
+@Suite("Signature mode, end to end over loopback", .timeLimit(.minutes(3)))
 struct SignatureModeEndToEndTests {
     @Test func signatureModeSampleShowsEveryCodeTheNewSignatureTheRestartAndTheEnforcementStates() async throws {
         try await withEnvironment { environment, backend in

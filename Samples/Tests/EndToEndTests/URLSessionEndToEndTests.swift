@@ -11,7 +11,7 @@ import Testing
 /// The URLSession convenience (`RequestAuthorizer.data(for:using:endpoint:)`): an app's own
 /// session, the framework's one request loop, over real HTTP against the reference backend, which
 /// verifies real JWTs.
-@Suite("URLSession convenience end to end")
+@Suite("URLSession convenience end to end", .timeLimit(.minutes(3)))
 struct URLSessionEndToEndTests {
     /// An authorizer whose requests to the backend's `/rover/**` and `/__redirect` carry `tokens`.
     func authorizer(_ environment: SampleEnvironment, _ tokens: RefreshingTokenProvider) throws -> RequestAuthorizer {

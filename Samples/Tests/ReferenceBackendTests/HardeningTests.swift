@@ -4,7 +4,7 @@ import Testing
 
 /// The backend runs on users' machines: the test routes stay on loopback, every input is bounded
 /// and checked before it is parsed, and no request makes it trap.
-@Suite("Reference backend hardening")
+@Suite("Reference backend hardening", .timeLimit(.minutes(3)))
 struct HardeningTests {
     // MARK: Token lifetimes
 

@@ -4,7 +4,7 @@ import Testing
 
 /// The backend's JSON reader: one linear pass with a depth limit. Work is measured by counting the
 /// parser's byte reads, never by the clock.
-@Suite("JSONParser reads untrusted JSON in linear work")
+@Suite("JSONParser reads untrusted JSON in linear work", .timeLimit(.minutes(3)))
 struct JSONParserTests {
     /// Parses `text` and returns the outcome and the number of byte reads.
     private func parse(_ text: String, maximumDepth: Int = JSONParser.defaultMaximumDepth) -> (Result<JSONValue, JSONParser.Failure>, reads: Int) {

@@ -4,7 +4,7 @@ import HummingbirdTesting
 import ReferenceBackend
 import Testing
 
-@Suite("Reference backend over real HTTP on loopback")
+@Suite("Reference backend over real HTTP on loopback", .timeLimit(.minutes(3)))
 struct ReferenceBackendTests {
     // MARK: API key ("Token") scheme
 

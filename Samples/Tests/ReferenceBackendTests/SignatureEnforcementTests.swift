@@ -108,7 +108,7 @@ func jsonData(_ object: [String: Any]) -> Data {
 
 // MARK: Tests
 
-@Suite("Reference backend Braze-style SDK signatures")
+@Suite("Reference backend Braze-style SDK signatures", .timeLimit(.minutes(3)))
 struct SignatureEnforcementTests {
     // MARK: Accepted
 

@@ -34,7 +34,7 @@ struct ExchangeReply: Decodable {
     var error: String?
 }
 
-@Suite("Reference backend token exchange")
+@Suite("Reference backend token exchange", .timeLimit(.minutes(3)))
 struct TokenExchangeTests {
     func exchange(_ backend: ReferenceBackend, _ token: String) async throws -> (HTTPAnswer, ExchangeReply) {
         let answer = try await send(backend, "/ccai/exchange", body: #"{"token":"\#(token)"}"#)

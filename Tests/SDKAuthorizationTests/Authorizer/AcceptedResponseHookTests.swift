@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 
 /// A provider that records every accepted answer it is shown, and says whether it wants them.
@@ -23,7 +24,7 @@ final class AcceptedAnswerRecordingProvider: AuthorizationProvider, Sendable {
     var endsByDeadline: Bool { true }
 }
 
-@Suite("The core's hook for accepted answers (AuthorizationProvider.credentialAccepted)")
+@Suite("The core's hook for accepted answers (AuthorizationProvider.credentialAccepted)", .hangLimit)
 struct AcceptedResponseHookTests {
     let url = URL(string: "https://api.example.com/v1/items")!
 

@@ -1,9 +1,10 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 
-@Suite("Caller headers on redirects")
+@Suite("Caller headers on redirects", .hangLimit)
 struct CrossOriginRedirectHeaderTests {
     let callerHeaders = [
         "X-Api-Key": "caller-secret", "Accept": "application/json", "accept-language": "en", "Accept-Encoding": "gzip",

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationSignature
@@ -40,7 +41,7 @@ final class ErrorBodyReadingProvider: AuthorizationProvider, Sendable {
     }
 }
 
-@Suite("The authorization seam")
+@Suite("The authorization seam", .hangLimit)
 struct RequestAuthorizerTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
@@ -34,7 +35,7 @@ final class StuckAuthProvider: NSObject, AuthorizationProviderType {
     }
 }
 
-@Suite("The client on the seam")
+@Suite("The client on the seam", .hangLimit)
 struct AuthorizedHTTPClientSeamTests {
     let sink = RecordingDiagnosticsSink()
 

@@ -1,10 +1,11 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
-@Suite("The shared HTTP client")
+@Suite("The shared HTTP client", .hangLimit)
 struct AuthorizedHTTPClientTests {
     private static let expectedPaths: [EndpointID: String] = [
         .trackCustomers: "/track/v2/projects/project-1/customers",

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
@@ -41,7 +42,7 @@ final class BlockedAtTheDeadlineProvider: NSObject, AuthorizationProviderType {
 /// A request that waits for a built-in provider waits in its caller's task, and its deadline ends
 /// that wait; a provider of the app's own is asked in a task of the request's own, which the
 /// deadline cancels. Either way the caller's task is never cancelled. All on the manual clock.
-@Suite("Request deadlines while a provider waits")
+@Suite("Request deadlines while a provider waits", .hangLimit)
 struct RequestDeadlineWhileWaitingTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()

@@ -7,6 +7,7 @@ import Glibc
 #endif
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
@@ -67,7 +68,7 @@ final class DeadlineEndingTransport: HTTPTransport {
 /// by itself (``AuthorizationProvider/endsByDeadline``, ``HTTPTransport/endsByDeadline``), and in a
 /// task of its own that the deadline cancels otherwise. Either way it ends at its deadline without
 /// the caller's task being cancelled. All on the manual clock.
-@Suite("Requests in the caller's task")
+@Suite("Requests in the caller's task", .hangLimit)
 struct RequestsInTheCallersTaskTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()

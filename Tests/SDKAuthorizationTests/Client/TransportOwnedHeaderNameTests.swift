@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
@@ -14,7 +15,7 @@ let transportOwnedHeaderNames = [
 /// Header names that merely look like transport-owned ones.
 let ordinaryHeaderNames = ["X-Braze-Auth-Signature", "Idempotency-Key", "X-Api-Key", "Hostname", "Content-Typo", "Proxied", "X-Proxy-Id", "Dates"]
 
-@Suite("Header names the transport owns")
+@Suite("Header names the transport owns", .hangLimit)
 struct TransportOwnedHeaderNameTests {
     @Test(arguments: transportOwnedHeaderNames)
     func credentialUnderATransportOwnedHeaderNameFailsTheRequestLocally(name: String) async throws {

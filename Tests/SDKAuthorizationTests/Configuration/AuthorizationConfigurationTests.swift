@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
-@Suite("Configuration in code")
+@Suite("Configuration in code", .hangLimit)
 struct AuthorizationConfigurationTests {
     private func configure(authorization: String? = "Token key", projectToken: String = "p1", baseURL: String = "https://api.example.com") throws(ConfigurationError) -> AuthorizationConfiguration {
         try AuthorizationConfiguration(projectToken: projectToken, baseURL: baseURL, authorization: authorization)

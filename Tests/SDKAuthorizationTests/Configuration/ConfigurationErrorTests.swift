@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
@@ -8,7 +9,7 @@ extension ConfigurationError.Code {
     static let addedInAnExtension = ConfigurationError.Code(rawValue: "addedInAnExtension")
 }
 
-@Suite("Configuration errors")
+@Suite("Configuration errors", .hangLimit)
 struct ConfigurationErrorTests {
     @Test func codesAreStableStrings() {
         let codes: [(ConfigurationError.Code, String)] = [

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
-@Suite("Configuration from a file")
+@Suite("Configuration from a file", .hangLimit)
 struct ConfigurationFileTests {
     private func json(_ text: String) throws(ConfigurationError) -> AuthorizationConfiguration {
         try AuthorizationConfiguration(data: Data(text.utf8), format: .json)

@@ -1,11 +1,12 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
 
-@Suite("Authorization events")
+@Suite("Authorization events", .hangLimit)
 struct AuthorizationEventTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()
@@ -249,7 +250,7 @@ struct AuthorizationEventTests {
     }
 }
 
-@Suite("Several event observers")
+@Suite("Several event observers", .hangLimit)
 struct MultiplexEventObserverTests {
     @Test func everyObserverIsToldEveryEventInOrder() {
         let first = RecordingEventObserver()

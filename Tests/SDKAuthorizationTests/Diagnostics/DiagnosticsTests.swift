@@ -1,10 +1,11 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
-@Suite("Diagnostics and the manual clock")
+@Suite("Diagnostics and the manual clock", .hangLimit)
 struct DiagnosticsTests {
     @Test func levelsAreOrdered() {
         #expect(DiagnosticLevel.debug < .info)

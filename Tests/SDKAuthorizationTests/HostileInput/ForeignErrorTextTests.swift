@@ -1,11 +1,12 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationTokenExchange
 
 /// A message an app's provider or signer writes reaches errors and logs cut and escaped.
-@Suite("Error texts from app code")
+@Suite("Error texts from app code", .hangLimit)
 struct ForeignErrorTextTests {
     /// A line break, a bidirectional override and 10,000 more characters.
     static let hostile = "first line\nforged: login ok \u{202E}gnp.exe " + String(repeating: "x", count: 10_000)

@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
@@ -18,7 +19,7 @@ let wellFormedHostPatterns = [
     "127.0.0.1", "127.0.0.1.", "[::1]", "[2001:db8::1]", "[::ffff:127.0.0.1]", "[2001:db8:0:0:0:0:0:1]", String(repeating: "a", count: 63) + ".example.com",
 ]
 
-@Suite("Hostile input: hosts")
+@Suite("Hostile input: hosts", .hangLimit)
 struct HostValidationTests {
     @Test(arguments: malformedHostPatterns)
     func authorizedDomainThatIsNotAHostIsRefusedNamingItEscaped(pattern: String) {

@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
@@ -39,7 +40,7 @@ func deeplyNestedBinaryPropertyList(depth: Int) -> Data {
     return Data(bytes)
 }
 
-@Suite("Hostile input")
+@Suite("Hostile input", .hangLimit)
 struct HostileInputTests {
     // MARK: Parsers in linear time, bounded depth
 

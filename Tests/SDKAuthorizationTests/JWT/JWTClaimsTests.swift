@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 
-@Suite("JWT claims reader")
+@Suite("JWT claims reader", .hangLimit)
 struct JWTClaimsTests {
     @Test func registeredAndCustomClaimsAreRead() throws {
         let token = makeJWT(["sub": "user-1", "exp": 1_900_000_000, "iat": 1_800_000_000, "iss": "api-key", "aud": "braze", "ticketmasterID": "tm-9", "vip": true])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 
 extension JWTDecodingError.Code {
@@ -7,7 +8,7 @@ extension JWTDecodingError.Code {
     static let addedInAnExtension = JWTDecodingError.Code(rawValue: "addedInAnExtension")
 }
 
-@Suite("JWT decoding errors")
+@Suite("JWT decoding errors", .hangLimit)
 struct JWTDecodingErrorTests {
     static let secret = "s3cr3t-" + String(repeating: "7f3a", count: 30)  // longer than the 64 characters a message repeats
 

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
-@Suite("Endpoint catalogue and scheme table")
+@Suite("Endpoint catalogue and scheme table", .hangLimit)
 struct AuthorizationPolicyTests {
     private let base = URL(string: "https://api.example.com")!
 

@@ -2,9 +2,10 @@ import Foundation
 import SDKAuthorization
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 
 /// The general case the README leads with: your own API, rules alone, your own header.
-@Suite("Your own API: rules and your own API-key header")
+@Suite("Your own API: rules and your own API-key header", .hangLimit)
 struct GeneralCaseTests {
     private func authorizer(_ rules: [AuthorizationRule], _ providers: [AuthorizationScheme: any AuthorizationProvider]) throws -> RequestAuthorizer {
         try RequestAuthorizer(policy: AuthorizationPolicy(rules: rules), providers: providers, diagnostics: RecordingDiagnosticsSink())

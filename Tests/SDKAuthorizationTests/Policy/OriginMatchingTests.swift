@@ -1,12 +1,13 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationIDToken
 
 /// Issue 18: rules and authorized domains match the scheme (https unless a pattern names http on
 /// a loopback host) and the port (the scheme's default unless a pattern names another).
-@Suite("Policy: scheme and port")
+@Suite("Policy: scheme and port", .hangLimit)
 struct OriginMatchingTests {
     private func request(_ url: String, method: String = "GET") throws -> OutgoingRequest {
         OutgoingRequest(method: method, url: try #require(URL(string: url)))

@@ -1,10 +1,11 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
-@Suite("Path patterns after dot-segment removal")
+@Suite("Path patterns after dot-segment removal", .hangLimit)
 struct PathPatternTests {
     func matches(_ pattern: String, _ path: String) throws -> Bool {
         let rule = try AuthorizationRule(host: "api.example.com", path: pattern, scheme: .bearer)

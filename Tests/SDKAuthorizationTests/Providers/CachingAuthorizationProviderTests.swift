@@ -1,10 +1,11 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
-@Suite("Opt-in customer-token cache")
+@Suite("Opt-in customer-token cache", .hangLimit)
 struct CachingAuthorizationProviderTests {
     private let context = AuthorizationContext(endpoint: .appInboxFetch, url: URL(string: "https://a.example/x")!)
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +15,7 @@ extension CredentialStoreError.Code {
     static let addedInAnExtension = CredentialStoreError.Code(rawValue: "addedInAnExtension")
 }
 
-@Suite("File credential store: errors")
+@Suite("File credential store: errors", .hangLimit)
 struct CredentialStoreErrorTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sdkauth-store-\(UUID().uuidString)", isDirectory: true)
     let secret = "auth-token-s3cr3t-4f9c2e"
@@ -146,7 +147,7 @@ struct CredentialStoreErrorTests {
     }
 }
 
-@Suite("The platform's credential store")
+@Suite("The platform's credential store", .hangLimit)
 struct PlatformCredentialStoreTests {
     @Test func thePlatformStoreIsTheFileStoreWhereThereIsNoKeychain() throws {
         #if canImport(Security)

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
@@ -45,7 +46,7 @@ final class SlowAuthProvider: NSObject, AuthorizationProviderType {
     }
 }
 
-@Suite("Synchronous Exponea-shaped providers")
+@Suite("Synchronous Exponea-shaped providers", .hangLimit)
 struct CustomerTokenProviderTests {
     @Test func blockedProviderDoesNotStallUnrelatedAsyncWork() async throws {
         let registry = ProviderRegistry()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ import Darwin
 #endif
 
 /// The file store trusts neither its directory nor what it finds there.
-@Suite("File credential store: untrusted directory")
+@Suite("File credential store: untrusted directory", .hangLimit)
 struct FileCredentialStoreTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sdkauth-store-\(UUID().uuidString)", isDirectory: true)
     let credential = StoredCredential(token: "auth-token-secret", expiresAt: Date(timeIntervalSince1970: 1_900_000_000))

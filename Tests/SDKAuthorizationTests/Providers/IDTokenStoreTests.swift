@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
@@ -39,7 +40,7 @@ func eventually(_ what: String, _ condition: () -> Bool, sourceLocation: SourceL
     Issue.record("never happened: \(what)", sourceLocation: sourceLocation)
 }
 
-@Suite("Async refresh-callback mode (ID token store)")
+@Suite("Async refresh-callback mode (ID token store)", .hangLimit)
 struct IDTokenStoreTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()
@@ -325,7 +326,7 @@ struct IDTokenStoreTests {
     }
 }
 
-@Suite("Refresh-callback mode through the client")
+@Suite("Refresh-callback mode through the client", .hangLimit)
 struct IDTokenStoreClientTests {
     @Test func unauthorizedResponseTriggersOneRefreshAndOneRetryNotALoop() async throws {
         let clock = ManualClock()

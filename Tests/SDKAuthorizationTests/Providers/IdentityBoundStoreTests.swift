@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationIDToken
 @testable import SDKAuthorizationTokenExchange
@@ -14,7 +15,7 @@ final class UnremovableCredentialStore: CredentialStore, Sendable {
 }
 
 /// Every stored credential belongs to a user the app names; a switch or a logout at any moment wins.
-@Suite("Stored credentials are bound to the user the app names")
+@Suite("Stored credentials are bound to the user the app names", .hangLimit)
 struct IdentityBoundStoreTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()

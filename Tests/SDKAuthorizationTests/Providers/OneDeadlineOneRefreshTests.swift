@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
@@ -9,7 +10,7 @@ import Testing
 /// The guarantees every built-in provider now shares through the one refresh primitive and the
 /// request's deadline: waits end at the deadline or at cancellation, a hung refresh does not wedge
 /// later requests, a logout wins over a late refresh, and a burst of rejections causes one refresh.
-@Suite("One deadline and one refresh for every built-in provider", .serialized)
+@Suite("One deadline and one refresh for every built-in provider", .serialized, .hangLimit)
 struct OneDeadlineOneRefreshTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()

@@ -1,9 +1,10 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 
-@Suite("Refresh once for everyone (RefreshingTokenProvider)")
+@Suite("Refresh once for everyone (RefreshingTokenProvider)", .hangLimit)
 struct RefreshingTokenProviderTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()

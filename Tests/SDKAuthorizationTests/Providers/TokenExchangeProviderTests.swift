@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationIDToken
 @testable import SDKAuthorizationTokenExchange
@@ -13,7 +14,7 @@ final class MemoryCredentialStore: CredentialStore, Sendable {
     func remove(identity: String) throws { _ = stored.withLock { $0.removeValue(forKey: identity) } }
 }
 
-@Suite("Payload-signing and token-exchange mode")
+@Suite("Payload-signing and token-exchange mode", .hangLimit)
 struct TokenExchangeProviderTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()
@@ -366,7 +367,7 @@ struct TokenExchangeProviderTests {
     }
 }
 
-@Suite("Credential stores")
+@Suite("Credential stores", .hangLimit)
 struct CredentialStoreTests {
     func temporaryStore() -> (FileCredentialStore, URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sdkauth-store-\(UUID().uuidString)", isDirectory: true)

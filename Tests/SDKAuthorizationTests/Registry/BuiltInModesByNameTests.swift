@@ -1,12 +1,13 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationSignature
 @testable import SDKAuthorizationTokenExchange
 
-@Suite("The signature and token-exchange modes chosen by name, in code and from a file")
+@Suite("The signature and token-exchange modes chosen by name, in code and from a file", .hangLimit)
 struct BuiltInModesByNameTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()

@@ -1,10 +1,11 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
-@Suite("Provider lookup by name and its documented diagnostics")
+@Suite("Provider lookup by name and its documented diagnostics", .hangLimit)
 struct ProviderRegistryTests {
     /// Creates a client and returns the configuration error and what was logged at error level.
     private func failure(

@@ -1,7 +1,8 @@
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 
-@Suite("Numbered queue (waits and deadlines)")
+@Suite("Numbered queue (waits and deadlines)", .hangLimit)
 struct NumberedQueueTests {
     @Test func everyEntryIsFoundByItsNumberAcrossCompactionsAndTheFrontStopsAtTheFirstEntryNotDone() {
         var queue = NumberedQueue<(number: UInt64, done: Bool)>(firstNumber: 7)

@@ -1,9 +1,10 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 
-@Suite("The single-flight refresh primitive")
+@Suite("The single-flight refresh primitive", .hangLimit)
 struct SingleFlightTests {
     let clock = ManualClock()
 

@@ -1,10 +1,11 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
-@Suite("Signature mode: the journal counts attempts")
+@Suite("Signature mode: the journal counts attempts", .hangLimit)
 struct SignatureQueueJournalAttemptTests {
     func entry(_ number: Int, bodySize: Int = 0) -> QueuedEntry {
         QueuedEntry(id: UUID(), enqueuedAt: Date(timeIntervalSince1970: 1_767_225_600), userId: "user-1",

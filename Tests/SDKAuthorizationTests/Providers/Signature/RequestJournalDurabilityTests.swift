@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 #if canImport(Glibc)
@@ -44,7 +45,7 @@ final class CuttingWriter: Sendable {
     }
 }
 
-@Suite("Signature mode: the queue's journal on a full disk")
+@Suite("Signature mode: the queue's journal on a full disk", .hangLimit)
 struct RequestJournalDurabilityTests {
     func entry(_ number: Int) -> QueuedEntry {
         QueuedEntry(id: UUID(), enqueuedAt: Date(timeIntervalSince1970: 1_767_225_600), userId: "user-1",

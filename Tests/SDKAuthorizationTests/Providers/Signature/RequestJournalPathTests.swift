@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Musl
 import Darwin
 #endif
 
-@Suite("Signature mode: the queue's journal on a hostile path")
+@Suite("Signature mode: the queue's journal on a hostile path", .hangLimit)
 struct RequestJournalPathTests {
     func entry(_ number: Int) -> QueuedEntry {
         QueuedEntry(id: UUID(), enqueuedAt: Date(timeIntervalSince1970: 1_767_225_600), userId: "user-1",

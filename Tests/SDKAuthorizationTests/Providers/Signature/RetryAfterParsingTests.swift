@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorizationSignature
 
-@Suite("Signature mode: parsing Retry-After")
+@Suite("Signature mode: parsing Retry-After", .hangLimit)
 struct SignatureQueueRetryAfterParsingTests {
     let now = Date(timeIntervalSince1970: 1_767_225_600)   // Thu, 01 Jan 2026 00:00:00 GMT
 

@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
@@ -26,7 +27,7 @@ func signatureClient(_ authentication: SignatureAuthentication, transport: Recor
 
 let dataURL = URL(string: "https://sdk.example.com/api/v3/data")!
 
-@Suite("Signature mode: users, signatures, failure subscriptions")
+@Suite("Signature mode: users, signatures, failure subscriptions", .hangLimit)
 struct SignatureAuthenticationTests {
     let sink = RecordingDiagnosticsSink()
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
@@ -21,7 +22,7 @@ enum SignatureModeREADME {
     }
 }
 
-@Suite("README signature-mode example")
+@Suite("README signature-mode example", .hangLimit)
 struct SignatureModeREADMETests {
     @Test func signatureModeExampleInTheREADMEIsTheCodeCompiledHere() throws {
         #expect(try readmeBlocksMatchCompiledCopy(heading: "## Signature mode (Braze style)", source: #filePath) == 1)

@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
@@ -9,7 +10,7 @@ func optionalReport(_ code: Int = 22, user: String? = "user-1", status: Int = 20
     authErrorResponse(code, user: user, optional: true, status: status)
 }
 
-@Suite("Signature mode: an optional-enforcement report reaches the subscribers on every path")
+@Suite("Signature mode: an optional-enforcement report reaches the subscribers on every path", .hangLimit)
 struct SignatureOptionalReportTests {
     let sink = RecordingDiagnosticsSink()
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
@@ -8,7 +9,7 @@ extension SignatureQueueError.Code {
     static let addedInAnExtension = SignatureQueueError.Code(rawValue: "addedInAnExtension")
 }
 
-@Suite("Signature mode: the queue's errors")
+@Suite("Signature mode: the queue's errors", .hangLimit)
 struct SignatureQueueErrorTests {
     @Test func codesAreStableStrings() {
         let codes: [(SignatureQueueError.Code, String)] = [

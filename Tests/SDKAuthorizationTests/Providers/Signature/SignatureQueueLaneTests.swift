@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
@@ -24,7 +25,7 @@ final class AttemptTimes: Sendable {
     var gaps: [TimeInterval] { times.withLock { times in zip(times.dropFirst(), times).map { $0 - $1 } } }
 }
 
-@Suite("Signature mode: the queue's per-user lanes")
+@Suite("Signature mode: the queue's per-user lanes", .hangLimit)
 struct SignatureQueueLaneTests {
     @Test func oneUsersRejectedRequestsDoNotHoldAnotherUsersRequests() async throws {
         let fixture = try QueueFixture { request in
@@ -136,7 +137,7 @@ struct SignatureQueueLaneTests {
     }
 }
 
-@Suite("Signature mode: queued requests of a user without a signature")
+@Suite("Signature mode: queued requests of a user without a signature", .hangLimit)
 struct SignatureQueueUnsignedTests {
     /// Queues `users`' requests in a queue whose server is down, closes it, and "relaunches": a new
     /// signature mode (signatures live in memory only) whose current user is `current`, and a queue
@@ -197,7 +198,7 @@ struct SignatureQueueUnsignedTests {
     }
 }
 
-@Suite("Signature mode: the queue honours Retry-After")
+@Suite("Signature mode: the queue honours Retry-After", .hangLimit)
 struct SignatureQueueRetryAfterTests {
     /// The waits between attempts of one request answered `status` with `headers` `failures` times, then 201.
     func gaps(status: Int = 503, headers: [String: String], failures: Int = 1, advancing steps: [TimeInterval]) async throws -> [TimeInterval] {

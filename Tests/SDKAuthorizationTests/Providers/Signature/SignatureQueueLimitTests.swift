@@ -1,10 +1,11 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
-@Suite("Signature mode: the queue's attempt and age limits")
+@Suite("Signature mode: the queue's attempt and age limits", .hangLimit)
 struct SignatureQueueLimitTests {
     @Test func aRequestTheServerKeepsFailingIsDroppedAtItsAttemptLimitAndReported() async throws {
         let fixture = try QueueFixture { _ in ServerResponse(statusCode: 500) }
@@ -127,7 +128,7 @@ struct SignatureQueueLimitTests {
     }
 }
 
-@Suite("Signature mode: removing a user's queued requests")
+@Suite("Signature mode: removing a user's queued requests", .hangLimit)
 struct SignatureQueueRemovalTests {
     @Test func removingAUsersRequestsDropsThemDurablyAndKeepsOtherUsersRequests() async throws {
         let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }

@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
@@ -52,7 +53,7 @@ func requestNumber(_ request: OutgoingRequest) -> Int? {
     return Int(id.dropFirst())
 }
 
-@Suite("Signature mode: the durable request queue")
+@Suite("Signature mode: the durable request queue", .hangLimit)
 struct SignatureRequestQueueTests {
     @Test func queuedRequestsAreSentOldestFirstWithTheirUsersSignatureAndAnIdempotencyKey() async throws {
         let fixture = try QueueFixture()
@@ -372,7 +373,7 @@ struct SignatureRequestQueueTests {
     }
 }
 
-@Suite("Signature mode: recovering the queue's journal")
+@Suite("Signature mode: recovering the queue's journal", .hangLimit)
 struct RequestJournalRecoveryTests {
     func entry(_ number: Int, user: String? = "user-1") -> QueuedEntry {
         QueuedEntry(id: UUID(), enqueuedAt: Date(timeIntervalSince1970: 1_767_225_600), userId: user,
