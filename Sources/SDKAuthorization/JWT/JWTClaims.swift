@@ -26,6 +26,41 @@ public enum JWTClaimValue: Sendable, Equatable {
 
 }
 
+/// A claim value encodes as the JSON value it stands for, so a payload of them goes to a server as
+/// it would go in the token: `["payload_type": .string("auth_token"), "iat": .number(1_700_000_000)]`
+/// encodes as `{"iat":1700000000,"payload_type":"auth_token"}` with `JSONEncoder` (sorted keys), and
+/// decodes back to the same values.
+extension JWTClaimValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JWTClaimValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JWTClaimValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        case .array(let values): try container.encode(values)
+        case .object(let members): try container.encode(members)
+        }
+    }
+}
+
 /// Why a string could not be read as a JWT.
 ///
 /// It is a struct with a ``Code`` rather than an enum, as ``RequestError`` is: later versions add

@@ -118,6 +118,36 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         self.tokenExchangeURL = try tokenExchangeURL.map { (value) throws(ConfigurationError) in try Self.checkedTokenExchangeURL(value) }
     }
 
+    /// Creates a configuration with the project credential written as Exponea's iOS SDK writes it:
+    /// `authorization: .token("YOUR_API_KEY")` or `.bearer(jwt)`, inside the one `try`.
+    ///
+    /// ```swift
+    /// let configuration = try AuthorizationConfiguration(
+    ///     projectToken: "YOUR_PROJECT_TOKEN",
+    ///     baseURL: "https://api.exponea.com",
+    ///     authorization: .token("YOUR_API_KEY")
+    /// )
+    /// ```
+    ///
+    /// Every other parameter is that of the initializer taking `authorization: String?` (`"Token <key>"`),
+    /// which `authorization: nil` (Exponea's `.none`) also picks.
+    ///
+    /// - Throws: `ConfigurationError` naming the first bad value, as that initializer does.
+    public init(
+        projectToken: String,
+        baseURL: String,
+        authorization: ProjectAuthorization,
+        advancedAuthEnabled: Bool = false,
+        providerLookup: ProviderLookup = .default,
+        customerTokenCaching: CustomerTokenCaching = .disabled,
+        signatureAuthenticationEnabled: Bool = true,
+        tokenExchangeURL: String? = nil
+    ) throws(ConfigurationError) {
+        try self.init(projectToken: projectToken, baseURL: baseURL, authorization: authorization.headerValue,
+                      advancedAuthEnabled: advancedAuthEnabled, providerLookup: providerLookup, customerTokenCaching: customerTokenCaching,
+                      signatureAuthenticationEnabled: signatureAuthenticationEnabled, tokenExchangeURL: tokenExchangeURL)
+    }
+
     /// What the built-in modes read from this configuration.
     var modeSettings: BuiltInModeSettings {
         BuiltInModeSettings(signatureAuthenticationEnabled: signatureAuthenticationEnabled, tokenExchangeURL: tokenExchangeURL)

@@ -18,6 +18,27 @@ struct AuthorizationConfigurationTests {
         #expect(try configure(authorization: nil).authorization == nil)
     }
 
+    @Test func authorizationWrittenAsExponeaIOSWritesItIsTheSameAsTheString() throws {
+        // Exponea iOS: Configuration(projectToken:authorization: .token("KEY"), baseUrl:), one `try` for all.
+        let token = try AuthorizationConfiguration(projectToken: "p1", baseURL: "https://api.example.com", authorization: .token("KEY"))
+        #expect(token.authorization == (try configure(authorization: "Token KEY")).authorization)
+        #expect(token.authorization?.headerValue == "Token KEY")
+        let bearer = try AuthorizationConfiguration(projectToken: "p1", baseURL: "https://api.example.com", authorization: .bearer("x.y.z"), advancedAuthEnabled: true)
+        #expect(bearer.authorization?.headerValue == "Bearer x.y.z")
+        #expect(bearer.advancedAuthEnabled)
+        // Exponea's `.none` is Optional's: no project credential.
+        #expect(try AuthorizationConfiguration(projectToken: "p1", baseURL: "https://api.example.com", authorization: .none).authorization == nil)
+    }
+
+    @Test func aBadKeyWrittenAsExponeaWritesItFailsAsTheStringDoes() {
+        #expect(throws: ConfigurationError.self) {
+            try AuthorizationConfiguration(projectToken: "p1", baseURL: "https://api.example.com", authorization: .token(""))
+        }
+        #expect(throws: ConfigurationError.self) {
+            try AuthorizationConfiguration(projectToken: "p1", baseURL: "ftp://api.example.com", authorization: .token("KEY"))
+        }
+    }
+
     @Test(arguments: ["Basic Zm9vOmJhcg==", "basic Zm9v", "Basic", "  Basic abc"])
     func basicIsRefusedWithTheDocumentedMessage(value: String) {
         #expect(throws: ConfigurationError.basicAuthenticationNotSupported) { try configure(authorization: value) }

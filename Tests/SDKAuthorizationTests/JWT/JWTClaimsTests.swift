@@ -98,4 +98,22 @@ struct JWTClaimsTests {
         #expect(redacted == "\(token.prefix(6))…(\(token.count) chars)")
         #expect(Redaction.redact("short-key") == "(redacted, 9 chars)")
     }
+
+    @Test func aClaimPayloadEncodesAsTheJSONAServerExpectsAndDecodesBack() throws {
+        // The CCAI signing callback hands the payload to the app's server: it must go as JSON values,
+        // not as Swift's description of the enum (`string("auth_token")`).
+        let payload: [String: JWTClaimValue] = [
+            "payload_type": .string("auth_token"),
+            "iat": .number(1_700_000_000),
+            "verified": .bool(true),
+            "phone": .null,
+            "scopes": .array([.string("read"), .number(1.5)]),
+            "custom": .object(["tier": .string("gold")]),
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = String(decoding: try encoder.encode(payload), as: UTF8.self)
+        #expect(json == #"{"custom":{"tier":"gold"},"iat":1700000000,"payload_type":"auth_token","phone":null,"scopes":["read",1.5],"verified":true}"#)
+        #expect(try JSONDecoder().decode([String: JWTClaimValue].self, from: Data(json.utf8)) == payload)
+    }
 }
