@@ -8,8 +8,8 @@
 ///
 /// an internal method of the target the plugin runs for. Each registration line sits under a
 /// `#sourceLocation` naming the manifest and the line of the entry's `"type"`, and goes through a
-/// generic helper that requires the mode's protocol, so a misspelt type (`cannot find ... in scope`,
-/// `module 'X' has no member named ...`) and a type that does not conform (`requires that 'X'
+/// generic helper that requires the mode's protocol, so a misspelt type (one error: `no type named ... in
+/// module ...`, `cannot find ... in scope`) and a type that does not conform (`requires that 'X'
 /// conform to 'AuthorizationProviderType'`) are compile errors at `sdkauth-providers.json:LINE`.
 /// The framework's names are module-qualified, so an app that also imports a vendor SDK with an
 /// `AuthorizationProviderType` of its own (ExponeaSDK) still compiles.
@@ -40,12 +40,20 @@ package enum RegistrationCode {
             "    /// before a configuration names one of them.",
             "    func registerManifestProviders() {",
         ]
-        for entry in manifest.entries {
+        for (index, entry) in manifest.entries.enumerated() {
             let helper = entry.mode == .customerToken ? "registerManifestCustomerTokenProvider" : "registerManifestFactory"
+            // The type is named once, in a local type alias, and the call uses the alias: a misspelt
+            // type is one error (`no type named ... in module ...`), not that error plus a second one
+            // (`generic parameter could not be inferred`) from the call. Both lines point at the entry.
+            let alias = aliasName(for: entry.type, index: index)
             lines += [
+                "        do {",
                 "#sourceLocation(file: \(file), line: \(entry.typeLine))",
-                "        \(helper)(\(entry.type).self, as: \(stringLiteral(entry.name)))",
+                "            typealias \(alias) = \(entry.type)",
+                "#sourceLocation(file: \(file), line: \(entry.typeLine))",
+                "            \(helper)(\(alias).self, as: \(stringLiteral(entry.name)))",
                 "#sourceLocation()",
+                "        }",
             ]
         }
         lines += [
@@ -67,6 +75,18 @@ package enum RegistrationCode {
             "",
         ]
         return lines.joined(separator: "\n")
+    }
+
+    /// The local alias an entry's type is named by: the type's own last name (so a compiler message
+    /// says `requires that 'ExampleAuthProvider' conform to ...`), or `ManifestEntry<index>` when that
+    /// name is also one of the type's other parts (an alias `X` for `X.X` would name itself).
+    static func aliasName(for type: String, index: Int) -> String {
+        let outer = type.prefix { $0 != "<" }
+        let parts = outer.split(separator: ".").map { $0.trimmingCharacters(in: " ") }
+        guard let last = parts.last, !last.isEmpty, !parts.dropLast().contains(last), !type.dropFirst(outer.count).contains(last) else {
+            return "ManifestEntry\(index)"
+        }
+        return String(last)
     }
 
     /// The modules a checked type name names: the first part of the type and of each generic argument.

@@ -57,12 +57,20 @@ struct ProviderRegistrationGeneratorTests {
                 /// Registers the providers of sdkauth-providers.json under their names. Call it once at start-up,
                 /// before a configuration names one of them.
                 func registerManifestProviders() {
+                    do {
             #sourceLocation(file: "\(path)", line: 3)
-                    registerManifestCustomerTokenProvider(MyApp.ExampleAuthProvider.self, as: "ExponeaAuthProvider")
+                        typealias ExampleAuthProvider = MyApp.ExampleAuthProvider
+            #sourceLocation(file: "\(path)", line: 3)
+                        registerManifestCustomerTokenProvider(ExampleAuthProvider.self, as: "ExponeaAuthProvider")
             #sourceLocation()
+                    }
+                    do {
             #sourceLocation(file: "\(path)", line: 6)
-                    registerManifestFactory(PartnerSDK.PartnerTokenMode.self, as: "Partner")
+                        typealias PartnerTokenMode = PartnerSDK.PartnerTokenMode
+            #sourceLocation(file: "\(path)", line: 6)
+                        registerManifestFactory(PartnerTokenMode.self, as: "Partner")
             #sourceLocation()
+                    }
                 }
 
                 /// The names sdkauth-providers.json registers, in its order.
@@ -92,7 +100,8 @@ struct ProviderRegistrationGeneratorTests {
         #expect(result.status == 0)
         let imports = (result.code ?? "").split(separator: "\n").filter { $0.hasPrefix("import ") }
         #expect(imports == ["import SDKAuthorization", "import SDKAuthorizationEngagement", "import Vendor", "import Other"])
-        #expect(result.code?.contains("registerManifestCustomerTokenProvider(Vendor.Provider<MyApp.Key, Other.Value>.self, as: \"A\")") == true)
+        #expect(result.code?.contains("typealias Provider = Vendor.Provider<MyApp.Key, Other.Value>") == true)
+        #expect(result.code?.contains("registerManifestCustomerTokenProvider(Provider.self, as: \"A\")") == true)
     }
 
     @Test func anEmptyListRegistersNothing() throws {
@@ -175,12 +184,22 @@ struct ProviderRegistrationGeneratorTests {
         let manifest = "\u{FEFF}{\r\n\"providers\": [\r\n{\"name\": \"\\u0041\\u00e9\", \"type\": \"M.A\", \"mode\": \"factory\"}]}"
         let result = try run(manifest)
         #expect(result.status == 0, "\(result.errors)")
-        #expect(result.code?.contains("registerManifestFactory(M.A.self, as: \"A\u{e9}\")") == true)
+        #expect(result.code?.contains("typealias A = M.A") == true)
+        #expect(result.code?.contains("registerManifestFactory(A.self, as: \"A\u{e9}\")") == true)
         #expect(result.code?.contains("line: 3)") == true)
         let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
         #expect(try error("{\"providers\": \(deep)}") == ":1:47: error: malformed JSON: nested deeper than 32 levels")
         #expect(try error("{\"providers\": [{\"name\": \"\\ud800\"}]}").contains("malformed JSON: unpaired surrogate"))
         #expect(try error("{\"providers\": [{\"name\": \"a\nb\"}]}").contains("malformed JSON: control character in a string"))
+    }
+
+    @Test func eachTypeIsNamedByALocalAliasOfItsOwnNameUnlessThatNameWouldNameItself() {
+        #expect(RegistrationCode.aliasName(for: "MyApp.ExampleAuthProvider", index: 0) == "ExampleAuthProvider")
+        #expect(RegistrationCode.aliasName(for: "MyApp.Outer.Inner", index: 1) == "Inner")
+        #expect(RegistrationCode.aliasName(for: "MyApp.Box<Swift.Int>", index: 2) == "Box")
+        // An alias `Provider` for `Provider.Provider` (or `M.Box<M.Box<Int>>`) would refer to itself.
+        #expect(RegistrationCode.aliasName(for: "Provider.Provider", index: 3) == "ManifestEntry3")
+        #expect(RegistrationCode.aliasName(for: "M.Box<M.Box<Swift.Int>>", index: 4) == "ManifestEntry4")
     }
 
     @Test func stringsInTheGeneratedCodeAreEscaped() {
