@@ -254,10 +254,16 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         guard credentialStore != nil else {
             throw .invalidValue(key: "credentialIdentity", reason: "names where a credential store keeps the token, and this IDTokenStore has none")
         }
-        refresh.reset(updating: { _ in self.identity.withLock { $0 = identity } })
-        let generation = refresh.generation
+        // The generation this switch creates, not the one current when the reset returns: a switch
+        // or logout that overtakes this one has bumped it, and this one's stored token (another
+        // user's) must not land in it.
+        var generation: UInt64 = 0
+        refresh.reset(updating: { created in
+            generation = created
+            self.identity.withLock { $0 = identity }
+        })
         if let stored = Self.loadStored(from: credentialStore, identity: identity, diagnostics: diagnostics) {
-            // A later switch or logout wins.
+            // A later switch or logout wins: an overtaken switch installs nothing.
             refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
         }
     }
@@ -330,6 +336,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// How many requests are waiting for a token now.
     public var waitingRequestCount: Int { refresh.waitingCount }
+
+    /// The user whose token the credential store keeps now (for tests).
+    var credentialIdentity: String? { identity.withLock { $0 } }
 
     /// Waits and alarms still held; zero when nothing waits (for leak tests).
     var heldWaitRecords: Int { refresh.heldRecords }
