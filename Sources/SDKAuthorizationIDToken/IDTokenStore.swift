@@ -241,8 +241,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         refresh.reset(thenRemove: { persist { try $0.remove(identity: $1) } })
     }
 
-    /// Makes `identity` (the user's ID, 1 to 100 bytes) the user whose token the credential store
-    /// keeps: the current token is forgotten from memory (the previous user's stored copy stays, for
+    /// Makes `identity` (the user's ID, 1 to 100 bytes, compared as exact UTF-8 bytes as
+    /// ``CredentialStore`` says: `"jos\u{E9}"` and `"jose\u{301}"` are two users) the user whose
+    /// token the credential store keeps: the current token is forgotten from memory (the previous user's stored copy stays, for
     /// when they return), waiting requests fail with ``RequestError/Code/credentialCleared``, a
     /// refresh that returns after this is neither installed nor stored, and the token stored for
     /// `identity`, if any, becomes the current one.
@@ -275,7 +276,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         do {
             if let saved = try store.load(identity: identity), HeaderFieldRules.check(saved.token) == .valid { return IDToken(saved.token) }
         } catch {
-            diagnostics.log(.warning, "The stored ID token could not be read (\(RequestError.summary(of: error))); waiting for setIDToken")
+            diagnostics.log(.warning, "The stored ID token could not be read (\(CredentialStoreError.summary(of: error))); waiting for setIDToken")
         }
         return nil
     }
@@ -304,7 +305,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         do {
             try change(credentialStore, identity)
         } catch {
-            diagnostics.log(.warning, "The ID token store could not be updated (\(RequestError.summary(of: error)))")
+            diagnostics.log(.warning, "The ID token store could not be updated (\(CredentialStoreError.summary(of: error)))")
         }
     }
 

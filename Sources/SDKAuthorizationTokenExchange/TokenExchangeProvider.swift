@@ -136,7 +136,8 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     ///     (`localhost`, `127.0.0.0/8`, `[::1]`), as for a local test backend.
     ///   - signer: How the host app signs payloads.
     ///   - defaultClaims: Claims the framework fills before asking (a device or push token, a default name).
-    ///   - identity: The store key (1 to 100 bytes): the user's ID. Required with a `store`.
+    ///   - identity: The store key (1 to 100 bytes, compared as exact UTF-8 bytes): the user's ID.
+    ///     Required with a `store`.
     ///   - store: Where the auth token is kept between launches; `nil` keeps it in memory only.
     ///   - transport: How the exchange request is sent.
     ///   - options: Signing timeout and expiry leeway.
@@ -259,7 +260,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         }, thenRemove: removeStored)
     }
 
-    /// Makes `identity` (the user's ID, 1 to 100 bytes) the user this provider serves: the current
+    /// Makes `identity` (the user's ID, 1 to 100 bytes, compared as exact UTF-8 bytes as
+    /// ``CredentialStore`` says: `"jos\u{E9}"` and `"jose\u{301}"` are two users) the user this
+    /// provider serves: the current
     /// token is forgotten from memory (the previous user's stored copy stays, for when they return),
     /// a sign-and-exchange in flight is cancelled and what it returns late is neither used nor
     /// stored, waiting requests fail with ``RequestError/Code/credentialCleared``, and the next
@@ -316,7 +319,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
                 refresh.modify(ifGeneration: generation) { current in if current == nil { current = token } }
             }
         } catch {
-            diagnostics.log(.warning, "The stored auth token could not be read (\(RequestError.summary(of: error))); a new one is exchanged")
+            diagnostics.log(.warning, "The stored auth token could not be read (\(CredentialStoreError.summary(of: error))); a new one is exchanged")
         }
     }
 
@@ -327,7 +330,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         do {
             try store.remove(identity: identity)
         } catch {
-            diagnostics.log(.warning, "The stored auth token could not be removed (\(RequestError.summary(of: error)))")
+            diagnostics.log(.warning, "The stored auth token could not be removed (\(CredentialStoreError.summary(of: error)))")
         }
     }
 
@@ -350,7 +353,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
                 do {
                     try store.save(token.credential, identity: identity)
                 } catch {
-                    diagnostics.log(.warning, "The auth token could not be stored (\(RequestError.summary(of: error))); it is kept in memory")
+                    diagnostics.log(.warning, "The auth token could not be stored (\(CredentialStoreError.summary(of: error))); it is kept in memory")
                 }
             }, generation: flight.generation)
         } catch {
