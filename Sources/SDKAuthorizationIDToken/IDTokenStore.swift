@@ -241,8 +241,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         refresh.reset(thenRemove: { persist { try $0.remove(identity: $1) } })
     }
 
-    /// Makes `identity` (the user's ID, 1 to 100 bytes) the user whose token the credential store
-    /// keeps: the current token is forgotten from memory (the previous user's stored copy stays, for
+    /// Makes `identity` (the user's ID, 1 to 100 bytes, compared as exact UTF-8 bytes as
+    /// ``CredentialStore`` says: `"jos\u{E9}"` and `"jose\u{301}"` are two users) the user whose
+    /// token the credential store keeps: the current token is forgotten from memory (the previous user's stored copy stays, for
     /// when they return), waiting requests fail with ``RequestError/Code/credentialCleared``, a
     /// refresh that returns after this is neither installed nor stored, and the token stored for
     /// `identity`, if any, becomes the current one.
@@ -254,10 +255,16 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         guard credentialStore != nil else {
             throw .invalidValue(key: "credentialIdentity", reason: "names where a credential store keeps the token, and this IDTokenStore has none")
         }
-        refresh.reset(updating: { _ in self.identity.withLock { $0 = identity } })
-        let generation = refresh.generation
+        // The generation this switch creates, not the one current when the reset returns: a switch
+        // or logout that overtakes this one has bumped it, and this one's stored token (another
+        // user's) must not land in it.
+        var generation: UInt64 = 0
+        refresh.reset(updating: { created in
+            generation = created
+            self.identity.withLock { $0 = identity }
+        })
         if let stored = Self.loadStored(from: credentialStore, identity: identity, diagnostics: diagnostics) {
-            // A later switch or logout wins.
+            // A later switch or logout wins: an overtaken switch installs nothing.
             refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
         }
     }
@@ -269,7 +276,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         do {
             if let saved = try store.load(identity: identity), HeaderFieldRules.check(saved.token) == .valid { return IDToken(saved.token) }
         } catch {
-            diagnostics.log(.warning, "The stored ID token could not be read (\(RequestError.summary(of: error))); waiting for setIDToken")
+            diagnostics.log(.warning, "The stored ID token could not be read (\(CredentialStoreError.summary(of: error))); waiting for setIDToken")
         }
         return nil
     }
@@ -298,7 +305,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         do {
             try change(credentialStore, identity)
         } catch {
-            diagnostics.log(.warning, "The ID token store could not be updated (\(RequestError.summary(of: error)))")
+            diagnostics.log(.warning, "The ID token store could not be updated (\(CredentialStoreError.summary(of: error)))")
         }
     }
 
@@ -330,6 +337,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// How many requests are waiting for a token now.
     public var waitingRequestCount: Int { refresh.waitingCount }
+
+    /// The user whose token the credential store keeps now (for tests).
+    var credentialIdentity: String? { identity.withLock { $0 } }
 
     /// Waits and alarms still held; zero when nothing waits (for leak tests).
     var heldWaitRecords: Int { refresh.heldRecords }

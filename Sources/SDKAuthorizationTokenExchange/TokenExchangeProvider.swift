@@ -38,6 +38,16 @@ import SDKAuthorization
 ///   ``maximumAuthTokenLength`` bytes, or an `expires_in` not longer than ``Options/expiryLeeway``
 ///   (a token that would be stale on arrival, so every request would sign and exchange again), fails
 ///   the waiting requests with ``RequestError/Code/exchangeFailed``; nothing is sent or stored.
+/// - An answer larger than ``maximumAnswerSize`` bytes is refused before it is parsed
+///   (``RequestError/Code/exchangeFailed``).
+/// - A refused or unusable answer (any HTTP status but 200, a missing, overlong or too-short-lived
+///   token, an oversized answer) is remembered: no request signs or exchanges again for 1 second,
+///   then 2, 4, … doubling with each refusal in a row up to 5 minutes, on the clock's monotonic
+///   time. A request in that time uses the current token while it has not expired, or fails at once
+///   with ``RequestError/Code/exchangeFailed`` saying when the next exchange may be tried. An
+///   exchange the platform answers with a usable token, ``switchIdentity(to:)`` and
+///   ``clearUserData()`` end the backoff. A request that cannot reach the platform at all (a
+///   transport error) is not remembered.
 /// - Text from the platform or the signer that goes into an error message is cut to 200 characters,
 ///   with control characters, bidirectional overrides and other non-ASCII escaped.
 /// - A 401 or 403 to a request that carried the token drops it; the request is signed, exchanged
@@ -66,6 +76,16 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// The longest `auth_token` taken from the platform, in UTF-8 bytes (8 KiB).
     public static let maximumAuthTokenLength = 8_192
 
+    /// The largest exchange answer read, in bytes (64 KiB): a larger one is refused before it is
+    /// parsed.
+    public static let maximumAnswerSize = 65_536
+
+    /// Seconds nothing is exchanged after the first refused or unusable answer in a row; doubled
+    /// with each further one, up to ``maximumExchangeBackoff``.
+    static let firstExchangeBackoff: TimeInterval = 1
+    /// The longest wait between two exchanges the platform refused (5 minutes).
+    static let maximumExchangeBackoff: TimeInterval = 300
+
     /// Where signed payloads are exchanged.
     public let exchangeURL: URL
     /// The store key of this provider's token: the user it belongs to, as the app named it; `nil`
@@ -89,6 +109,18 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// generation, under its lock: whoever reads a generation reads the identity it belongs to, so a
     /// save or a load of an earlier generation never lands in another user's slot.
     private let binding: Locked<(identity: String?, loadedIn: UInt64?)>
+    /// The platform's refusals in a row and when the next exchange may be tried. Ended, with the
+    /// generation, by a switch or a logout (under the lock of ``refresh``, then this one).
+    private let backoff = Locked(ExchangeBackoff())
+
+    /// Refused or unusable exchange answers in a row, and when the next exchange may be tried.
+    struct ExchangeBackoff: Sendable {
+        var refusals = 0
+        /// Monotonic seconds before which nothing is signed or exchanged.
+        var until: TimeInterval = 0
+        /// Why the last answer was refused.
+        var reason = ""
+    }
 
     /// An auth token with its expiry on the monotonic clock beside the wall-clock one.
     struct ExchangedToken: Sendable {
@@ -104,7 +136,8 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     ///     (`localhost`, `127.0.0.0/8`, `[::1]`), as for a local test backend.
     ///   - signer: How the host app signs payloads.
     ///   - defaultClaims: Claims the framework fills before asking (a device or push token, a default name).
-    ///   - identity: The store key (1 to 100 bytes): the user's ID. Required with a `store`.
+    ///   - identity: The store key (1 to 100 bytes, compared as exact UTF-8 bytes): the user's ID.
+    ///     Required with a `store`.
     ///   - store: Where the auth token is kept between launches; `nil` keeps it in memory only.
     ///   - transport: How the exchange request is sent.
     ///   - options: Signing timeout and expiry leeway.
@@ -171,6 +204,12 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         loadFromStoreOnce()
         let clock = clock, leeway = options.expiryLeeway
+        if refresh.usableValue({ $0.isFresh(on: clock, leeway: leeway) }) == nil, let refusal = backoffError() {
+            // The platform refused the last exchange: no signing storm. A token that has not
+            // expired yet still serves.
+            if let token = refresh.usableValue({ $0.isFresh(on: clock, leeway: 0) }) { return .bearer(token.credential.token) }
+            throw refusal.withEndpoint(context.endpoint)
+        }
         let outcome = await refresh.value(deadline: context.deadline, isUsable: { $0.isFresh(on: clock, leeway: leeway) },
                                           join: .wait(start: { [self] flight in
             let work = Task { await signAndExchange(flight) }
@@ -215,10 +254,15 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// cancelled, and what it returns late is neither used nor stored.
     public func clearUserData() {
         // Not read again in the new generation: if the removal fails, the old token stays out of use.
-        refresh.reset(updating: { generation in binding.withLock { $0.loadedIn = generation } }, thenRemove: removeStored)
+        refresh.reset(updating: { generation in
+            binding.withLock { $0.loadedIn = generation }
+            backoff.withLock { $0 = ExchangeBackoff() }
+        }, thenRemove: removeStored)
     }
 
-    /// Makes `identity` (the user's ID, 1 to 100 bytes) the user this provider serves: the current
+    /// Makes `identity` (the user's ID, 1 to 100 bytes, compared as exact UTF-8 bytes as
+    /// ``CredentialStore`` says: `"jos\u{E9}"` and `"jose\u{301}"` are two users) the user this
+    /// provider serves: the current
     /// token is forgotten from memory (the previous user's stored copy stays, for when they return),
     /// a sign-and-exchange in flight is cancelled and what it returns late is neither used nor
     /// stored, waiting requests fail with ``RequestError/Code/credentialCleared``, and the next
@@ -228,7 +272,10 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     ///   nothing changes then.
     public func switchIdentity(to identity: String) throws(ConfigurationError) {
         try CredentialIdentity.check(identity, hasStore: false, key: "identity")
-        refresh.reset(updating: { _ in binding.withLock { $0 = (identity, nil) } })
+        refresh.reset(updating: { _ in
+            binding.withLock { $0 = (identity, nil) }
+            backoff.withLock { $0 = ExchangeBackoff() }
+        })
     }
 
     /// Replaces how the host app signs payloads; the next sign-and-exchange asks `signer` (one
@@ -272,7 +319,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
                 refresh.modify(ifGeneration: generation) { current in if current == nil { current = token } }
             }
         } catch {
-            diagnostics.log(.warning, "The stored auth token could not be read (\(RequestError.summary(of: error))); a new one is exchanged")
+            diagnostics.log(.warning, "The stored auth token could not be read (\(CredentialStoreError.summary(of: error))); a new one is exchanged")
         }
     }
 
@@ -283,7 +330,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         do {
             try store.remove(identity: identity)
         } catch {
-            diagnostics.log(.warning, "The stored auth token could not be removed (\(RequestError.summary(of: error)))")
+            diagnostics.log(.warning, "The stored auth token could not be removed (\(CredentialStoreError.summary(of: error)))")
         }
     }
 
@@ -291,19 +338,22 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// logout came meanwhile or the flight was abandoned.
     private func signAndExchange(_ flight: SingleFlight<ExchangedToken>.Flight) async {
         do {
+            // A request that joined just as a refusal came in: neither sign nor exchange.
+            if let refusal = backoffError() { throw refusal }
             var claims = defaultClaims
             claims["payload_type"] = .string(SigningPayload.Kind.authToken.rawValue)
             let signed = try await requestSignature(SigningPayload(kind: .authToken, claims: claims))
             try checkSignedPayload(signed)
-            let token = try await exchange(signed)
+            let token = try await exchange(signed, flight: flight)
             guard refresh.finish(flight, with: .success(token)) != nil else { return }
+            backoff.withLock { $0 = ExchangeBackoff() }
             refresh.persist({
                 // The identity of this generation: a switch resets the generation before it changes it.
                 guard let store, let identity = binding.withLock({ $0.identity }) else { return }
                 do {
                     try store.save(token.credential, identity: identity)
                 } catch {
-                    diagnostics.log(.warning, "The auth token could not be stored (\(RequestError.summary(of: error))); it is kept in memory")
+                    diagnostics.log(.warning, "The auth token could not be stored (\(CredentialStoreError.summary(of: error))); it is kept in memory")
                 }
             }, generation: flight.generation)
         } catch {
@@ -379,7 +429,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         return bytes.dropFirst().allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
-    private func exchange(_ signed: String) async throws(RequestError) -> ExchangedToken {
+    private func exchange(_ signed: String, flight: SingleFlight<ExchangedToken>.Flight) async throws(RequestError) -> ExchangedToken {
         // Only b64token characters (letters, digits, `-._~+/=`): safe to place in a JSON string as it is.
         guard HeaderFieldRules.checkBearer(signed) == .valid else { throw .signingFailed(reason: "the signed payload is not a compact JWT") }
         let body = Data(#"{"token":"\#(signed)"}"#.utf8)
@@ -391,28 +441,74 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             if Task.isCancelled || error is CancellationError { throw .cancelled }
             throw .exchangeFailed(reason: "the exchange request failed (\(Self.quoted(RequestError.summary(of: error), quotes: false)))", response: nil, underlyingError: error)
         }
+        do {
+            return try token(from: response)
+        } catch {
+            backOff(after: error.reason, flight: flight)
+            throw .exchangeFailed(reason: error.reason, response: response, underlyingError: nil)
+        }
+    }
+
+    /// Why the platform's answer is not used.
+    struct UnusableAnswer: Error {
+        let reason: String
+    }
+
+    /// The auth token in the platform's answer, checked: size first, then status, fields and lifetime.
+    private func token(from response: ServerResponse) throws(UnusableAnswer) -> ExchangedToken {
+        guard response.body.count <= Self.maximumAnswerSize else {
+            throw UnusableAnswer(reason: "the platform's answer is larger than \(Self.maximumAnswerSize) bytes (\(response.body.count)); it is not read")
+        }
         let answer: [String: JWTClaimValue]? = if case .object(let fields)? = try? BoundedJSONReader.parse(response.body) { fields } else { nil }
         guard response.statusCode == 200 else {
             // The platform's own error code (OAuth style), when it gives one, helps the reader.
             let platformError = if case .string(let code)? = answer?["error"] { " (\(Self.quoted(code)))" } else { "" }
-            throw .exchangeFailed(reason: "the platform refused the signed payload with HTTP \(response.statusCode)\(platformError)", response: response, underlyingError: nil)
+            throw UnusableAnswer(reason: "the platform refused the signed payload with HTTP \(response.statusCode)\(platformError)")
         }
         guard let answer, case .string(let token)? = answer["auth_token"],
               case .number(let lifetime)? = answer["expires_in"], lifetime.isFinite, lifetime >= 1, lifetime <= Self.maximumLifetime
         else {
-            throw .exchangeFailed(reason: "the platform's answer has no usable auth_token and expires_in (1 to 86400 s)", response: response, underlyingError: nil)
+            throw UnusableAnswer(reason: "the platform's answer has no usable auth_token and expires_in (1 to 86400 s)")
         }
         guard token.utf8.count <= Self.maximumAuthTokenLength else {
-            throw .exchangeFailed(reason: "the platform's auth_token is longer than \(Self.maximumAuthTokenLength) bytes (\(token.utf8.count)); it is not used or stored", response: response, underlyingError: nil)
+            throw UnusableAnswer(reason: "the platform's auth_token is longer than \(Self.maximumAuthTokenLength) bytes (\(token.utf8.count)); it is not used or stored")
         }
         guard HeaderFieldRules.checkBearer(token) == .valid else {
-            throw .exchangeFailed(reason: "the platform's auth_token is not a bearer token (only letters, digits and -._~+/=)", response: response, underlyingError: nil)
+            throw UnusableAnswer(reason: "the platform's auth_token is not a bearer token (only letters, digits and -._~+/=)")
         }
         guard lifetime > options.expiryLeeway else {
-            throw .exchangeFailed(reason: "the platform's expires_in (\(lifetime) s) is not longer than the expiry leeway (\(options.expiryLeeway) s), so the token would be stale on arrival; it is not used or stored", response: response, underlyingError: nil)
+            throw UnusableAnswer(reason: "the platform's expires_in (\(lifetime) s) is not longer than the expiry leeway (\(options.expiryLeeway) s), so the token would be stale on arrival; it is not used or stored")
         }
         return ExchangedToken(credential: StoredCredential(token: token, expiresAt: clock.now().addingTimeInterval(lifetime)),
                               monotonicExpiry: clock.monotonicNow() + lifetime)
+    }
+
+    /// Remembers a refused or unusable answer: nothing is exchanged for the next 1, 2, 4, … seconds
+    /// (at most ``maximumExchangeBackoff``). Only while `flight`'s generation is current: a refusal
+    /// that a switch or a logout overtook does not hold back the next user.
+    private func backOff(after reason: String, flight: SingleFlight<ExchangedToken>.Flight) {
+        let now = clock.monotonicNow()
+        _ = refresh.modify(ifGeneration: flight.generation) { _ in
+            backoff.withLock { backoff in
+                backoff.refusals += 1
+                let doublings = Double(min(backoff.refusals - 1, 30))
+                let delay = min(Self.firstExchangeBackoff * pow(2, doublings), Self.maximumExchangeBackoff)
+                backoff.until = now + delay
+                backoff.reason = reason
+            }
+        }
+    }
+
+    /// The error a request gets while the platform's last refusal holds exchanges back; `nil` when
+    /// an exchange may be tried.
+    private func backoffError() -> RequestError? {
+        let now = clock.monotonicNow()
+        guard let (refusals, remaining, reason) = backoff.withLock({ backoff -> (Int, TimeInterval, String)? in
+            backoff.until > now ? (backoff.refusals, backoff.until - now, backoff.reason) : nil
+        }) else { return nil }
+        let seconds = remaining.rounded(.up)
+        let formatted = seconds < 1e15 ? String(Int(seconds)) : String(seconds)
+        return .exchangeFailed(reason: "the platform refused the last \(refusals == 1 ? "exchange" : "\(refusals) exchanges in a row") (\(reason)), so none is tried for \(formatted) s more", response: nil, underlyingError: nil)
     }
 
     /// The longest `expires_in` taken (one day), and the longest a stored token is trusted for.

@@ -140,4 +140,18 @@ struct FileCredentialStoreTests {
         try FileCredentialStore(directory: store).save(credential, identity: "user-7")
         #expect(try FileCredentialStore(directory: store).load(identity: "user-7") == credential)
     }
+
+    @Test func canonicallyEquivalentIdentitiesAreTwoUsers() throws {
+        defer { removeDirectory() }
+        let store = FileCredentialStore(directory: directory)
+        try store.save(StoredCredential(token: "token-of-nfc", expiresAt: nil), identity: "jos\u{E9}")
+        #expect(try store.load(identity: "jose\u{301}") == nil)
+        // The NFC user's file put in the NFD user's place is not the NFD user's credential.
+        let nfc = directory.appendingPathComponent("credential-\(CredentialIdentity.hexadecimal("jos\u{E9}")).json")
+        let nfd = directory.appendingPathComponent("credential-\(CredentialIdentity.hexadecimal("jose\u{301}")).json")
+        try FileManager.default.copyItem(at: nfc, to: nfd)
+        #expect(chmod(nfd.path, 0o600) == 0)
+        #expect(throws: CredentialStoreError.unreadableCredential) { try store.load(identity: "jose\u{301}") }
+        #expect(try store.load(identity: "jos\u{E9}")?.token == "token-of-nfc")
+    }
 }

@@ -199,18 +199,25 @@ struct OneDeadlineOneRefreshTests {
     @Test func aTokenExchangedAfterClearUserDataIsNeitherUsedNorStored() async throws {
         let saved = MemoryCredentialStore()
         let gate = AsyncGate()
-        let signing = Counter()
-        let exchange = try TokenExchangeProvider(exchangeURL: exchangeURL, signer: .async { payload in
-            _ = signing.increment()
+        let exchanges = Counter(), answeredExchanges = Counter()
+        // The signer answers at once; the platform holds the exchange until the test opens the gate,
+        // so the exchange is on its way when the logout comes.
+        let platform = RecordingTransport { [self] _ in
+            let count = exchanges.increment()
             await gate.wait()
-            return signed(payload)
-        }, identity: "previous-user", store: saved, transport: RecordingTransport { _ in answered(1) }, clock: clock, diagnostics: sink)
+            defer { _ = answeredExchanges.increment() }
+            return answered(count)
+        }
+        let exchange = try TokenExchangeProvider(exchangeURL: exchangeURL, signer: .async { [self] payload in signed(payload) },
+                                                 identity: "previous-user", store: saved, transport: platform, clock: clock, diagnostics: sink)
         let waiting = Task { [context = AuthorizationContext(endpoint: "chats", url: chats)] in try await exchange.credential(for: context) }
-        await eventually("signing", { signing.current == 1 })
+        await eventually("the exchange reaches the platform", { exchanges.current == 1 })
         exchange.clearUserData()
         await #expect(throws: RequestError.credentialCleared(endpoint: "chats")) { try await waiting.value }
         gate.open()
+        await eventually("the platform answers the exchange", { answeredExchanges.current == 1 })
         for _ in 0..<2_000 { await Task.yield() }
+        #expect(platform.requests.count == 1, "exactly one exchange, answered after the logout")
         #expect(exchange.currentToken == nil)
         #expect(saved.stored.withLock { $0.isEmpty })
     }

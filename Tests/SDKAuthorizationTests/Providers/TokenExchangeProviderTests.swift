@@ -6,12 +6,12 @@ import TestTimeLimit
 @testable import SDKAuthorizationIDToken
 @testable import SDKAuthorizationTokenExchange
 
-/// A credential store in memory, counting its calls.
+/// A credential store in memory, keyed by the identity's exact bytes as every store must be.
 final class MemoryCredentialStore: CredentialStore, Sendable {
-    let stored = Locked<[String: StoredCredential]>([:])
-    func load(identity: String) throws -> StoredCredential? { stored.withLock { $0[identity] } }
-    func save(_ credential: StoredCredential, identity: String) throws { stored.withLock { $0[identity] = credential } }
-    func remove(identity: String) throws { _ = stored.withLock { $0.removeValue(forKey: identity) } }
+    let stored = Locked<[ExactBytesKey: StoredCredential]>([:])
+    func load(identity: String) throws -> StoredCredential? { stored.withLock { $0[ExactBytesKey(identity)] } }
+    func save(_ credential: StoredCredential, identity: String) throws { stored.withLock { $0[ExactBytesKey(identity)] = credential } }
+    func remove(identity: String) throws { _ = stored.withLock { $0.removeValue(forKey: ExactBytesKey(identity)) } }
 }
 
 @Suite("Payload-signing and token-exchange mode", .hangLimit)
@@ -287,7 +287,8 @@ struct TokenExchangeProviderTests {
 
     @Test func anOversizedAuthTokenIsRefusedAndNeitherSentNorStored() async throws {
         let store = MemoryCredentialStore()
-        let huge = String(repeating: "a", count: 200_000)
+        // Too long a token, in an answer under the size limit.
+        let huge = String(repeating: "a", count: 20_000)
         let platform = RecordingTransport { _ in ServerResponse(statusCode: 200, body: Data(#"{"auth_token":"\#(huge)","expires_in":600}"#.utf8)) }
         let exchange = try provider(.async { payload in signedPayload(payload) }, transport: platform, store: store)
         var policy = AuthorizationPolicy()
@@ -296,7 +297,7 @@ struct TokenExchangeProviderTests {
         let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.bearer: exchange], clock: clock, diagnostics: sink), transport: api)
         do {
             _ = try await client.send(OutgoingRequest(method: "GET", url: context.url))
-            Issue.record("a 200 KB auth token was used")
+            Issue.record("a 20 KB auth token was used")
         } catch {
             #expect(error.code == .exchangeFailed)
             #expect(error.description.contains("longer than 8192 bytes"))

@@ -36,10 +36,17 @@ public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConver
 ///                                          identity: userID, store: PlatformCredentialStore())
 /// ```
 ///
+/// # Identities are exact bytes
+/// Two identities are the same user only when their UTF-8 bytes are the same, as a server compares
+/// user IDs: `"jos\u{E9}"` (NFC) and `"jose\u{301}"` (NFD) are two users, with two slots, although
+/// Swift's `==` calls them equal. The framework's stores key and compare identities by
+/// `identity.utf8`, never by `String` equality or hashing, and normalize nothing.
+///
 /// # Implementation requirements
 /// Calls may come from any thread, concurrently. `save` replaces the identity's credential whole
 /// (never half-written); `remove` of an identity with nothing stored succeeds. Keep the token out
-/// of logs and errors.
+/// of logs and errors. Key and compare identities by their UTF-8 bytes (above): a `[String: …]`
+/// dictionary would give one user's credential to another whose ID is canonically equivalent.
 public protocol CredentialStore: Sendable {
     /// The credential stored for `identity`, or `nil`.
     func load(identity: String) throws -> StoredCredential?
@@ -128,6 +135,13 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
         Mirror(self, children: ["code": code.rawValue, "message": message], displayStyle: .struct)
     }
 
+    /// What a log line may say about a store's failure: the message of a ``CredentialStoreError``
+    /// (which never holds a token), so a missing Keychain entitlement reads as one; only the type
+    /// of any other error, whose text could hold anything.
+    package static func summary(of error: any Error) -> String {
+        (error as? CredentialStoreError)?.message ?? RequestError.summary(of: error)
+    }
+
     // MARK: Making errors
 
     /// The identity is not 1 to 100 UTF-8 bytes.
@@ -153,9 +167,13 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
     }
 
     /// A Keychain call failed: `call` is what was tried (`read`, `save`, `remove`), `status` the
-    /// `OSStatus` it returned.
+    /// `OSStatus` it returned. A missing entitlement (`errSecMissingEntitlement`, -34018: an unsigned
+    /// command-line tool on macOS, say) says so and what to do instead.
     public static func keychainFailed(_ call: String, status: Int32) -> CredentialStoreError {
-        CredentialStoreError(.keychainFailed, reason: "could not \(call) the Keychain item (OSStatus \(status))")
+        if status == KeychainStatus.missingEntitlement {
+            return CredentialStoreError(.keychainFailed, reason: "could not \(call) the Keychain item (OSStatus \(status)): this process has no Keychain entitlement (an unsigned command-line tool has none); sign it with a keychain-access-groups entitlement, or use FileCredentialStore")
+        }
+        return CredentialStoreError(.keychainFailed, reason: "could not \(call) the Keychain item (OSStatus \(status))")
     }
 }
 
@@ -167,6 +185,17 @@ package enum CredentialIdentity {
     /// Whether `identity` has an acceptable length.
     package static func isValid(_ identity: String) -> Bool { lengths.contains(identity.utf8.count) }
 
+    /// Whether two identities are the same user: the same UTF-8 bytes (``CredentialStore``'s rule),
+    /// not `String`'s canonical equivalence.
+    package static func same(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.elementsEqual(rhs.utf8) }
+
+    /// The identity's UTF-8 bytes in lowercase hexadecimal: a name that differs whenever the bytes
+    /// differ (a file name, a Keychain account).
+    package static func hexadecimal(_ identity: String) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: identity.utf8.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
+    }
+
     /// Checks an identity a provider was given, and that a credential store comes with one; errors
     /// name `key`.
     package static func check(_ identity: String?, hasStore: Bool, key: String) throws(ConfigurationError) {
@@ -176,4 +205,23 @@ package enum CredentialIdentity {
             throw .invalidValue(key: key, reason: "a credential store keeps one user's token: name the user (their ID) it belongs to; there is no shared default")
         }
     }
+}
+
+/// A string as a dictionary key or set member by its exact UTF-8 bytes: unlike `String`, whose
+/// `==` and hashing follow canonical equivalence, `"jos\u{E9}"` and `"jose\u{301}"` are two keys.
+/// For identities and user IDs (``CredentialStore``'s rule).
+package struct ExactBytesKey: Hashable, Sendable, CustomStringConvertible {
+    /// The string, as given.
+    package let string: String
+
+    package init(_ string: String) { self.string = string }
+
+    package static func == (lhs: ExactBytesKey, rhs: ExactBytesKey) -> Bool { CredentialIdentity.same(lhs.string, rhs.string) }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(string.utf8.count)
+        for byte in string.utf8 { hasher.combine(byte) }
+    }
+
+    package var description: String { string }
 }

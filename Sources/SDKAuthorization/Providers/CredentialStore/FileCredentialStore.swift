@@ -25,7 +25,9 @@ import Darwin
 ///   crash leaves either the old credential or the new one, never half of one.
 /// - A file is read up to 64 KB; one that cannot be read as a credential for its identity counts
 ///   as none (``load(identity:)`` throws, the caller exchanges anew).
-/// - Identities are 1 to 100 UTF-8 bytes; the file name is their hexadecimal form.
+/// - Identities are 1 to 100 UTF-8 bytes, compared as exact bytes (``CredentialStore``): the file
+///   name is their hexadecimal form, and a file that names another identity, even a canonically
+///   equivalent one, is not the credential of this one.
 ///
 /// The default directory is `Library/Application Support/SDKAuthorization/Credentials` in the
 /// user's domain on Apple platforms, and `$XDG_DATA_HOME/SDKAuthorization/credentials` (or
@@ -65,7 +67,8 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         let data = try Self.readBytes(descriptor, upTo: Self.maximumFileSize + 1)
-        guard data.count <= Self.maximumFileSize, let file = try? JSONDecoder().decode(File.self, from: data), file.identity == identity else {
+        guard data.count <= Self.maximumFileSize, let file = try? JSONDecoder().decode(File.self, from: data),
+              CredentialIdentity.same(file.identity, identity) else {
             throw CredentialStoreError.unreadableCredential
         }
         return file.credential
@@ -129,11 +132,8 @@ public final class FileCredentialStore: CredentialStore, Sendable {
     }
 
     private func fileURL(_ identity: String) throws(CredentialStoreError) -> URL {
-        let bytes = Array(identity.utf8)
-        guard CredentialIdentity.lengths.contains(bytes.count) else { throw .invalidIdentity }
-        let digits = Array("0123456789abcdef".utf8)
-        let hex = String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
-        return directory.appendingPathComponent("credential-\(hex).json")
+        guard CredentialIdentity.isValid(identity) else { throw .invalidIdentity }
+        return directory.appendingPathComponent("credential-\(CredentialIdentity.hexadecimal(identity)).json")
     }
 
     /// Up to `limit` bytes of an open file.

@@ -1,8 +1,109 @@
 import Foundation
-
 #if canImport(Security)
 import Security
+#endif
 
+// MARK: The seam: the four Keychain calls
+
+/// Where one Keychain item lives: a generic password of `service` and `account`, in `accessGroup`
+/// when one is given.
+struct KeychainItemKey: Hashable, Sendable {
+    let service: String
+    /// The identity's UTF-8 bytes in hexadecimal (``CredentialIdentity/hexadecimal(_:)``), so two
+    /// identities with different bytes never share an item, whatever the Keychain compares.
+    let account: String
+    let accessGroup: String?
+}
+
+/// The Keychain calls the store makes, each answering with an `OSStatus`: `SecItemAdd`,
+/// `SecItemUpdate`, `SecItemCopyMatching` and `SecItemDelete` on Apple platforms
+/// (``SecurityKeychain``), an in-memory keychain in tests, so the store's logic runs everywhere.
+protocol KeychainItems: Sendable {
+    /// Adds an item with `data`; ``KeychainStatus/duplicateItem`` when one exists.
+    func add(_ key: KeychainItemKey, data: Data) -> Int32
+    /// Replaces the data of the existing item; ``KeychainStatus/itemNotFound`` when there is none.
+    func update(_ key: KeychainItemKey, data: Data) -> Int32
+    /// The item's data.
+    func copy(_ key: KeychainItemKey) -> (status: Int32, data: Data?)
+    /// Deletes the item.
+    func delete(_ key: KeychainItemKey) -> Int32
+}
+
+/// The `OSStatus` values the store tells apart: the Security framework's, spelled out so the
+/// store's logic builds where that framework does not exist.
+enum KeychainStatus {
+    /// `errSecSuccess`.
+    static let success: Int32 = 0
+    /// `errSecItemNotFound`.
+    static let itemNotFound: Int32 = -25_300
+    /// `errSecDuplicateItem`.
+    static let duplicateItem: Int32 = -25_299
+    /// `errSecMissingEntitlement`: the data-protection keychain needs an entitlement the process
+    /// lacks (an unsigned command-line tool on macOS).
+    static let missingEntitlement: Int32 = -34_018
+}
+
+// MARK: The store's logic, on every platform
+
+/// The Keychain credential store's logic over any ``KeychainItems``: one item per identity, holding
+/// the identity and the credential as JSON. `KeychainCredentialStore` is this over the Security
+/// framework; tests run it over an in-memory keychain.
+final class KeychainItemStore: CredentialStore, Sendable {
+    let service: String
+    let accessGroup: String?
+    private let keychain: any KeychainItems
+
+    /// The largest item read.
+    static let maximumItemSize = 65_536
+
+    init(service: String, accessGroup: String?, keychain: any KeychainItems) {
+        self.service = service
+        self.accessGroup = accessGroup
+        self.keychain = keychain
+    }
+
+    private struct Item: Codable {
+        let identity: String
+        let credential: StoredCredential
+    }
+
+    func load(identity: String) throws -> StoredCredential? {
+        let (status, data) = keychain.copy(try key(identity))
+        if status == KeychainStatus.itemNotFound { return nil }
+        guard status == KeychainStatus.success else { throw CredentialStoreError.keychainFailed("read", status: status) }
+        guard let data, data.count <= Self.maximumItemSize,
+              let item = try? JSONDecoder().decode(Item.self, from: data), CredentialIdentity.same(item.identity, identity)
+        else { throw CredentialStoreError.unreadableCredential }
+        return item.credential
+    }
+
+    func save(_ credential: StoredCredential, identity: String) throws {
+        let key = try key(identity)
+        let data = try JSONEncoder().encode(Item(identity: identity, credential: credential))
+        var status = keychain.update(key, data: data)
+        if status == KeychainStatus.itemNotFound {
+            status = keychain.add(key, data: data)
+            // Another first save of this identity added the item since: replace it, so the later
+            // save wins instead of failing.
+            if status == KeychainStatus.duplicateItem { status = keychain.update(key, data: data) }
+        }
+        guard status == KeychainStatus.success else { throw CredentialStoreError.keychainFailed("save", status: status) }
+    }
+
+    func remove(identity: String) throws {
+        let status = keychain.delete(try key(identity))
+        guard status == KeychainStatus.success || status == KeychainStatus.itemNotFound else {
+            throw CredentialStoreError.keychainFailed("remove", status: status)
+        }
+    }
+
+    private func key(_ identity: String) throws(CredentialStoreError) -> KeychainItemKey {
+        guard CredentialIdentity.isValid(identity) else { throw .invalidIdentity }
+        return KeychainItemKey(service: service, account: CredentialIdentity.hexadecimal(identity), accessGroup: accessGroup)
+    }
+}
+
+#if canImport(Security)
 /// The platform's usual home for credentials: ``KeychainCredentialStore`` on Apple platforms,
 /// ``FileCredentialStore`` elsewhere. `PlatformCredentialStore()` makes one with its defaults.
 public typealias PlatformCredentialStore = KeychainCredentialStore
@@ -11,14 +112,19 @@ public typealias PlatformCredentialStore = KeychainCredentialStore
 /// identity, readable after the device's first unlock and never synced or restored to another
 /// device (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`).
 ///
-/// - Items are found by ``service`` and the identity (the account), in ``accessGroup`` when one is
-///   given (to share them between an app and its extensions).
-/// - `save` updates the identity's item, or adds it: the item is replaced whole.
+/// - Items are found by ``service`` and the identity (the account: the hexadecimal form of its
+///   UTF-8 bytes, so identities compare as exact bytes, as ``CredentialStore`` says), in
+///   ``accessGroup`` when one is given (to share them between an app and its extensions).
+/// - `save` updates the identity's item, or adds it: the item is replaced whole. Two first saves
+///   of one identity at once both succeed; the later one's credential is kept.
 /// - An item is read up to 64 KB; one that is not a credential for its identity counts as none
 ///   (``load(identity:)`` throws ``CredentialStoreError/unreadableCredential``).
 /// - Identities are 1 to 100 UTF-8 bytes, as for ``FileCredentialStore``.
 /// - A Keychain call that fails throws ``CredentialStoreError`` with code
-///   ``CredentialStoreError/Code/keychainFailed`` and the `OSStatus`; no error holds a token.
+///   ``CredentialStoreError/Code/keychainFailed`` and the `OSStatus`; no error holds a token. A
+///   process without a Keychain entitlement (an unsigned command-line tool on macOS) gets an error
+///   that says so; the providers then keep their token in memory only. Such a tool can use
+///   ``FileCredentialStore`` instead.
 ///
 /// Built only where the Security framework exists (`#if canImport(Security)`).
 public final class KeychainCredentialStore: CredentialStore, Sendable {
@@ -26,66 +132,66 @@ public final class KeychainCredentialStore: CredentialStore, Sendable {
     public let service: String
     /// The Keychain access group, or `nil` for the app's default group.
     public let accessGroup: String?
+    private let items: KeychainItemStore
 
     /// Creates a store for `service`, in `accessGroup` when one is given.
     public init(service: String = "SDKAuthorization.credentials", accessGroup: String? = nil) {
         self.service = service
         self.accessGroup = accessGroup
+        self.items = KeychainItemStore(service: service, accessGroup: accessGroup, keychain: SecurityKeychain())
     }
-
-    private struct Item: Codable {
-        let identity: String
-        let credential: StoredCredential
-    }
-
-    /// The largest item read.
-    private static let maximumItemSize = 65_536
 
     public func load(identity: String) throws -> StoredCredential? {
-        var query = try baseQuery(identity)
-        query[kSecReturnData as String] = true
-        query[kSecMatchLimit as String] = kSecMatchLimitOne
-        var result: CFTypeRef?
-        let status = SecItemCopyMatching(query as CFDictionary, &result)
-        if status == errSecItemNotFound { return nil }
-        guard status == errSecSuccess else { throw CredentialStoreError.keychainFailed("read", status: status) }
-        guard let data = result as? Data, data.count <= Self.maximumItemSize,
-              let item = try? JSONDecoder().decode(Item.self, from: data), item.identity == identity
-        else { throw CredentialStoreError.unreadableCredential }
-        return item.credential
+        try items.load(identity: identity)
     }
 
     public func save(_ credential: StoredCredential, identity: String) throws {
-        let query = try baseQuery(identity)
-        let data = try JSONEncoder().encode(Item(identity: identity, credential: credential))
+        try items.save(credential, identity: identity)
+    }
+
+    public func remove(identity: String) throws {
+        try items.remove(identity: identity)
+    }
+}
+
+/// The Keychain of the Security framework: each call is one `SecItem*` call.
+struct SecurityKeychain: KeychainItems {
+    func add(_ key: KeychainItemKey, data: Data) -> Int32 {
+        var item = query(key)
+        item[kSecValueData as String] = data
+        item[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+        return SecItemAdd(item as CFDictionary, nil)
+    }
+
+    func update(_ key: KeychainItemKey, data: Data) -> Int32 {
         let attributes: [String: Any] = [
             kSecValueData as String: data,
             kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
         ]
-        var status = SecItemUpdate(query as CFDictionary, attributes as CFDictionary)
-        if status == errSecItemNotFound {
-            var item = query
-            for (key, value) in attributes { item[key] = value }
-            status = SecItemAdd(item as CFDictionary, nil)
-        }
-        guard status == errSecSuccess else { throw CredentialStoreError.keychainFailed("save", status: status) }
+        return SecItemUpdate(query(key) as CFDictionary, attributes as CFDictionary)
     }
 
-    public func remove(identity: String) throws {
-        let query = try baseQuery(identity)
-        let status = SecItemDelete(query as CFDictionary)
-        guard status == errSecSuccess || status == errSecItemNotFound else { throw CredentialStoreError.keychainFailed("remove", status: status) }
+    func copy(_ key: KeychainItemKey) -> (status: Int32, data: Data?) {
+        var search = query(key)
+        search[kSecReturnData as String] = true
+        search[kSecMatchLimit as String] = kSecMatchLimitOne
+        var result: CFTypeRef?
+        let status = SecItemCopyMatching(search as CFDictionary, &result)
+        return (status, result as? Data)
     }
 
-    /// The attributes that find the item of `identity`.
-    private func baseQuery(_ identity: String) throws(CredentialStoreError) -> [String: Any] {
-        guard CredentialIdentity.isValid(identity) else { throw .invalidIdentity }
+    func delete(_ key: KeychainItemKey) -> Int32 {
+        SecItemDelete(query(key) as CFDictionary)
+    }
+
+    /// The attributes that find the item.
+    private func query(_ key: KeychainItemKey) -> [String: Any] {
         var query: [String: Any] = [
             kSecClass as String: kSecClassGenericPassword,
-            kSecAttrService as String: service,
-            kSecAttrAccount as String: identity,
+            kSecAttrService as String: key.service,
+            kSecAttrAccount as String: key.account,
         ]
-        if let accessGroup { query[kSecAttrAccessGroup as String] = accessGroup }
+        if let accessGroup = key.accessGroup { query[kSecAttrAccessGroup as String] = accessGroup }
         if #available(macOS 10.15, iOS 13.0, tvOS 13.0, watchOS 6.0, *) {
             // The iOS-style Keychain on macOS too: no legacy keychain file, no access prompts.
             query[kSecUseDataProtectionKeychain as String] = true
