@@ -170,14 +170,14 @@ final class RequestJournalFile: Sendable {
         do {
             existing = try Self.openRegularFile(fileURL.path, flags: O_RDWR | O_APPEND, what: "the queue file")
         } catch {
-            posixClose(lock)
+            Self.unlockAndClose(lock)
             throw error
         }
         do {
             (bytes, wholeFile) = existing < 0 ? ([], true) : try Self.readAll(existing, limit: limits.maximumBytes * 2 + JournalCodec.maximumRecordLength * 2)
         } catch {
             posixClose(existing)
-            posixClose(lock)
+            Self.unlockAndClose(lock)
             throw error
         }
         let decoded = JournalCodec.decode(bytes)
@@ -248,7 +248,7 @@ final class RequestJournalFile: Sendable {
                 recovered.descriptor = try Self.rewrite(fileURL, entries: live.entries, attempts: live.attempts).descriptor
             }
         } catch {
-            posixClose(lock)
+            Self.unlockAndClose(lock)
             throw error
         }
         recovered.fileBytes = JournalCodec.header.count + recovered.liveBytes + recovered.attemptBytes
@@ -262,7 +262,7 @@ final class RequestJournalFile: Sendable {
             return (state.descriptor, state.lockDescriptor)
         }
         if descriptor >= 0 { posixClose(descriptor) }
-        if lock >= 0 { posixClose(lock) }
+        if lock >= 0 { Self.unlockAndClose(lock) }
     }
 
     // MARK: Reading the live entries
@@ -365,7 +365,24 @@ final class RequestJournalFile: Sendable {
             }
         }
         if descriptor >= 0 { posixClose(descriptor) }
-        if lock >= 0 { posixClose(lock) }
+        if lock >= 0 { Self.unlockAndClose(lock) }
+    }
+
+    /// The open descriptors of the queue file and of its lock file; for tests.
+    var descriptors: (file: Int32, lock: Int32) {
+        state.withLock { ($0.descriptor, $0.lockDescriptor) }
+    }
+
+    /// Releases the lock, then closes its descriptor.
+    ///
+    /// Every descriptor the journal opens is close-on-exec, but a child process being spawned by
+    /// another thread holds a copy of it from its fork until its exec; an `flock` lock belongs to
+    /// the open file, so closing only this copy would leave the file locked for that moment, and a
+    /// queue reopened then would be refused as ``SignatureQueueError/queueInUse(name:)``. Unlocking
+    /// first releases it whoever else holds a copy.
+    private static func unlockAndClose(_ lock: Int32) {
+        _ = flock(lock, LOCK_UN)
+        posixClose(lock)
     }
 
     /// Queues `bytes` for the next drain; `apply` runs once they are on disk, `undo` when they

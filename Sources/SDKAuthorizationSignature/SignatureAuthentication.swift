@@ -87,12 +87,16 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     ///   - headerName: The header field of the signature; default ``defaultHeaderName``.
     ///   - diagnostics: Where user changes and failures are reported (never a signature).
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` when `headerName` is not an HTTP
-    ///   field name, is `Authorization` (which the other schemes own), or is a field the transport
+    ///   field name, is `Authorization` (which the other schemes own), is `Idempotency-Key` (the
+    ///   request queue's idempotency header), or is a field the transport
     ///   owns (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`, `Cookie`, `Content-Type`,
     ///   any `Proxy-*`, a `:` pseudo-header and the other framing and hop-by-hop fields).
     public convenience init(headerName: String = SignatureAuthentication.defaultHeaderName, diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink()) throws(ConfigurationError) {
         try self.init(headerName: headerName, sendsSignatures: true, diagnostics: diagnostics)
     }
+
+    /// The request queue's default idempotency header, lowercased: never a signature's header.
+    static let idempotencyHeaderName = "idempotency-key"
 
     /// ``init(headerName:diagnostics:)``; with `sendsSignatures` false every request goes without a signature.
     init(headerName: String, sendsSignatures: Bool, diagnostics: any DiagnosticsSink) throws(ConfigurationError) {
@@ -101,6 +105,9 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
         }
         guard headerName.lowercased() != "authorization" else {
             throw .invalidValue(key: "headerName", reason: "must not be Authorization: the signature travels in a header of its own")
+        }
+        guard headerName.lowercased() != SignatureAuthentication.idempotencyHeaderName else {
+            throw .invalidValue(key: "headerName", reason: "must not be Idempotency-Key: that header carries a queued request's idempotency key")
         }
         guard !HeaderFieldRules.isTransportOwnedName(headerName) else {
             throw .invalidValue(key: "headerName", reason: "\(LogText.escaped(headerName, limit: 64)) is a header the transport owns (framing, hop-by-hop, cookie or proxy)")

@@ -203,7 +203,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         /// retries pause until the next session (default 50; 1 to 10,000).
         public var pauseAfterAuthenticationFailures: Int
         /// The header that carries each request's idempotency key (default `Idempotency-Key`); not
-        /// one the transport owns (`Host`, `Content-Length`, `Cookie`, `Content-Type`, `Proxy-*`...).
+        /// one the transport owns (`Host`, `Content-Length`, `Cookie`, `Content-Type`, `Proxy-*`...),
+        /// not `Authorization`, and not the header of the signature or of another credential the
+        /// client's providers send (compared case-insensitively): each header has one role.
         public var idempotencyHeaderName: String
         /// Once the server has answered this many attempts of a request with a failure, the request
         /// is given up (``Undeliverable/Reason/tooManyAttempts``) (default 100; 1 to 1,000).
@@ -402,6 +404,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         guard !HeaderFieldRules.isTransportOwnedName(options.idempotencyHeaderName) else {
             throw .invalidConfiguration("idempotencyHeaderName \(LogText.escaped(options.idempotencyHeaderName, limit: 64)) is a header the transport owns (framing, hop-by-hop, cookie or proxy)")
         }
+        try Self.checkHeaderRoles(options.idempotencyHeaderName, authentication: authentication, client: client)
         do {
             _ = try options.backoff.validated()
         } catch {
@@ -430,6 +433,27 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             await self.run()
         }
         sender.withLock { $0 = task }
+    }
+
+    /// The idempotency header has a role of its own: it is never `Authorization`, nor the header of
+    /// the signature or of another credential the client's providers send (compared case-insensitively).
+    private static func checkHeaderRoles(_ idempotencyHeaderName: String, authentication: SignatureAuthentication, client: AuthorizedHTTPClient) throws(SignatureQueueError) {
+        let name = idempotencyHeaderName.lowercased()
+        guard name != "authorization" else {
+            throw .invalidConfiguration("idempotencyHeaderName must not be Authorization: that header carries credentials")
+        }
+        var credentialHeaders = [authentication.headerName]
+        let authorizer = client.authorizer
+        for scheme in authorizer.policy.schemesInUse {
+            switch authorizer.provider(for: scheme) {
+            case let signatures as SignatureAuthentication: credentialHeaders.append(signatures.headerName)
+            case let tokens as RefreshingTokenProvider: if let header = tokens.options.headerName { credentialHeaders.append(header) }
+            default: break
+            }
+        }
+        if credentialHeaders.contains(where: { $0.lowercased() == name }) {
+            throw .invalidConfiguration("idempotencyHeaderName \(LogText.escaped(idempotencyHeaderName, limit: 64)) is the header of a signature or credential; each header has one role")
+        }
     }
 
     public var description: String {

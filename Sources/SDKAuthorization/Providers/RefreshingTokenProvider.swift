@@ -52,7 +52,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         /// (default false).
         public var sendsWithoutTokenOnTimeout: Bool
         /// The header that carries the token: `nil` (the default) for `Authorization: Bearer <token>`,
-        /// or a header name of your API's (`X-Session-Token`) that carries the token as it is.
+        /// or a header name of your API's (`X-Session-Token`) that carries the token as it is (not
+        /// `Idempotency-Key`, the request queue's idempotency header).
         public var headerName: String?
 
         /// Creates options.
@@ -102,6 +103,9 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         }
         if let name = options.headerName, !HeaderFieldRules.isValidName(name) || HeaderFieldRules.isTransportOwnedName(name) {
             throw .invalidValue(key: "headerName", reason: "\(String(name.prefix(64)).debugDescription) is not a header name a credential may use")
+        }
+        if let name = options.headerName, name.lowercased() == "idempotency-key" {
+            throw .invalidValue(key: "headerName", reason: "must not be Idempotency-Key: that header carries a request's idempotency key, not a credential")
         }
         if let token { try Self.check(token) }
         self.options = options

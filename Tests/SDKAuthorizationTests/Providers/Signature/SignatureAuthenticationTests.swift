@@ -121,6 +121,23 @@ struct SignatureAuthenticationTests {
         #expect(SignatureFailure.reported(in: authErrorResponse(22, optional: true).body, signature: nil, requestUser: nil)?.optional == true)
     }
 
+    @Test func everyBrazeErrorCodeHasItsVendorNameExactly() {
+        // The names of SPEC §4, spelled as the vendor spells them: a shortened or misspelled one fails.
+        let names: [(SignatureErrorCode, String)] = [
+            (.expirationRequired, "EXPIRATION_REQUIRED (10)"), (.decodingError, "DECODING_ERROR (20)"),
+            (.subjectMismatch, "SUBJECT_MISMATCH (21)"), (.expired, "EXPIRED (22)"), (.invalidPayload, "INVALID_PAYLOAD (23)"),
+            (.incorrectAlgorithm, "INCORRECT_ALGORITHM (24)"), (.publicKeyError, "PUBLIC_KEY_ERROR (25)"),
+            (.missingToken, "MISSING_TOKEN (26)"), (.noMatchingPublicKeys, "NO_MATCHING_PUBLIC_KEYS (27)"),
+            (.payloadUserIDMismatch, "PAYLOAD_USER_ID_MISMATCH (28)"),
+        ]
+        #expect(names.count == 10)
+        for (code, name) in names {
+            #expect(code.description == name)
+            #expect("\(code)" == name)
+        }
+        #expect(SignatureErrorCode.unrecognized(99).description == "UNRECOGNIZED (99)")
+    }
+
     @Test func malformedErrorBodiesReportNothingAndNeverTrap() {
         let bodies: [Data] = [
             Data(), Data("not json".utf8), Data("[]".utf8), Data(#"{"auth_error":"22"}"#.utf8),
