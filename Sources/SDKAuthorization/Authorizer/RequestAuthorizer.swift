@@ -230,19 +230,36 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// The scheme the policy gives `request`, and the catalogue endpoint it is, if any.
+    ///
+    /// ``authorize(_:endpoint:)-(OutgoingRequest,_)`` refuses a request a path-scoped rule or
+    /// endpoint matches when a server may resolve its path elsewhere
+    /// (``RequestError/Code/ambiguousPath``); this answers the scheme the match gives.
     public func scheme(for request: OutgoingRequest) -> (scheme: AuthorizationScheme, endpoint: EndpointID?) {
+        let match = self.match(request)
+        return (match.scheme, match.endpoint)
+    }
+
+    /// The scheme and endpoint of `request`, and the path pattern of the match when it scopes a
+    /// credential to some paths of the host and a server may resolve the request's path outside them.
+    private func match(_ request: OutgoingRequest) -> (scheme: AuthorizationScheme, endpoint: EndpointID?, ambiguousScope: String?) {
         let method = request.method.uppercased()
+        // The path is decoded once for every route, and only when a route of this origin may match.
+        var path: RequestPath?
         if let origin = Origin(request.url) {
-            // The path is decoded once for every route, and only when a route of this origin may match.
-            var path: RequestPath?
             for route in routeOrder where route.method == method {
                 guard let matcher = route.matcher, matcher.origin == origin else { continue }
                 if path == nil { path = RequestPath(request.url.percentEncodedPathForMatching) }
-                if let path, matcher.path.matches(path) { return (route.scheme, route.endpoint.id) }
+                if let path, matcher.path.matches(path) {
+                    return (route.scheme, route.endpoint.id, path.isAmbiguous ? route.endpoint.pathTemplate : nil)
+                }
             }
         }
-        for rule in policy.rules where rule.matches(request) { return (rule.scheme, nil) }
-        return (.none, nil)
+        for rule in policy.rules where rule.matches(request) {
+            guard !rule.pathPattern.matchesEveryPath else { return (rule.scheme, nil, nil) }
+            let isAmbiguous = (path ?? RequestPath(request.url.percentEncodedPathForMatching)).isAmbiguous
+            return (rule.scheme, nil, isAmbiguous ? rule.path : nil)
+        }
+        return (.none, nil, nil)
     }
 
     // MARK: The pipeline
@@ -391,7 +408,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     ///   - endpoint: The catalogue endpoint it was made for; `nil` to let the policy match it.
     /// - Throws: ``RequestError`` when the request must not be sent: a bad caller header, no
     ///   provider, a provider failure, an empty or unsendable credential, a request that goes to
-    ///   another origin than its endpoint's.
+    ///   another origin than its endpoint's, a path a server may resolve outside the path-scoped
+    ///   rule or endpoint that matched it (``RequestError/Code/ambiguousPath``).
     public func authorize(_ request: OutgoingRequest, endpoint: EndpointID? = nil) async throws(RequestError) -> AuthorizedRequest {
         try await authorize(request, endpoint: endpoint, attempt: 1, deadline: RequestDeadline(seconds: options.requestDeadline, from: clock))
     }
@@ -433,7 +451,12 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             scheme = route.scheme
             endpointID = endpoint
         } else {
-            (scheme, endpointID) = self.scheme(for: request)
+            let match = self.match(request)
+            // A credential scoped to some paths never goes where a server may resolve the path outside them.
+            if let scope = match.ambiguousScope, match.scheme != .none {
+                throw .ambiguousPath(method: request.method, url: request.url, scope: scope, scheme: match.scheme, endpoint: match.endpoint)
+            }
+            (scheme, endpointID) = (match.scheme, match.endpoint)
         }
         let context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt, deadline: deadline)
         guard scheme != .none else { return (context, nil) }

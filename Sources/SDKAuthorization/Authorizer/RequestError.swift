@@ -32,6 +32,9 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         public static let unknownEndpoint = Code(rawValue: "unknownEndpoint")
         /// The URL could not be built (a path parameter is missing or is `.` or `..`). Not sent.
         public static let invalidURL = Code(rawValue: "invalidURL")
+        /// A rule or endpoint that scopes a credential to some paths matched a path a server may
+        /// resolve outside them (an encoded `/`, `\` or `.`, `..;`, a double encoding...). Not sent.
+        public static let ambiguousPath = Code(rawValue: "ambiguousPath")
         /// The policy names a scheme for which no provider is installed. Not sent.
         public static let noProvider = Code(rawValue: "noProvider")
         /// The API-key scheme applies but no project authorization is configured. Not sent.
@@ -179,6 +182,14 @@ extension RequestError {
     /// The URL of an endpoint could not be built.
     public static func invalidURL(endpoint: EndpointID?, reason: String = "the URL could not be built") -> RequestError {
         RequestError(.invalidURL, "The URL of \(name(endpoint)) could not be built: \(reason)", endpoint: endpoint)
+    }
+
+    /// A rule or endpoint whose path pattern is `scope` matched `method` `url`, whose path a server
+    /// may resolve outside `scope`; no credential was attached. Names the URL without its user
+    /// information or query.
+    public static func ambiguousPath(method: String, url: URL, scope: String, scheme: AuthorizationScheme, endpoint: EndpointID? = nil) -> RequestError {
+        let request = LogText.readable("\(method.uppercased()) \(url.redactedForLog)", limit: 300)
+        return RequestError(.ambiguousPath, "\(request) was not sent: its path holds a spelling servers resolve differently (an encoded '/' or '.', a '\\', a ';' on a dot segment, a double encoding, bytes that are not UTF-8, or '//' with '..'), so it may reach a path outside '\(LogText.readable(scope, limit: 200))', which its \(scheme) credential is scoped to", endpoint: endpoint, scheme: scheme)
     }
 
     /// No provider is installed for the scheme the policy names.

@@ -24,7 +24,10 @@ import Foundation
 ///   rest (none included). Segments compare exactly, after percent-decoding and after dot segments
 ///   are resolved as a server resolves them (`/v1/../admin` is `/admin` and does not match
 ///   `/v1/**`; `%2e` is a dot); a segment that decodes to hold `/` or NUL matches only a wildcard.
-///   The query is ignored.
+///   The query is ignored. A path a server may resolve elsewhere than this match does (an encoded
+///   `/`, `\` or `.`, a `\`, `..;`, a double encoding, overlong UTF-8, `//` with `..`) is refused
+///   by ``RequestAuthorizer`` with ``RequestError/Code/ambiguousPath`` when a rule whose path is not
+///   `/**` matches it, before any credential is asked for.
 /// - `method`: `nil` matches every method.
 public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
     /// The scheme, host pattern and port.
@@ -101,6 +104,10 @@ struct PathPattern: Sendable, Hashable {
     enum Segment: Sendable, Hashable { case literal([UInt8]), any }
     let segments: [Segment]
     let matchesRest: Bool
+
+    /// Whether every path matches (`/**`): a pattern that scopes nothing, so a path a server may
+    /// resolve elsewhere (``RequestPath/isAmbiguous``) stays in its scope.
+    var matchesEveryPath: Bool { segments.isEmpty && matchesRest }
 
     init?(_ pattern: String) {
         guard pattern.hasPrefix("/") else { return nil }
@@ -192,6 +199,10 @@ struct RequestPath: Sendable {
     private var decoded: [UInt8] = []
     /// Where each remaining segment lies in ``decoded``, and whether it decoded to hold `/` or NUL.
     private var segments: [(range: Range<Int>, opaque: Bool)] = []
+    /// Whether a server may resolve the path to another one than this matcher does
+    /// (``isAmbiguous(raw:decoded:)``, or an empty segment in a path with a `..` segment, which a
+    /// server that merges `//` resolves elsewhere): a path-scoped rule must not authorize it.
+    private(set) var isAmbiguous = false
 
     /// Decodes `path`, the path as the URL spells it (percent-encoding kept), from its first `/`.
     init(_ path: String) {
@@ -202,15 +213,19 @@ struct RequestPath: Sendable {
             segments.reserveCapacity(bytes.count { $0 == UInt8(ascii: "/") })
             guard let first = bytes.firstIndex(of: UInt8(ascii: "/")) else { return }
             var start = first + 1
+            var emptySegment = false, dotDotSegment = false
             while true {
                 let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
                 let from = decoded.count
                 let opaque = Self.decode(bytes[start..<end], into: &decoded)
                 let isLast = end == bytes.endIndex
+                if !isAmbiguous, Self.isAmbiguous(raw: bytes[start..<end], decoded: decoded[from...]) { isAmbiguous = true }
+                if start == end, !isLast { emptySegment = true }
                 switch Self.dotSegment(decoded[from...]) {
                 case 1:
                     decoded.removeSubrange(from...)
                 case 2:
+                    dotDotSegment = true
                     decoded.removeSubrange(from...)
                     if let last = segments.popLast() { decoded.removeSubrange(last.range) }
                 default:
@@ -220,6 +235,8 @@ struct RequestPath: Sendable {
                 if isLast { break }
                 start = end + 1
             }
+            // `/v1//../admin` is `/v1/admin` here, but `/admin` to a server that merges `//` first (nginx).
+            if emptySegment && dotDotSegment { isAmbiguous = true }
         }
     }
 
@@ -250,6 +267,55 @@ struct RequestPath: Sendable {
             output.append(value)
         }
         return opaque
+    }
+
+    /// Whether a server may read the segment `raw` (as the URL spells it; `decoded`, percent-decoded)
+    /// as something else than this matcher does, and so resolve the path outside a rule's scope:
+    /// - an encoded `/`, `\`, `.` or NUL, or a raw `\` (IIS and Spring take `\` for `/`; a
+    ///   server that decodes before splitting or resolving sees a separator or a dot segment);
+    /// - an encoded `%` before two hex digits or `u` (`%252f`: a server that decodes twice sees `/`),
+    ///   or a `%` without two hex digits (`%u002e`, which IIS reads as `.`);
+    /// - decoded bytes that are not UTF-8 (`%c0%ae`, an overlong `.` some decoders accept);
+    /// - a dot segment with a `;` parameter (`..;` is `..` to Tomcat and Spring), or a segment of
+    ///   dots and blanks other than `.` and `..` (`...`, `..%20`: Windows drops trailing dots and blanks).
+    static func isAmbiguous(raw: some Collection<UInt8>, decoded: ArraySlice<UInt8>) -> Bool {
+        let percent = UInt8(ascii: "%"), dot = UInt8(ascii: "."), backslash = UInt8(ascii: "\\")
+        var index = raw.startIndex
+        var sawNonASCII = false
+        while index != raw.endIndex {
+            let byte = raw[index]
+            raw.formIndex(after: &index)
+            if byte == backslash { return true }
+            guard byte == percent else { continue }
+            guard index != raw.endIndex, let high = hexValue(raw[index]) else { return true }
+            raw.formIndex(after: &index)
+            guard index != raw.endIndex, let low = hexValue(raw[index]) else { return true }
+            raw.formIndex(after: &index)
+            let value = high << 4 | low
+            switch value {
+            case UInt8(ascii: "/"), backslash, dot, 0:
+                return true
+            case percent:
+                // `%25` then two hex digits or `u`: a second decoding makes another byte.
+                var next = index
+                if next != raw.endIndex, raw[next] | 0x20 == UInt8(ascii: "u") { return true }
+                if next != raw.endIndex, hexValue(raw[next]) != nil {
+                    raw.formIndex(after: &next)
+                    if next != raw.endIndex, hexValue(raw[next]) != nil { return true }
+                }
+            case 0x80...:
+                sawNonASCII = true
+            default:
+                break
+            }
+        }
+        if sawNonASCII, !String(decoding: decoded, as: UTF8.self).utf8.elementsEqual(decoded) { return true }
+        // The segment up to its first `;`, as Tomcat and Spring read it.
+        let name = decoded.prefix { $0 != UInt8(ascii: ";") }
+        let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        guard name.contains(dot), name.allSatisfy({ $0 == dot || isBlank($0) }) else { return false }
+        // `.` and `..` alone are resolved here as every server resolves them.
+        return name.count != decoded.count || dotSegment(name) == 0
     }
 
     /// 1 for a decoded `.`, 2 for `..`, 0 for any other segment.

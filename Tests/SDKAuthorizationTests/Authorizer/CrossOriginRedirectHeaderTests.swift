@@ -55,6 +55,45 @@ struct CrossOriginRedirectHeaderTests {
         #expect(next.request.value(forHeader: "User-Agent") == "app/1")
     }
 
+    /// The credential header is a custom one the caller's lists name, so nothing but the rule that
+    /// every credential header stays home removes it.
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func aCredentialHeaderTheCallerForwardsNeverFollowsARedirectToAnotherOrigin(status: Int) async throws {
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "api.example.com", scheme: "signature"))
+        let authorizer = try RequestAuthorizer(policy: policy, providers: ["signature": ScriptedProvider(.credential(.header("X-Braze-Auth-Signature", value: "sig")))],
+                                               options: AuthorizationOptions(forwardedHeaderNames: ["x-braze-auth-signature", "X-Trace"]),
+                                               diagnostics: RecordingDiagnosticsSink())
+        let request = OutgoingRequest(method: "GET", url: try #require(URL(string: "https://api.example.com/x")), headers: ["X-Trace": "t-1"])
+        let authorized = try await authorizer.authorize(request)
+        #expect(authorized.request.value(forHeader: "X-Braze-Auth-Signature") == "sig")
+
+        let same = try #require(try authorizer.redirect(authorized, after: ServerResponse(statusCode: status, headers: ["Location": "/y"])))
+        #expect(same.request.value(forHeader: "X-Braze-Auth-Signature") == "sig")
+        let other = try #require(try authorizer.redirect(same, after: ServerResponse(statusCode: status, headers: ["Location": "https://cdn.example.net/z"])))
+        #expect(other.request.value(forHeader: "X-Braze-Auth-Signature") == nil)
+        #expect(!other.carriesCredential)
+        // The forwarded list works: the header beside it, named the same way, goes on.
+        #expect(other.request.value(forHeader: "X-Trace") == "t-1")
+    }
+
+    @Test func aCredentialHeaderTheCallerForwardsDoesNotReachAnotherOriginThroughTheLoop() async throws {
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "api.example.com", scheme: "signature"))
+        let authorizer = try RequestAuthorizer(policy: policy, providers: ["signature": ScriptedProvider(.credential(.header("X-Braze-Auth-Signature", value: "sig")))],
+                                               options: AuthorizationOptions(forwardedHeaderNames: ["X-Braze-Auth-Signature"]),
+                                               diagnostics: RecordingDiagnosticsSink())
+        let transport = RecordingTransport()
+        transport.enqueue(.response(ServerResponse(statusCode: 302, headers: ["Location": "https://cdn.example.net/z"])))
+        let response = try await AuthorizedHTTPClient(authorizer: authorizer, transport: transport)
+            .send(OutgoingRequest(method: "GET", url: try #require(URL(string: "https://api.example.com/x"))))
+        #expect(response.statusCode == 200)
+        let sent = transport.requests
+        #expect(sent.map(\.url.host) == ["api.example.com", "cdn.example.net"])
+        #expect(sent.first?.value(forHeader: "X-Braze-Auth-Signature") == "sig")
+        #expect(sent.last?.value(forHeader: "X-Braze-Auth-Signature") == nil)
+    }
+
     @Test(arguments: [301, 302, 303, 307, 308])
     func sameOriginRedirectKeepsEveryHeader(status: Int) async throws {
         let next = try await redirected(status, to: "/y")

@@ -325,8 +325,11 @@ struct RequestAuthorizerTests {
 
     @Test func crossOriginRedirectDropsEveryCredentialHeaderAndTheSensitiveOnes() async throws {
         let provider = ScriptedProvider(.credential(.header("X-Braze-Auth-Signature", value: "sig")))
+        // Every header the forwarded list may name is named, so the credential and sensitive rules are what drop them
+        // (`Cookie` and `Proxy-Authorization` belong to the transport and can never be listed).
         let authorizer = try authorizer(rulePolicy(try AuthorizationRule(host: "api.example.com", scheme: "signature")), ["signature": provider],
-                                        options: AuthorizationOptions(sensitiveHeaderNames: ["X-Session-Id"]))
+                                        options: AuthorizationOptions(sensitiveHeaderNames: ["X-Session-Id"],
+                                                                      forwardedHeaderNames: ["X-Braze-Auth-Signature", "Authorization", "X-Session-Id"]))
         let authorized = try await authorizer.authorize(request("GET", "https://api.example.com/x", headers: [
             "Authorization": "Basic Zm9vOmJhcg==", "Cookie": "s=1", "Proxy-Authorization": "Basic eA==", "x-session-id": "42", "Accept": "*/*",
         ]))
