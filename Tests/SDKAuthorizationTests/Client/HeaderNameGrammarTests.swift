@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 
 /// RFC 9110 section 5.6.2: `token = 1*tchar`, written out here independently of the code under test.
@@ -9,7 +10,7 @@ let rfc9110TokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstu
 /// The delimiters RFC 9110 section 5.6.2 names, which `tchar` leaves out.
 let rfc9110Delimiters = Array("\"(),/:;<=>?@[\\]{}".unicodeScalars)
 
-@Suite("Header names are RFC 9110 tokens")
+@Suite("Header names are RFC 9110 tokens", .hangLimit)
 struct HeaderNameGrammarTests {
     /// Every ASCII character: controls (0x00-0x1F), space, the visible ones and DEL.
     static let everyASCIIScalar = (0...0x7F).map { Unicode.Scalar(UInt8($0)) }

@@ -1,10 +1,11 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
-@Suite("Paths a server resolves outside a rule's scope")
+@Suite("Paths a server resolves outside a rule's scope", .hangLimit)
 struct AmbiguousPathTests {
     /// Paths this matcher places under `/v1/` that a common server resolves to `/admin` (or reads
     /// ambiguously): Tomcat and Spring drop `;` parameters, IIS and Spring take `\` for `/`, nginx

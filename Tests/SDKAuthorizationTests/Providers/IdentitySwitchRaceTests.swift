@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationIDToken
 
@@ -39,7 +40,7 @@ private func waitOffPool(_ semaphore: DispatchSemaphore) async {
     }
 }
 
-@Suite("IDTokenStore identity switches that race")
+@Suite("IDTokenStore identity switches that race", .hangLimit)
 struct IdentitySwitchRaceTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()

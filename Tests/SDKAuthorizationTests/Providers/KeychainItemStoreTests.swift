@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationIDToken
 
@@ -88,7 +89,7 @@ final class MemoryKeychain: KeychainItems, Sendable {
     }
 }
 
-@Suite("The Keychain store's logic, over an in-memory keychain")
+@Suite("The Keychain store's logic, over an in-memory keychain", .hangLimit)
 struct KeychainItemStoreTests {
     let keychain = MemoryKeychain()
     var store: KeychainItemStore { KeychainItemStore(service: "SDKAuthorization.credentials", accessGroup: nil, keychain: keychain) }
@@ -186,7 +187,7 @@ struct KeychainItemStoreTests {
     }
 }
 
-@Suite("Identities compare as exact bytes")
+@Suite("Identities compare as exact bytes", .hangLimit)
 struct ExactBytesIdentityTests {
     @Test func canonicallyEquivalentStringsAreTwoKeys() {
         #expect("jos\u{E9}" == "jose\u{301}", "Swift's == follows canonical equivalence")

@@ -1,12 +1,13 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationTokenExchange
 
 /// A refused or unusable exchange answer is remembered: no signing storm, and oversized answers are
 /// refused before they are parsed.
-@Suite("Token exchange backs off after a refusal")
+@Suite("Token exchange backs off after a refusal", .hangLimit)
 struct TokenExchangeBackoffTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()

@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Musl
 import Darwin
 #endif
 
-@Suite("Signature mode: the journal's descriptors and child processes")
+@Suite("Signature mode: the journal's descriptors and child processes", .hangLimit)
 struct RequestJournalDescriptorTests {
     func open(_ directory: URL) throws -> RequestJournalFile {
         try RequestJournalFile(directory: directory, name: "test", limits: .init(maximumEntries: 100, maximumBytes: 1 << 20), diagnostics: RecordingDiagnosticsSink())

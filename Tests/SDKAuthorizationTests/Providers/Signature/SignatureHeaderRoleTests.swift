@@ -1,11 +1,12 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
 /// A credential, the signature and the idempotency key each have a header of their own.
-@Suite("Signature mode: header roles are exclusive")
+@Suite("Signature mode: header roles are exclusive", .hangLimit)
 struct SignatureHeaderRoleTests {
     func queueRefusal(_ idempotencyHeaderName: String, signatureHeader: String = SignatureAuthentication.defaultHeaderName,
                       tokenHeader: String? = nil) throws -> SignatureQueueError? {
