@@ -262,10 +262,10 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
 
     /// Makes `identity` (the user's ID, 1 to 100 bytes, compared as exact UTF-8 bytes as
     /// ``CredentialStore`` says: `"jos\u{E9}"` and `"jose\u{301}"` are two users) the user this
-    /// provider serves: the current
-    /// token is forgotten from memory (the previous user's stored copy stays, for when they return),
-    /// a sign-and-exchange in flight is cancelled and what it returns late is neither used nor
-    /// stored, waiting requests fail with ``RequestError/Code/credentialCleared``, and the next
+    /// provider serves: the current token is forgotten from memory (the previous user's stored copy
+    /// stays, for when they return), a sign-and-exchange in flight is cancelled and what it returns
+    /// late is neither used nor stored, a backoff after the platform's refusals ends, waiting
+    /// requests fail with ``RequestError/Code/credentialCleared``, and the next
     /// request uses the token stored for `identity`, or signs and exchanges anew.
     ///
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for an empty or overlong identity;

@@ -144,6 +144,16 @@ struct KeychainItemStoreTests {
         #expect(try store.load(identity: "jose\u{301}")?.token == "token-of-nfd")
     }
 
+    @Test func storesOfAnotherServiceOrAccessGroupSeeNoneOfTheItems() throws {
+        try store.save(StoredCredential(token: "token-7", expiresAt: nil), identity: "user-7")
+        let otherService = KeychainItemStore(service: "Other.credentials", accessGroup: nil, keychain: keychain)
+        let otherGroup = KeychainItemStore(service: "SDKAuthorization.credentials", accessGroup: "TEAM.shared", keychain: keychain)
+        #expect(try otherService.load(identity: "user-7") == nil)
+        #expect(try otherGroup.load(identity: "user-7") == nil)
+        try otherService.remove(identity: "user-7")
+        #expect(try store.load(identity: "user-7")?.token == "token-7")
+    }
+
     @Test func anItemThatNamesAnotherIdentityIsNotRead() throws {
         // A keychain (or a hand) that matches accounts loosely puts the NFC user's item in the NFD slot.
         try store.save(StoredCredential(token: "token-of-nfc", expiresAt: nil), identity: "jos\u{E9}")
