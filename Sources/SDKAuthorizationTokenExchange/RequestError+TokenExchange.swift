@@ -4,8 +4,8 @@ import SDKAuthorization
 // MARK: - Token-exchange mode
 
 extension RequestError.Code {
-    /// The host app's signer failed, or its signed payload is unusable (not a JWT, no `iat`/`exp`,
-    /// expired, a `phone` that is not E.164). Not sent.
+    /// The host app's signer failed, or its signed payload is unusable (not a JWT, no `iat`, no
+    /// numeric `exp`, expired). Not sent.
     public static let signingFailed = RequestError.Code(rawValue: "signingFailed")
     /// The host app's signer did not answer in time. Not sent.
     public static let signingTimedOut = RequestError.Code(rawValue: "signingTimedOut")

@@ -21,10 +21,12 @@ import SDKAuthorization
 /// - Concurrent requests share one sign-and-exchange: 100 requests, one signing callback.
 /// - The signer answers once; a second answer is ignored and logged; no answer within
 ///   ``Options/signingTimeout`` fails the waiting requests with ``RequestError/Code/signingTimedOut``.
-/// - The signed payload is checked before it is sent: a compact JWT with numeric `iat` (or a
-///   string of 1 to 12 digits, as the vendor's Ruby sample sends) and `exp`,
-///   `exp` in the future, and `phone` (when present) in E.164 form (`+` and 2 to 15 digits);
-///   otherwise ``RequestError/Code/signingFailed`` says which.
+/// - The signed payload is checked before it is sent: a compact JWT with an `iat` and a numeric
+///   `exp` in the future. An `iat` that is not a number (a date string, as the vendor's Ruby sample
+///   `payload["iat"] = Time.now` encodes it) and a `phone` not in E.164 form (`+` and 2 to 15
+///   digits, which the vendor recommends) are the platform's to judge: they are sent, with one
+///   diagnostic warning each. An unusable payload fails with ``RequestError/Code/signingFailed``,
+///   which says why.
 /// - The auth token is kept until ``Options/expiryLeeway`` before it expires, in memory and, when a
 ///   ``CredentialStore`` is given, on disk for the next launch under the ``identity`` the app names
 ///   (the user's ID: there is no shared default, so one user's token never serves another).
@@ -112,6 +114,8 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// The platform's refusals in a row and when the next exchange may be tried. Ended, with the
     /// generation, by a switch or a logout (under the lock of ``refresh``, then this one).
     private let backoff = Locked(ExchangeBackoff())
+    /// The payload warnings already reported (each once).
+    private let payloadWarnings = Locked(Set<PayloadWarning>())
 
     /// Refused or unusable exchange answers in a row, and when the next exchange may be tried.
     struct ExchangeBackoff: Sendable {
@@ -399,28 +403,42 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         }
     }
 
-    /// The signed payload must be a JWT with numeric `iat` (a digit string counts) and `exp` in the
-    /// future, and a `phone` in E.164 form when it has one (`""` counts as none).
+    /// The signed payload must be a JWT with an `iat` and a numeric `exp` in the future. What the
+    /// platform judges is passed on, with one warning each: an `iat` that is not a number of seconds
+    /// (a date string, as a Ruby `Time` encodes it; a string of digits is the number it spells) and
+    /// a `phone` that is not in E.164 form (`""` counts as no phone).
     private func checkSignedPayload(_ signed: String) throws(RequestError) {
         let claims: JWTClaims
         do {
-            // A digit-string `iat` (the vendor's Ruby sample, `"iat": "1700000000"`) is the number
-            // it spells; any other string is refused with a message that names the claim.
-            claims = try JWTClaims(decoding: signed, digitStringDates: ["iat"])
+            claims = try JWTClaims(decoding: signed, digitStringDates: ["iat"], unreadDates: ["iat"])
         } catch {
             // JWTDecodingError's text is the framework's own; the one part from the token (a
             // duplicated claim's name) it escapes and cuts itself.
             throw .signingFailed(reason: "the signer did not return a JWT (\(error))")
         }
-        guard claims.issuedAt != nil else { throw .signingFailed(reason: "the signed payload has no numeric 'iat'") }
+        switch claims[claim: "iat"] {
+        case nil, .null?:
+            throw .signingFailed(reason: "the signed payload has no 'iat'")
+        case _ where claims.issuedAt == nil:
+            warnOnce(.issuedAt, "The signed payload's 'iat' is not a number of seconds since 1970 (a date string, as Ruby's Time encodes it?); it is exchanged as it is, and the platform judges it")
+        default:
+            break
+        }
         guard let expiresAt = claims.expiresAt else { throw .signingFailed(reason: "the signed payload has no numeric 'exp'") }
         guard expiresAt > clock.now() else { throw .signingFailed(reason: "the signed payload has already expired") }
         // `phone: ""` (the vendor's own samples, for a user without one) counts as no phone.
-        if let phone = claims[claim: "phone"], phone != .string("") {
-            guard case .string(let number) = phone, Self.isE164(number) else {
-                throw .signingFailed(reason: "'phone' is not an E.164 number ('+' then 2 to 15 digits, e.g. +14155550100)")
-            }
+        if let phone = claims[claim: "phone"], phone != .string(""), phone != .null {
+            if case .string(let number) = phone, Self.isE164(number) { return }
+            warnOnce(.phone, "The signed payload's 'phone' is not in E.164 form ('+' then 2 to 15 digits, e.g. +14155550100); it is exchanged as it is, and the platform judges it. The vendor: \"Google Cloud recommends using the E.164 format for phone numbers.\"")
         }
+    }
+
+    /// A signed payload's claim the platform judges, reported once per provider.
+    enum PayloadWarning: Hashable, Sendable { case issuedAt, phone }
+
+    private func warnOnce(_ warning: PayloadWarning, _ message: String) {
+        guard payloadWarnings.withLock({ $0.insert(warning).inserted }) else { return }
+        diagnostics.log(.warning, message)
     }
 
     static func isE164(_ number: String) -> Bool {

@@ -80,7 +80,7 @@ struct SamplesEndToEndTests {
             let rows = try await TokenExchangeModeSample.run(environment)
             let expected: [String] = [
                 "200 accepted", "200 accepted", "200 accepted", "200 accepted", "200 accepted", "401 unsigned_payload", "401 invalid_signature",
-                "not sent: The payload could not be signed: 'phone' is not an E.164 number ('+' then 2 to 15 digits, e.g. +14155550100); the request was not sent",
+                "400 invalid_phone",
             ]
             let verdicts: [String] = rows.map(\.verdict)
             #expect(verdicts == expected)
@@ -90,8 +90,8 @@ struct SamplesEndToEndTests {
             let records = await backend.records()
             // One exchange for the 100 concurrent calls, one after the platform expired the token,
             // one after logout, one each for the vendor samples' payloads (phone "", iat as digits),
-            // then the two refused payloads; the E.164 one never left the app.
-            #expect(records.filter { $0.path == "/ccai/exchange" }.count == 7)
+            // then the two refused payloads and the phone the platform judged (not E.164).
+            #expect(records.filter { $0.path == "/ccai/exchange" }.count == 8)
             let chats = records.filter { $0.path == "/ccai/chats" }
             let expectedChats = 100 + 1 + 2 + 1 + 2   // 100 + 1 more, the expired one and its retry, after logout, the vendor samples'
             #expect(chats.count == expectedChats)

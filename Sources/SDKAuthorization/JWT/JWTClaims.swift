@@ -236,14 +236,17 @@ public struct JWTClaims: Sendable, Equatable {
     /// digits, nothing else (no sign, space, fraction or exponent). For payloads whose signer sends
     /// such a claim (the CCAI Platform's Ruby sample, `"iat": "1700000000"`); any other string fails
     /// with ``JWTDecodingError/Code/invalidClaim`` naming the claim.
-    package init(decoding token: String, digitStringDates: Set<String>) throws(JWTDecodingError) {
+    ///
+    /// A date claim named in `unreadDates` that holds no number (nor such a string) is read as
+    /// `nil` instead of failing: for a claim the caller only passes on, which the server judges.
+    package init(decoding token: String, digitStringDates: Set<String>, unreadDates: Set<String> = []) throws(JWTDecodingError) {
         guard token.utf8.count <= Self.maximumTokenLength else { throw .tooLarge(limit: Self.maximumTokenLength) }
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3 else { throw .wrongSegmentCount(segments.count) }
         header = try Self.object(segments[0], name: "header")
         payload = try Self.object(segments[1], name: "payload")
-        expiresAt = try Self.date(payload, "exp", digitString: digitStringDates.contains("exp"))
-        issuedAt = try Self.date(payload, "iat", digitString: digitStringDates.contains("iat"))
+        expiresAt = try Self.date(payload, "exp", digitString: digitStringDates.contains("exp"), lenient: unreadDates.contains("exp"))
+        issuedAt = try Self.date(payload, "iat", digitString: digitStringDates.contains("iat"), lenient: unreadDates.contains("iat"))
         subject = try Self.string(payload, "sub")
         issuer = try Self.string(payload, "iss")
         switch payload["aud"] {
@@ -304,17 +307,17 @@ public struct JWTClaims: Sendable, Equatable {
     /// The longest digit string taken as a date (12 digits: beyond the year 30000).
     package static let maximumDigitStringDateLength = 12
 
-    private static func date(_ payload: [String: JWTClaimValue], _ name: String, digitString: Bool = false) throws(JWTDecodingError) -> Date? {
+    private static func date(_ payload: [String: JWTClaimValue], _ name: String, digitString: Bool = false, lenient: Bool = false) throws(JWTDecodingError) -> Date? {
         switch payload[name] {
         case nil, .null?: return nil
         case .number(let seconds)? where seconds.isFinite:
             return Date(timeIntervalSince1970: seconds)
         case .string(let text)? where digitString:
-            guard let seconds = wholeSeconds(text) else {
-                throw .invalidClaim(name: name, expected: "a number of seconds since 1970, or a string of 1 to \(maximumDigitStringDateLength) digits such as \"1700000000\"")
-            }
-            return Date(timeIntervalSince1970: seconds)
+            if let seconds = wholeSeconds(text) { return Date(timeIntervalSince1970: seconds) }
+            if lenient { return nil }
+            throw .invalidClaim(name: name, expected: "a number of seconds since 1970, or a string of 1 to \(maximumDigitStringDateLength) digits such as \"1700000000\"")
         default:
+            if lenient { return nil }
             throw .invalidClaim(name: name, expected: "a number of seconds since 1970")
         }
     }
