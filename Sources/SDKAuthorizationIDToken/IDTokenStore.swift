@@ -103,6 +103,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     private let callback = Locked<Callback?>(nil)
     /// The token, the one refresh that runs, and the requests that wait for it.
     private let refresh: SingleFlight<IDToken>
+    /// Whether a token without a readable expiry has been reported (once per store).
+    private let reportedNoExpiry = Locked(false)
 
     /// Creates a store.
     ///
@@ -287,7 +289,15 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     }
 
     private func warnIfExpiringSoon(_ token: IDToken) {
-        if let expiresAt = token.expiresAt, expiresAt.timeIntervalSince(clock.now()) < options.staleLeeway {
+        guard let expiresAt = token.expiresAt else {
+            // Without an expiry the store cannot refresh ahead of time: only the server's rejection
+            // tells it the token is stale. Said once per store, not on every refresh.
+            if reportedNoExpiry.withLock({ reported in defer { reported = true }; return !reported }) {
+                diagnostics.log(.warning, "The ID token set has no readable expiry (it is not a JWT with a numeric 'exp'); it is sent as it is, and refreshed only when the server rejects it")
+            }
+            return
+        }
+        if expiresAt.timeIntervalSince(clock.now()) < options.staleLeeway {
             diagnostics.log(.warning, "The ID token set expires within \(Int(options.staleLeeway)) seconds; requests will ask for a refresh again")
         }
     }

@@ -54,6 +54,23 @@ struct IDTokenStoreTests {
         return store
     }
 
+    @Test func aTokenWithoutAReadableExpiryIsReportedOnceAndStillSent() async throws {
+        // Rover: setIDToken("not-a-jwt") is accepted, but without `exp` nothing refreshes it ahead of time.
+        let idTokens = try store()
+        try idTokens.setIDToken("not-a-jwt")
+        try idTokens.setIDToken("still-not-a-jwt")
+        let noExpiry = sink.messages(at: .warning).filter { $0.contains("has no readable expiry") }
+        #expect(noExpiry.count == 1)
+        #expect(noExpiry.allSatisfy { !$0.contains("not-a-jwt") })
+        #expect(try await idTokens.credential(for: context) == .bearer("still-not-a-jwt"))
+    }
+
+    @Test func aJWTWithAnExpiryIsNotReportedAsHavingNone() throws {
+        let idTokens = try store()
+        try idTokens.setIDToken(makeJWT(["exp": clock.now().timeIntervalSince1970 + 3_600]))
+        #expect(!sink.messages(at: .warning).contains { $0.contains("has no readable expiry") })
+    }
+
     func token(expiresIn seconds: TimeInterval, subject: String = "user-1") -> String {
         makeJWT(["sub": subject, "exp": clock.now().timeIntervalSince1970 + seconds])
     }
