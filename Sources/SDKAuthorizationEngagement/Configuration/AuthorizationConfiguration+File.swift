@@ -48,7 +48,7 @@ extension AuthorizationConfiguration {
     ///
     /// - Throws: `ConfigurationError` for an unreadable or malformed file, an unknown key, a value
     ///   of the wrong type, a built-in mode's key in a file that chooses another mode (or a mode
-    ///   without the key it needs), and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:signatureAuthenticationEnabled:tokenExchangeURL:)`` refuses.
+    ///   without the key it needs), and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:signatureAuthenticationEnabled:tokenExchangeURL:)-(_,_,String?,_,_,_,_,_)`` refuses.
     public init(contentsOf url: URL) throws(ConfigurationError) {
         let data: Data
         do {
