@@ -7,7 +7,7 @@ import SDKAuthorization
 ///
 /// Requests that match ``authorizedDomains`` carry `Authorization: Bearer <ID token>`; other
 /// requests never see it. A domain names a scheme, a host pattern and a port
-/// (``AuthorizedDomain``): `*.rover.io` matches `https://` subdomains of `rover.io` on port 443
+/// (`AuthorizedDomain`): `*.rover.io` matches `https://` subdomains of `rover.io` on port 443
 /// only, never `http://api.rover.io` or `https://api.rover.io:8443`. A token is stale when its JWT `exp` is less than
 /// ``Options/staleLeeway`` (60 s) away; a token whose `exp` cannot be read is kept. A request
 /// that needs a token and finds none fresh waits up to ``Options/refreshTimeout`` (10 s) for
@@ -18,12 +18,12 @@ import SDKAuthorization
 /// - A token set before the wait began satisfies it only if it is fresh.
 /// - Cancelling one waiting request releases that one only.
 /// - ``clearIDToken()`` (logout) during a wait fails the waiters with
-///   ``RequestError/Code/credentialCleared``.
+///   `RequestError/Code/credentialCleared`.
 /// - A refresh callback that returns the token (``registerTokenRefresh(_:)``) and
-///   throws ends every wait at once with ``RequestError/Code/refreshFailed``, carrying its error.
+///   throws ends every wait at once with `RequestError/Code/refreshFailed`, carrying its error.
 /// - On timeout the store logs ``timeoutMessage(after:)`` at warning level and, by default, sends the
 ///   request without the token, as Rover does; ``Options/TimeoutBehavior/fail`` fails it with
-///   ``RequestError/Code/credentialTimedOut`` instead.
+///   `RequestError/Code/credentialTimedOut` instead.
 /// - Waits run on the clock's monotonic time: setting the system clock back does not stretch them.
 ///   Only the token's `exp` is compared with wall-clock time.
 /// - A 401 from an authorized host marks the token stale; the client then retries that request
@@ -43,7 +43,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         public enum TimeoutBehavior: Sendable, Equatable {
             /// Send the request without a token (Rover's behaviour).
             case sendWithoutToken
-            /// Fail the request with ``RequestError/Code/credentialTimedOut``.
+            /// Fail the request with `RequestError/Code/credentialTimedOut`.
             case fail
         }
 
@@ -114,7 +114,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///
     /// - Parameters:
     ///   - authorizedDomains: At least one pattern `[scheme "://"] host [":" port]`
-    ///     (``AuthorizedDomain/init(_:)``): an exact host or one leading `*.` label; `https` unless
+    ///     (`AuthorizedDomain/init(_:)`): an exact host or one leading `*.` label; `https` unless
     ///     the pattern names `http`, which it may only for a loopback host; the scheme's default
     ///     port unless the pattern names another. A request on another scheme or port never sees
     ///     the token.
@@ -122,14 +122,14 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   - clock: The time source for staleness and the wait limit.
     ///   - diagnostics: Where the timeout line and warnings go.
     ///   - observer: Told when a refresh starts and finishes and when a request's wait starts and
-    ///     ends (``AuthorizationEvent``); `nil`, the default, costs nothing.
+    ///     ends (`AuthorizationEvent`); `nil`, the default, costs nothing.
     ///   - credentialStore: Opt-in: where the ID token is kept between launches, under
     ///     `credentialIdentity`, so a cold start has the last token without waiting for the app.
     ///     It is loaded here, saved by ``setIDToken(_:)`` and removed by ``clearIDToken()``.
     ///   - credentialIdentity: The user the stored token belongs to (their ID, 1 to 100 bytes);
     ///     required with a `credentialStore`: there is no shared default, so one user's token never
     ///     serves another. ``switchIdentity(to:)`` changes it.
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad pattern, no pattern, a
+    /// - Throws: `ConfigurationError/invalidValue(key:reason:)` for a bad pattern, no pattern, a
     ///   timeout or leeway that is negative or not finite, or a credential store without a valid
     ///   identity.
     public convenience init(
@@ -163,7 +163,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///     initializer that takes patterns.
     ///   - credentialIdentity: The user the stored token belongs to (their ID, 1 to 100 bytes);
     ///     required with a `credentialStore`.
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for no domain, a timeout or
+    /// - Throws: `ConfigurationError/invalidValue(key:reason:)` for no domain, a timeout or
     ///   leeway that is negative or not finite, or a credential store without a valid identity.
     public init(
         authorizedDomains: [AuthorizedDomain],
@@ -226,8 +226,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// Sets the ID token (at login and after each refresh) and resumes every waiting request with it.
     ///
-    /// - Throws: ``ConfigurationError/emptyCredential(field:)`` or
-    ///   ``ConfigurationError/credentialContainsControlCharacters(field:)``; the current token is
+    /// - Throws: `ConfigurationError/emptyCredential(field:)` or
+    ///   `ConfigurationError/credentialContainsControlCharacters(field:)`; the current token is
     ///   then left as it was. To log out, call ``clearIDToken()``.
     public func setIDToken(_ token: String) throws(ConfigurationError) {
         let idToken = try Self.checked(token)
@@ -237,20 +237,20 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     }
 
     /// Forgets the token (logout). Requests waiting for a token fail with
-    /// ``RequestError/Code/credentialCleared``; a refresh that returns after this is neither
+    /// `RequestError/Code/credentialCleared`; a refresh that returns after this is neither
     /// installed nor stored.
     public func clearIDToken() {
         refresh.reset(thenRemove: { persist { try $0.remove(identity: $1) } })
     }
 
     /// Makes `identity` (the user's ID, 1 to 100 bytes, compared as exact UTF-8 bytes as
-    /// ``CredentialStore`` says: `"jos\u{E9}"` and `"jose\u{301}"` are two users) the user whose
+    /// `CredentialStore` says: `"jos\u{E9}"` and `"jose\u{301}"` are two users) the user whose
     /// token the credential store keeps: the current token is forgotten from memory (the previous user's stored copy stays, for
-    /// when they return), waiting requests fail with ``RequestError/Code/credentialCleared``, a
+    /// when they return), waiting requests fail with `RequestError/Code/credentialCleared`, a
     /// refresh that returns after this is neither installed nor stored, and the token stored for
     /// `identity`, if any, becomes the current one.
     ///
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for an empty or overlong identity,
+    /// - Throws: `ConfigurationError/invalidValue(key:reason:)` for an empty or overlong identity,
     ///   or when the store has no credential store; nothing changes then.
     public func switchIdentity(to identity: String) throws(ConfigurationError) {
         try CredentialIdentity.check(identity, hasStore: false, key: "credentialIdentity")
@@ -329,7 +329,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///
     /// It runs in its own task, once for any number of waiting requests. When it throws (or returns
     /// a token ``setIDToken(_:)`` refuses), every waiting request fails at once with
-    /// ``RequestError/Code/refreshFailed`` carrying the error, instead of waiting out the timeout;
+    /// `RequestError/Code/refreshFailed` carrying the error, instead of waiting out the timeout;
     /// the next request that needs a token asks again. A token it returns after
     /// ``clearIDToken()`` is dropped.
     public func registerTokenRefresh(_ callback: @escaping @Sendable () async throws -> String) {
@@ -464,8 +464,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 }
 
 /// The async refresh-callback mode as the registry loads it by name
-/// (``BuiltInProviderName/idTokenRefresh``): an ``IDTokenStore`` authorized for the configuration's
-/// base URL origin, its scheme, host and port (``AuthorizedDomain/init(origin:)``): a base URL
+/// (`BuiltInProviderName/idTokenRefresh`): an ``IDTokenStore`` authorized for the configuration's
+/// base URL origin, its scheme, host and port (`AuthorizedDomain/init(origin:)`): a base URL
 /// `http://127.0.0.1:8080` authorizes that origin only, and an `http` base URL on a host that is
 /// not loopback is refused. The registry finds this type at run time when the `SDKAuthorizationIDToken`
 /// product is linked.

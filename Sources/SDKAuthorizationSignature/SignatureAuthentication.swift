@@ -9,7 +9,7 @@ extension AuthorizationScheme {
 
 /// The signature mode (Braze-style SDK authentication): the app's server signs a JWT per user, the
 /// app hands it over with ``changeUser(_:signature:)`` or ``setSignature(_:for:)``, and every request
-/// the policy assigns to ``AuthorizationScheme/signature`` carries it in a header of its own
+/// the policy assigns to `AuthorizationScheme/signature` carries it in a header of its own
 /// (default `X-Braze-Auth-Signature`).
 ///
 /// ```swift
@@ -31,7 +31,7 @@ extension AuthorizationScheme {
 ///   are still sent with that user's current signature, never the next user's and never an older one.
 ///   The signatures of the ``maximumRememberedUsers`` most recent users are kept.
 /// - A rejection reaches the failure subscribers once per rejected signature, however many requests
-///   carried it; the request fails (``RejectionDecision/fail``) and a ``SignatureRequestQueue``
+///   carried it; the request fails (`RejectionDecision/fail`) and a ``SignatureRequestQueue``
 ///   retries it with backoff once the app has supplied a new signature.
 /// - Subscribers added late do not receive earlier failures.
 ///
@@ -86,7 +86,7 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     /// - Parameters:
     ///   - headerName: The header field of the signature; default ``defaultHeaderName``.
     ///   - diagnostics: Where user changes and failures are reported (never a signature).
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` when `headerName` is not an HTTP
+    /// - Throws: `ConfigurationError/invalidValue(key:reason:)` when `headerName` is not an HTTP
     ///   field name, is `Authorization` (which the other schemes own), is `Idempotency-Key` (the
     ///   request queue's idempotency header), or is a field the transport
     ///   owns (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`, `Cookie`, `Content-Type`,
@@ -132,7 +132,7 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     /// Makes `userId` the current user, with `signature` when given (otherwise the signature the
     /// user had, if any). Requests already queued for the previous user keep that user's signature.
     ///
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for an empty or overlong user ID,
+    /// - Throws: `ConfigurationError/invalidValue(key:reason:)` for an empty or overlong user ID,
     ///   one with control characters, or a signature that is not a compact JWT that a header can carry.
     public func changeUser(_ userId: String, signature: String? = nil) throws(ConfigurationError) {
         try Self.check(userId: userId)
@@ -149,7 +149,7 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     /// Replaces the signature of `userId` (default: the current user) mid-session, e.g. after a
     /// failure subscriber fetched a new one. Queued requests of that user are retried with it.
     ///
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad signature or user ID, or
+    /// - Throws: `ConfigurationError/invalidValue(key:reason:)` for a bad signature or user ID, or
     ///   when no user is given and there is no current user.
     public func setSignature(_ signature: String, for userId: String? = nil) throws(ConfigurationError) {
         try Self.check(signature: signature)
@@ -246,7 +246,7 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
 
     // MARK: AuthorizationProvider
 
-    /// The signature of the request's user in ``headerName``, or ``Credential/omitted`` when that
+    /// The signature of the request's user in ``headerName``, or `Credential/omitted` when that
     /// user has none (the server then answers `MISSING_TOKEN` where it enforces signatures). The
     /// user is the one a ``SignatureRequestQueue`` entry belongs to, otherwise the current user.
     public func credential(for context: AuthorizationContext) async throws -> Credential {
@@ -283,7 +283,7 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     /// Reports the failure an accepted answer carries under optional enforcement (a 2xx whose body
     /// holds an `auth_error`, the signature verified but not enforced) to the subscribers, once per
     /// signature, whichever way the request was sent: ``SignatureRequestQueue``,
-    /// ``AuthorizedHTTPClient``, ``RequestAuthorizer/send(_:endpoint:through:)``, the `URLSession`
+    /// `AuthorizedHTTPClient`, `RequestAuthorizer/send(_:endpoint:through:)`, the `URLSession`
     /// convenience or an OpenAPI middleware. Any other answer, or a body that is not such a report,
     /// reports nothing.
     public func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async {

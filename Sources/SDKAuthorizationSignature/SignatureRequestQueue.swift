@@ -370,7 +370,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///   - directory: Where the file lives; default ``defaultDirectory``. It must not be writable by
     ///     other users.
     ///   - authentication: The signature mode whose users and signatures the requests carry.
-    ///   - client: How requests are sent; its policy must give them the ``AuthorizationScheme/signature`` scheme.
+    ///   - client: How requests are sent; its policy must give them the `AuthorizationScheme/signature` scheme.
     ///   - options: Capacity, backoff, pause and limits.
     ///   - clock: Monotonic time for the backoff; wall time for `Retry-After` dates and the requests' age.
     ///   - diagnostics: Where recovery, failures and undeliverable requests are reported.

@@ -47,7 +47,7 @@ public struct SigningPayload: Sendable, Equatable {
 ///
 /// The framework accepts the first answer only: a second one is ignored and logged, never a crash.
 /// An answer that does not come within ``TokenExchangeProvider/Options/signingTimeout`` fails the
-/// waiting requests with ``RequestError/Code/signingTimedOut``.
+/// waiting requests with `RequestError/Code/signingTimedOut`.
 public struct PayloadSigner: Sendable {
     enum Form: Sendable {
         case async(@Sendable (SigningPayload) async throws -> String)

@@ -20,15 +20,15 @@ import SDKAuthorization
 ///
 /// - Concurrent requests share one sign-and-exchange: 100 requests, one signing callback.
 /// - The signer answers once; a second answer is ignored and logged; no answer within
-///   ``Options/signingTimeout`` fails the waiting requests with ``RequestError/Code/signingTimedOut``.
+///   ``Options/signingTimeout`` fails the waiting requests with `RequestError/Code/signingTimedOut`.
 /// - The signed payload is checked before it is sent: a compact JWT with an `iat` and a numeric
 ///   `exp` in the future. An `iat` that is not a number (a date string, as the vendor's Ruby sample
 ///   `payload["iat"] = Time.now` encodes it) and a `phone` not in E.164 form (`+` and 2 to 15
 ///   digits, which the vendor recommends) are the platform's to judge: they are sent, with one
-///   diagnostic warning each. An unusable payload fails with ``RequestError/Code/signingFailed``,
+///   diagnostic warning each. An unusable payload fails with `RequestError/Code/signingFailed`,
 ///   which says why.
 /// - The auth token is kept until ``Options/expiryLeeway`` before it expires, in memory and, when a
-///   ``CredentialStore`` is given, on disk for the next launch under the ``identity`` the app names
+///   `CredentialStore` is given, on disk for the next launch under the ``identity`` the app names
 ///   (the user's ID: there is no shared default, so one user's token never serves another).
 ///   ``switchIdentity(to:)`` moves to another user's slot; ``clearUserData()`` (logout) empties the
 ///   current one. A save, a load or a sign-and-exchange that a switch or a logout overtakes is
@@ -39,14 +39,14 @@ import SDKAuthorization
 /// - The platform's answer is checked before it is used: an `auth_token` longer than
 ///   ``maximumAuthTokenLength`` bytes, or an `expires_in` not longer than ``Options/expiryLeeway``
 ///   (a token that would be stale on arrival, so every request would sign and exchange again), fails
-///   the waiting requests with ``RequestError/Code/exchangeFailed``; nothing is sent or stored.
+///   the waiting requests with `RequestError/Code/exchangeFailed`; nothing is sent or stored.
 /// - An answer larger than ``maximumAnswerSize`` bytes is refused before it is parsed
-///   (``RequestError/Code/exchangeFailed``).
+///   (`RequestError/Code/exchangeFailed`).
 /// - A refused or unusable answer (any HTTP status but 200, a missing, overlong or too-short-lived
 ///   token, an oversized answer) is remembered: no request signs or exchanges again for 1 second,
 ///   then 2, 4, … doubling with each refusal in a row up to 5 minutes, on the clock's monotonic
 ///   time. A request in that time uses the current token while it has not expired, or fails at once
-///   with ``RequestError/Code/exchangeFailed`` saying when the next exchange may be tried. An
+///   with `RequestError/Code/exchangeFailed` saying when the next exchange may be tried. An
 ///   exchange the platform answers with a usable token, ``switchIdentity(to:)`` and
 ///   ``clearUserData()`` end the backoff. A request that cannot reach the platform at all (a
 ///   transport error) is not remembered.
@@ -62,7 +62,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         public var signingTimeout: TimeInterval
         /// Seconds the platform has to answer the exchange (default 30, at most 600). A
         /// sign-and-exchange still running after `signingTimeout + exchangeTimeout` fails its
-        /// waiting requests with ``RequestError/Code/exchangeFailed`` and the next request starts anew.
+        /// waiting requests with `RequestError/Code/exchangeFailed` and the next request starts anew.
         public var exchangeTimeout: TimeInterval
         /// An auth token is not used within this many seconds of its expiry (default 30).
         public var expiryLeeway: TimeInterval
@@ -147,7 +147,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     ///   - options: Signing timeout and expiry leeway.
     ///   - clock: Wall-clock time for token expiry, monotonic time for the signing timeout.
     ///   - diagnostics: Where double answers, timeouts and store failures are reported.
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a URL that is not https (or
+    /// - Throws: `ConfigurationError/invalidValue(key:reason:)` for a URL that is not https (or
     ///   http on a loopback host), a store without an identity, an empty or overlong identity, or
     ///   options out of range.
     public init(
@@ -265,14 +265,14 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     }
 
     /// Makes `identity` (the user's ID, 1 to 100 bytes, compared as exact UTF-8 bytes as
-    /// ``CredentialStore`` says: `"jos\u{E9}"` and `"jose\u{301}"` are two users) the user this
+    /// `CredentialStore` says: `"jos\u{E9}"` and `"jose\u{301}"` are two users) the user this
     /// provider serves: the current token is forgotten from memory (the previous user's stored copy
     /// stays, for when they return), a sign-and-exchange in flight is cancelled and what it returns
     /// late is neither used nor stored, a backoff after the platform's refusals ends, waiting
-    /// requests fail with ``RequestError/Code/credentialCleared``, and the next
+    /// requests fail with `RequestError/Code/credentialCleared`, and the next
     /// request uses the token stored for `identity`, or signs and exchanges anew.
     ///
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for an empty or overlong identity;
+    /// - Throws: `ConfigurationError/invalidValue(key:reason:)` for an empty or overlong identity;
     ///   nothing changes then.
     public func switchIdentity(to identity: String) throws(ConfigurationError) {
         try CredentialIdentity.check(identity, hasStore: false, key: "identity")
@@ -286,7 +286,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// already asking the previous signer keeps waiting for its answer). A provider the registry
     /// made by name (`SDKAuthorization.TokenExchange`) starts without a signer: give it the app's
     /// here, before the first request that needs a token, which otherwise fails with
-    /// ``RequestError/Code/signingFailed``.
+    /// `RequestError/Code/signingFailed`.
     ///
     /// ```swift
     /// if let exchange = client.provider as? TokenExchangeProvider {

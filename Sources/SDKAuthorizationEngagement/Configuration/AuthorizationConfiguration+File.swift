@@ -29,10 +29,43 @@ extension AuthorizationConfiguration {
     ///
     /// The modes chosen by name are listed in ``BuiltInProviderName``. A key a file names but its
     /// mode does not read is refused, never ignored.
-    public static let fileKeys: Set<String> = [
-        "projectToken", "baseURL", "authorization", "authorizationToken", "advancedAuthEnabled",
-        "providerConvention", "providerName", "customerTokenCacheLeeway", "customerTokenCacheMaximumAge",
-        "signatureAuthenticationEnabled", "EnableSDKAuthentication", "tokenExchangeURL",
+    public static let fileKeys: Set<String> = Set(fileKeyDescriptors.flatMap { [$0.name] + $0.vendorSpellings.map(\.key) })
+
+    /// One key a configuration file may hold: what the reader accepts (``fileKeys``) and what the
+    /// README's table of keys says, which a test renders from this list.
+    struct FileKeyDescriptor: Sendable {
+        let name: String
+        let type: String
+        let defaultValue: String
+        let meaning: String
+        /// The same key as a vendor SDK spells it; a file names one spelling or the other.
+        var vendorSpellings: [(key: String, vendor: String)] = []
+    }
+
+    /// Every key a configuration file may hold, in the order the README lists them.
+    static let fileKeyDescriptors: [FileKeyDescriptor] = [
+        .init(name: "projectToken", type: "string", defaultValue: "required",
+              meaning: "The Engagement project's token, put into the catalogue's endpoint paths."),
+        .init(name: "baseURL", type: "string", defaultValue: "required",
+              meaning: "The API's base URL: `http` or `https`, a host, no user info, query or fragment."),
+        .init(name: "authorization", type: "string", defaultValue: "none (required to start a client)",
+              meaning: "The project credential for the API-key endpoints: `Token <key>`, `Bearer <jwt>` or a bare key; `Basic` is refused.",
+              vendorSpellings: [("authorizationToken", "Exponea Flutter SDK")]),
+        .init(name: "advancedAuthEnabled", type: "boolean", defaultValue: "`false`",
+              meaning: "Sends the customer token from the provider on the customer-token endpoints; off, no provider is looked up."),
+        .init(name: "providerConvention", type: "string", defaultValue: "`implicitName`",
+              meaning: "How the provider is found by name: `implicitName` (the iOS convention) or `registeredClass` (the Android convention)."),
+        .init(name: "providerName", type: "string", defaultValue: "`ExponeaAuthProvider` with `implicitName`",
+              meaning: "The provider's registered name or module-qualified class name, or a built-in mode (`SDKAuthorization.IDTokenRefresh`, `SDKAuthorization.Signature`, `SDKAuthorization.TokenExchange`)."),
+        .init(name: "customerTokenCacheLeeway", type: "number", defaultValue: "none (no cache)",
+              meaning: "Seconds (0 to 86400) before a customer token's `exp` that it stops being reused; turns the opt-in token cache on."),
+        .init(name: "customerTokenCacheMaximumAge", type: "number", defaultValue: "`3600`",
+              meaning: "Seconds (1 to 86400) a cached customer token is reused at most, whatever its `exp`; only with `customerTokenCacheLeeway`."),
+        .init(name: "signatureAuthenticationEnabled", type: "boolean", defaultValue: "`true`",
+              meaning: "Only with `providerName` `SDKAuthorization.Signature`: `false` keeps the mode but sends no signature.",
+              vendorSpellings: [("EnableSDKAuthentication", "Braze")]),
+        .init(name: "tokenExchangeURL", type: "string", defaultValue: "none",
+              meaning: "Required with, and only with, `providerName` `SDKAuthorization.TokenExchange`: where signed payloads are exchanged; `https` (`http` on a loopback host only), no user info, query or fragment."),
     ]
 
     /// The largest configuration file read, in bytes (64 KB). A file is read no further than this,
@@ -48,7 +81,7 @@ extension AuthorizationConfiguration {
     ///
     /// - Throws: `ConfigurationError` for an unreadable or malformed file, an unknown key, a value
     ///   of the wrong type, a built-in mode's key in a file that chooses another mode (or a mode
-    ///   without the key it needs), and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:signatureAuthenticationEnabled:tokenExchangeURL:)`` refuses.
+    ///   without the key it needs), and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:signatureAuthenticationEnabled:tokenExchangeURL:)-(_,_,String?,_,_,_,_,_)`` refuses.
     public init(contentsOf url: URL) throws(ConfigurationError) {
         let data: Data
         do {

@@ -1,0 +1,32 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import TestTimeLimit
+import SDKAuthorization
+
+/// The README's "Errors" example, verbatim inside a namespace, so it keeps compiling (and without
+/// a warning: the `catch` block's `error` is a `RequestError` already);
+/// `errorsExampleInTheREADMEIsTheCodeCompiledHere` checks that the README still says the same.
+enum ErrorsREADME {
+    static func loadProfile(_ authorizer: RequestAuthorizer, url: URL) async -> String {
+        do {
+            let (data, _) = try await authorizer.data(for: URLRequest(url: url))
+            return String(decoding: data, as: UTF8.self)
+        } catch {   // a RequestError: data(for:using:) throws nothing else
+            switch error.code {
+            case .authorizationRejected: return "signed out (HTTP \(error.status ?? 0))"   // 401 or 403 after the one retry
+            case .transportFailed, .deadlineExceeded: return "offline, try again"
+            default: return error.description   // what happened, in a sentence; never a credential
+            }
+        }
+    }
+}
+
+@Suite("README errors example", .hangLimit)
+struct ErrorsREADMETests {
+    @Test func errorsExampleInTheREADMEIsTheCodeCompiledHere() throws {
+        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Errors", source: #filePath) == 1)
+    }
+}
