@@ -76,24 +76,39 @@ final class PlainSwiftAuthProvider: AuthorizationProviderType {
 final class NotAnAuthProvider: NSObject {}
 
 /// Checks that every Swift block of the README section headed `heading` stands, line for line
-/// (indentation, blank lines and imports aside), in the test source `source`, where top-level
-/// functions are `static` members of a namespace. Returns how many blocks the section has.
-func readmeBlocksMatchCompiledCopy(heading: String, source sourcePath: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+/// (indentation and blank lines aside), in the test source `source`, where top-level functions are
+/// `static` members of a namespace. A block's imports (with their `#if canImport` guards) are
+/// compared with the source's own when `importsMatch`, so a block that compiles only with an import
+/// it does not print fails; otherwise they are ignored (a test file imports more). Returns how many
+/// blocks the section has.
+func readmeBlocksMatchCompiledCopy(heading: String, source sourcePath: String, importsMatch: Bool = false,
+                                   sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
     var root = URL(fileURLWithPath: sourcePath).deletingLastPathComponent()
     while !FileManager.default.fileExists(atPath: root.appendingPathComponent("README.md").path), root.path != "/" {
         root.deleteLastPathComponent()
     }
     let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
     let source = try String(contentsOf: URL(fileURLWithPath: sourcePath), encoding: .utf8)
+    func isImportLine(_ line: String) -> Bool {
+        line.hasPrefix("import ") || line.hasPrefix("#if canImport(") || line == "#endif"
+    }
     func lines(_ text: some StringProtocol) -> [String] {
-        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("import ") }
+        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+    /// The import lines a text opens with (comments and blank lines skipped).
+    func leadingImports(_ text: some StringProtocol) -> [String] {
+        Array(lines(text).filter { !$0.hasPrefix("//") }.prefix(while: isImportLine))
     }
     let section = try #require(readme.components(separatedBy: heading).dropFirst().first?.components(separatedBy: "\n## ").first, sourceLocation: sourceLocation)
     let blocks = section.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
-    let compiled = lines(source).joined(separator: "\n")
+    let compiled = lines(source).filter { !isImportLine($0) }.joined(separator: "\n")
     for block in blocks {
+        let imports = leadingImports(block)
+        if importsMatch, !imports.isEmpty {
+            #expect(imports == leadingImports(source), "README block's imports differ from the compiled copy's:\n\(block)", sourceLocation: sourceLocation)
+        }
         let namespaced = block.split(separator: "\n").map { $0.hasPrefix("func ") ? "static " + $0 : String($0) }.joined(separator: "\n")
-        #expect(compiled.contains(lines(namespaced).joined(separator: "\n")), "README block differs from the compiled copy:\n\(block)", sourceLocation: sourceLocation)
+        #expect(compiled.contains(lines(namespaced).filter { !isImportLine($0) }.joined(separator: "\n")), "README block differs from the compiled copy:\n\(block)", sourceLocation: sourceLocation)
     }
     return blocks.count
 }

@@ -83,7 +83,7 @@ struct QuickStartTests {
 
     @Test func quickStartInTheREADMEIsTheSamplesCode() throws {
         let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Samples/Sources/AuthorizationSamples/QuickStart.swift").standardized
-        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Quick start", source: samples.path) == 1)
+        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Quick start", source: samples.path, importsMatch: true) == 2)
     }
 
     @Test func expiringTokenExampleInTheREADMEIsTheCodeCompiledHere() throws {

@@ -8,6 +8,17 @@ import SDKAuthorization
 /// `quickStartInTheREADMEIsTheSamplesCode` checks that the README says the same, and
 /// ``QuickStartSample`` runs it against the reference backend in the demo and the end-to-end tests.
 public enum QuickStart {
+    // Requests to your API's host carry `Authorization: Bearer <token>`; no other request carries anything.
+    static func makeAuthorizer(apiHost: String, accessToken: @escaping @Sendable () async throws -> String) throws -> RequestAuthorizer {
+        try RequestAuthorizer(host: apiHost, bearerToken: accessToken)
+    }
+
+    // Send through your app's URLSession: its pinning, proxies and delegate stay yours.
+    static func fetchProfile(_ authorizer: RequestAuthorizer, url: URL, session: URLSession = .shared) async throws -> (Data, HTTPURLResponse) {
+        try await authorizer.data(for: URLRequest(url: url), using: session)
+    }
+
+    // The same authorizer with each piece named: for more hosts or paths, or a provider of your own.
     // 1. A provider: the credential for each request that needs one, here your login's access token.
     struct AccessTokenProvider: AuthorizationProvider {
         let accessToken: @Sendable () async throws -> String
@@ -16,18 +27,13 @@ public enum QuickStart {
         }
     }
 
-    // 3. A rule: requests to your API's host carry the token; no other request carries anything.
-    // 4. The authorizer: the rules, and a provider for each scheme they name.
-    static func makeAuthorizer(apiHost: String, accessToken: @escaping @Sendable () async throws -> String) throws -> RequestAuthorizer {
+    // 3. A rule: requests to your API's host carry the token. 4. The policy: the rules, in order.
+    // 5. The authorizer: the policy, and a provider for each scheme its rules name.
+    static func makeAuthorizerPieceByPiece(apiHost: String, accessToken: @escaping @Sendable () async throws -> String) throws -> RequestAuthorizer {
         try RequestAuthorizer(
             policy: AuthorizationPolicy(rules: [AuthorizationRule(host: apiHost, scheme: .bearer)]),
             providers: [.bearer: AccessTokenProvider(accessToken: accessToken)]
         )
-    }
-
-    // Send through your app's URLSession: its pinning, proxies and delegate stay yours.
-    static func fetchProfile(_ authorizer: RequestAuthorizer, url: URL, session: URLSession = .shared) async throws -> (Data, HTTPURLResponse) {
-        try await authorizer.data(for: URLRequest(url: url), using: session)
     }
 }
 
