@@ -16,7 +16,7 @@ enum ErrorsREADME {
             return String(decoding: data, as: UTF8.self)
         } catch {   // a RequestError: data(for:using:) throws nothing else
             switch error.code {
-            case .authorizationRejected: return "signed out (HTTP \(error.status ?? 0))"   // 401 or 403 after the one retry
+            case .authorizationRejected: return "signed out (HTTP \(error.statusCode ?? 0))"   // 401 or 403 after the one retry
             case .transportFailed, .deadlineExceeded: return "offline, try again"
             default: return error.description   // what happened, in a sentence; never a credential
             }

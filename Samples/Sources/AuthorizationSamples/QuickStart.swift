@@ -72,8 +72,8 @@ public enum QuickStartSample {
                 let (body, response) = try await QuickStart.fetchProfile(authorizer, url: elsewhere)
                 verdict = "\(response.statusCode) \(serverErrorCode(body))"
             } catch let error as RequestError {
-                verdict = error.status.map { "\($0) \(serverErrorCode(error.body))" } ?? "failed: \(error)"
-                refused = error.status == 401
+                verdict = error.statusCode.map { "\($0) \(serverErrorCode(error.body))" } ?? "failed: \(error)"
+                refused = error.statusCode == 401
             }
             let header = try await lastAuthorizationHeader(environment)
             rows.append(ReportRow(mode: "quick start: host no rule names", endpoint: "GET \(otherName) /rover/ticketing",

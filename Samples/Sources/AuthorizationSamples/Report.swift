@@ -41,7 +41,7 @@ public func verdict(_ outcome: Result<ServerResponse, RequestError>) -> String {
     case .success(let response):
         return "\(response.statusCode) accepted"
     case .failure(let error):
-        if let status = error.status { return "\(status) \(serverErrorCode(error.body))" }
+        if let status = error.statusCode { return "\(status) \(serverErrorCode(error.body))" }
         if error.code == .missingCustomerToken { return "not sent: provider gave no token" }
         return "\(error.wasSent ? "failed" : "not sent"): \(error)"
     }

@@ -10,6 +10,14 @@ extension RequestAuthorizer {
     /// a provider or transport that hangs ends at the deadline; the caller's cancellation reaches
     /// that task, which starts on the calling thread where the runtime allows it.
     func send(_ request: OutgoingRequest, endpoint: EndpointID?, within transport: any HTTPTransport) async throws(RequestError) -> ServerResponse {
+        do {
+            return try await sendByDeadline(request, endpoint: endpoint, within: transport)
+        } catch {
+            throw error.naming(request)
+        }
+    }
+
+    private func sendByDeadline(_ request: OutgoingRequest, endpoint: EndpointID?, within transport: any HTTPTransport) async throws(RequestError) -> ServerResponse {
         if Task.isCancelled { throw .cancelled }
         let deadline = RequestDeadline(seconds: options.requestDeadline, from: clock)
         if transport.endsByDeadline, providersEndByDeadline {

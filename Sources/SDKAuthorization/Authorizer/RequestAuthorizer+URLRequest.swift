@@ -60,7 +60,7 @@ extension RequestAuthorizer {
         let transport = URLSessionHTTPTransport(session: session)
         let response = try await send(outgoing, endpoint: endpoint, within: transport)
         guard let http = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: response.headers) else {
-            throw .transportFailed(URLError(.badServerResponse), endpoint: endpoint)
+            throw RequestError.transportFailed(URLError(.badServerResponse), endpoint: endpoint).naming(outgoing)
         }
         return (response.body, http)
     }

@@ -303,7 +303,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         through stack: (OutgoingRequest) async throws -> Response,
         reading read: (Response) async throws -> ServerResponse
     ) async throws(RequestError) -> Response {
-        try await send(request, endpoint: endpoint, deadline: RequestDeadline(seconds: options.requestDeadline, from: clock), through: stack, reading: read)
+        do {
+            return try await send(request, endpoint: endpoint, deadline: RequestDeadline(seconds: options.requestDeadline, from: clock), through: stack, reading: read)
+        } catch {
+            throw error.naming(request)
+        }
     }
 
     /// ``send(_:endpoint:through:reading:)`` for a stack that answers with a ``ServerResponse``.

@@ -81,19 +81,24 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         let scheme: AuthorizationScheme?
         let response: ServerResponse?
         let underlyingError: (any Error)?
-        let detail: String
+        /// The sentence, with ``RequestError/requestPlaceholder`` where the request is named.
+        let template: String
+        /// The request as method and URL (no query, no user information), once the loop named it.
+        let requestName: String?
 
-        init(code: Code, endpoint: EndpointID?, scheme: AuthorizationScheme?, response: ServerResponse?, underlyingError: (any Error)?, detail: String) {
+        init(code: Code, endpoint: EndpointID?, scheme: AuthorizationScheme?, response: ServerResponse?, underlyingError: (any Error)?,
+             template: String, requestName: String? = nil) {
             self.code = code
             self.endpoint = endpoint
             self.scheme = scheme
             self.response = response
             self.underlyingError = underlyingError
-            self.detail = detail
+            self.template = template
+            self.requestName = requestName
         }
     }
 
-    private let storage: Storage
+    private var storage: Storage
 
     /// What went wrong.
     public var code: Code { storage.code }
@@ -107,13 +112,30 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
     public var response: ServerResponse? { storage.response }
     /// The error behind this one: the provider's, the transport's, the refresh callback's.
     public var underlyingError: (any Error)? { storage.underlyingError }
-    /// A sentence that says what happened; never a whole credential.
-    var detail: String { storage.detail }
+    /// A sentence that says what happened; never a whole credential. A request without an endpoint
+    /// is named by its method and URL once the request loop has seen it, "the request" before.
+    var detail: String {
+        guard storage.template.contains(Self.requestPlaceholder) else { return storage.template }
+        return storage.template.replacingOccurrences(of: Self.requestPlaceholder, with: storage.requestName ?? "the request")
+    }
+
+    /// Where a sentence names a request that has no endpoint: filled in by ``naming(_:)``.
+    static let requestPlaceholder = "\u{FFFC}request\u{FFFC}"
 
     package init(_ code: Code, _ detail: String, endpoint: EndpointID? = nil, wasSent: Bool = false, scheme: AuthorizationScheme? = nil,
          response: ServerResponse? = nil, underlyingError: (any Error)? = nil) {
-        storage = Storage(code: code, endpoint: endpoint, scheme: scheme, response: response, underlyingError: underlyingError, detail: detail)
+        storage = Storage(code: code, endpoint: endpoint, scheme: scheme, response: response, underlyingError: underlyingError, template: detail)
         self.wasSent = wasSent
+    }
+
+    /// This error with `request` named in its sentence (method and URL, without the URL's query or
+    /// user information), when it names no endpoint and no request yet.
+    package func naming(_ request: OutgoingRequest) -> RequestError {
+        guard endpoint == nil, storage.requestName == nil, storage.template.contains(Self.requestPlaceholder) else { return self }
+        var named = RequestError(code, "", endpoint: endpoint, wasSent: wasSent, scheme: scheme, response: response, underlyingError: underlyingError)
+        named.storage = Storage(code: code, endpoint: endpoint, scheme: scheme, response: response, underlyingError: underlyingError,
+                                template: storage.template, requestName: AuthorizationContext.name(of: request, endpoint: nil))
+        return named
     }
 
     /// The longest message of an error an app's provider or signer makes, in characters.
@@ -129,13 +151,18 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         return RequestError(code, safe, endpoint: endpoint, wasSent: wasSent, scheme: scheme, response: response, underlyingError: underlyingError)
     }
 
-    /// The response's status, when there was a response.
-    public var status: Int? { response?.statusCode }
+    /// The response's status code, when there was a response: the same name as
+    /// ``ServerResponse/statusCode``.
+    public var statusCode: Int? { response?.statusCode }
+
+    /// The response's status code, when there was a response.
+    @available(*, deprecated, renamed: "statusCode")
+    public var status: Int? { statusCode }
     /// The response's body, or empty data.
     public var body: Data { response?.body ?? Data() }
 
     public static func == (lhs: RequestError, rhs: RequestError) -> Bool {
-        lhs.code == rhs.code && lhs.endpoint == rhs.endpoint && lhs.status == rhs.status
+        lhs.code == rhs.code && lhs.endpoint == rhs.endpoint && lhs.statusCode == rhs.statusCode
             && lhs.scheme == rhs.scheme && lhs.response?.body == rhs.response?.body
     }
 
@@ -149,7 +176,7 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
     /// since an app's error may hold a token.
     public var customMirror: Mirror {
         Mirror(self, children: [
-            "code": code.rawValue, "endpoint": endpoint?.rawValue ?? "none", "status": status ?? 0, "wasSent": wasSent,
+            "code": code.rawValue, "endpoint": endpoint?.rawValue ?? "none", "statusCode": statusCode ?? 0, "wasSent": wasSent,
             "underlyingError": underlyingError.map { RequestError.summary(of: $0) } ?? "none", "detail": detail,
         ], displayStyle: .struct)
     }
@@ -161,7 +188,7 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         return text
     }
 
-    private static func name(_ endpoint: EndpointID?) -> String { endpoint.map { "\($0)" } ?? "the request" }
+    private static func name(_ endpoint: EndpointID?) -> String { endpoint.map { "\($0)" } ?? requestPlaceholder }
 
     /// The error's type and, for a `URLError`, its code: never its description, which may hold a URL
     /// with secrets in its query.
@@ -254,7 +281,10 @@ extension RequestError {
 
     /// The server answered 401 or 403.
     public static func authorizationRejected(response: ServerResponse, scheme: AuthorizationScheme, endpoint: EndpointID? = nil) -> RequestError {
-        RequestError(.authorizationRejected, "The server rejected the \(scheme) credential of \(name(endpoint)) with HTTP \(response.statusCode)", endpoint: endpoint, wasSent: true, scheme: scheme, response: response)
+        let sentence = scheme == .none
+            ? "The server answered HTTP \(response.statusCode) to \(name(endpoint)), and no credential was sent: no endpoint or rule of the policy gives it a scheme"
+            : "The server rejected the \(scheme) credential of \(name(endpoint)) with HTTP \(response.statusCode)"
+        return RequestError(.authorizationRejected, sentence, endpoint: endpoint, wasSent: true, scheme: scheme, response: response)
     }
 
     /// The server answered 401 or 403 (a shorthand for tests and pattern checks).

@@ -139,7 +139,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     private func send(_ request: OutgoingRequest, endpoint: EndpointID?) async throws(RequestError) -> ServerResponse {
         let response = try await authorizer.send(request, endpoint: endpoint, within: transport)
         guard (200..<300).contains(response.statusCode) else {
-            throw .httpError(response: response, endpoint: endpoint ?? authorizer.scheme(for: request).endpoint)
+            throw RequestError.httpError(response: response, endpoint: endpoint ?? authorizer.scheme(for: request).endpoint).naming(request)
         }
         return response
     }

@@ -248,7 +248,7 @@ struct OneDeadlineOneRefreshTests {
             for _ in 0..<50 {
                 group.addTask {
                     do throws(RequestError) { return try await client.send(OutgoingRequest(method: "GET", url: URL(string: "https://api.rover.io/ticketing")!)).statusCode }
-                    catch { return error.status ?? -1 }
+                    catch { return error.statusCode ?? -1 }
                 }
             }
             return await group.reduce(into: [Int]()) { $0.append($1) }

@@ -219,7 +219,7 @@ struct TokenExchangeProviderTests {
             Issue.record("no error")
         } catch let error as RequestError {
             #expect(error.code == .exchangeFailed)
-            #expect(error.status == 401)
+            #expect(error.statusCode == 401)
             #expect(error.body == Data(#"{"error":"invalid_signature"}"#.utf8))
         }
     }

@@ -22,7 +22,7 @@ struct SignatureQueueLimitTests {
         let reported = fixture.undeliverable.withLock { $0 }
         #expect(reported.map(\.id) == [first])
         #expect(reported.first?.reason == .tooManyAttempts)
-        #expect(reported.first?.error.status == 500, "its last failure")
+        #expect(reported.first?.error.statusCode == 500, "its last failure")
         #expect(reported.first?.userId == "user-1")
         let errors = fixture.sink.messages(at: .error)
         #expect(errors.contains { $0.contains(first.uuidString) && $0.contains("3 attempts") })
@@ -91,7 +91,7 @@ struct SignatureQueueLimitTests {
         #expect(reported.map(\.id) == [id])
         #expect(reported.first?.reason == .tooOld)
         #expect(reported.first?.error.code == .deadlineExceeded)
-        #expect(reported.first?.error.status == 401, "with the response of its last failure")
+        #expect(reported.first?.error.statusCode == 401, "with the response of its last failure")
         #expect((reported.first?.error.underlyingError as? RequestError)?.code == .authorizationRejected)
         #expect(fixture.sink.messages(at: .error).contains { $0.contains(id.uuidString) && $0.contains("maximum age") })
         await queue.close()

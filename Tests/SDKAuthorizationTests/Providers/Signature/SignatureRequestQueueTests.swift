@@ -315,7 +315,7 @@ struct SignatureRequestQueueTests {
         #expect(await queue.flush() == 0)
         let reported = fixture.undeliverable.withLock { $0 }
         #expect(reported.map(\.id) == [refused])
-        #expect(reported.first?.error.status == 400)
+        #expect(reported.first?.error.statusCode == 400)
         #expect(fixture.sink.messages(at: .error).contains { $0.contains(refused.uuidString) })
         await queue.close()
     }
