@@ -7,7 +7,7 @@ import Foundation
 /// - A key repeated in one object is refused: tools disagree on which value wins.
 /// - Numbers must be finite and at most 64 characters; strings must be valid UTF-8 without raw
 ///   control characters; nothing but white space may follow the value.
-package struct BoundedJSONReader {
+package enum BoundedJSONReader {
     package enum Failure: Error, Equatable {
         case syntax(offset: Int)
         case tooDeep(limit: Int)
@@ -17,35 +17,42 @@ package struct BoundedJSONReader {
     /// The default nesting limit: far above any JWT or configuration file.
     package static let defaultMaximumDepth = 32
 
-    private let bytes: [UInt8]
-    private let maximumDepth: Int
-    private var index = 0
-    /// Steps taken, for tests that count work instead of timing it.
-    private var work = 0
+    /// Parses `data` as one JSON value.
+    package static func parse(_ data: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Failure) -> JWTClaimValue {
+        try parse(reading: Array(data), maximumDepth: maximumDepth)
+    }
 
-    private init(_ bytes: [UInt8], maximumDepth: Int) {
+    /// Parses `bytes` where they lie, reading every byte through their subscript: a test hands it
+    /// a byte source that counts the reads, a measure of the parser's work that the parser does not
+    /// report about itself. `bytes` start at index 0.
+    static func parse<Bytes: RandomAccessCollection<UInt8>>(reading bytes: Bytes, maximumDepth: Int = defaultMaximumDepth)
+        throws(Failure) -> JWTClaimValue where Bytes.Index == Int {
+        precondition(bytes.startIndex == 0, "the bytes must start at index 0")
+        var reader = Reader(bytes, maximumDepth: maximumDepth)
+        reader.skipWhitespace()
+        let value = try reader.value(depth: 0)
+        reader.skipWhitespace()
+        guard reader.index == bytes.count else { throw .syntax(offset: reader.index) }
+        return value
+    }
+}
+
+/// One parse: the bytes, where it is in them, and how deep it may nest.
+private struct Reader<Bytes: RandomAccessCollection<UInt8>> where Bytes.Index == Int {
+    typealias Failure = BoundedJSONReader.Failure
+
+    private let bytes: Bytes
+    private let maximumDepth: Int
+    private(set) var index = 0
+
+    init(_ bytes: Bytes, maximumDepth: Int) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
     }
 
-    /// Parses `data` as one JSON value.
-    package static func parse(_ data: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Failure) -> JWTClaimValue {
-        try parseCountingWork(data, maximumDepth: maximumDepth).value
-    }
-
-    /// Parses `data` and counts the steps taken (a byte examined or a value begun).
-    package static func parseCountingWork(_ data: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Failure) -> (value: JWTClaimValue, work: Int) {
-        var reader = BoundedJSONReader(Array(data), maximumDepth: maximumDepth)
-        reader.skipWhitespace()
-        let value = try reader.value(depth: 0)
-        reader.skipWhitespace()
-        guard reader.index == reader.bytes.count else { throw .syntax(offset: reader.index) }
-        return (value, reader.work + reader.index)
-    }
-
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
     }
 
@@ -59,8 +66,7 @@ package struct BoundedJSONReader {
         index += count
     }
 
-    private mutating func value(depth: Int) throws(Failure) -> JWTClaimValue {
-        work += 1
+    mutating func value(depth: Int) throws(Failure) -> JWTClaimValue {
         switch current {
         case UInt8(ascii: "{")?:
             guard depth < maximumDepth else { throw .tooDeep(limit: maximumDepth) }

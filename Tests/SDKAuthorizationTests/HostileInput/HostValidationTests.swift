@@ -53,8 +53,13 @@ struct HostValidationTests {
 
     @Test(arguments: wellFormedHostPatterns)
     func hostNamesAndAddressLiteralsAreAccepted(pattern: String) throws {
-        _ = try AuthorizedDomain(pattern)
-        _ = try AuthorizationRule(host: pattern, scheme: .bearer)
+        // A host the pattern names: the wildcard's label filled in.
+        let url = try #require(URL(string: "https://\(pattern.replacingOccurrences(of: "*.", with: "a."))/x"))
+        let domain = try AuthorizedDomain(pattern)
+        #expect(domain.matches(url))
+        #expect(!domain.matches(try #require(URL(string: "https://other.example.net/x"))))
+        let rule = try AuthorizationRule(host: pattern, scheme: .bearer)
+        #expect(rule.matches(OutgoingRequest(method: "GET", url: url)))
     }
 
     /// Request URLs whose host decodes to the right suffix around a character no host can hold.
@@ -133,7 +138,14 @@ struct HostValidationTests {
     }
 
     @Test(arguments: ["http://127.0.0.1:8080", "http://[::1]:8080/api", "https://api.example.com.", "http://localhost:1"])
-    func baseURLsWithAddressOrNameHostsStillWork(value: String) throws {
-        _ = try AuthorizationConfiguration(projectToken: "p1", baseURL: value, authorization: "Token key")
+    func baseURLsWithAddressOrNameHostsStillWork(value: String) async throws {
+        let configuration = try AuthorizationConfiguration(projectToken: "p1", baseURL: value, authorization: "Token key")
+        let transport = RecordingTransport()
+        let client = try AuthorizedHTTPClient(configuration: configuration, transport: transport, diagnostics: RecordingDiagnosticsSink())
+        _ = try await client.send(.trackEvents, body: Data("{}".utf8))
+        let sent = try #require(transport.requests.first)
+        #expect(sent.url.absoluteString.hasPrefix(value))
+        #expect(sent.url.path.hasSuffix("/track/v2/projects/p1/customers/events"))
+        #expect(sent.value(forHeader: "Authorization") == "Token key")
     }
 }

@@ -64,13 +64,26 @@ struct HostileInputTests {
     }
 
     @Test func parsingCostGrowsLinearlyWithTheInput() throws {
-        // Count work, not time: the reader examines each byte a bounded number of times.
-        func work(_ text: String) throws -> Int { try BoundedJSONReader.parseCountingWork(Array(text.utf8)).work }
-        let small = "[" + Array(repeating: #"{"a":[1,2.5e3,"x\u00e9"],"b":true}"#, count: 1_000).joined(separator: ",") + "]"
-        let large = "[" + Array(repeating: #"{"a":[1,2.5e3,"x\u00e9"],"b":true}"#, count: 4_000).joined(separator: ",") + "]"
-        let ratio = Double(try work(large)) / Double(try work(small))
-        #expect(ratio > 3.9 && ratio < 4.1)
-        #expect(try work(large) <= 2 * large.utf8.count)
+        // Count work, not time, and count it outside the parser: every byte it reads goes through
+        // the subscript of a byte source that counts the reads.
+        func readsPerByte(_ text: String) throws -> Double {
+            let bytes = ReadCountingBytes(Array(text.utf8))
+            _ = try BoundedJSONReader.parse(reading: bytes)
+            return Double(bytes.counter.reads) / Double(bytes.count)
+        }
+        let shapes: [(name: String, make: (Int) -> String)] = [
+            ("objects in an array", { "[" + Array(repeating: #"{"a":[1,2.5e3,"x\u00e9"],"b":true}"#, count: $0).joined(separator: ",") + "]" }),
+            ("keys of one object", { "{" + (0..<$0).map { #""key\#($0)":\#($0)"# }.joined(separator: ",") + "}" }),
+            ("one string of escapes", { "\"" + String(repeating: #"\u00e9\n\ud83d\ude00x"#, count: $0) + "\"" }),
+            ("white space", { "[" + Array(repeating: " 1 ,\n\t", count: $0).joined() + " 2 ]" }),
+            ("nested arrays", { "[" + Array(repeating: String(repeating: "[", count: 31) + String(repeating: "]", count: 31), count: $0).joined(separator: ",") + "]" }),
+        ]
+        for shape in shapes {
+            let small = try readsPerByte(shape.make(1_000)), large = try readsPerByte(shape.make(4_000))
+            // Linear: four times the input costs four times the reads, give or take the digits of longer keys.
+            #expect(abs(large / small - 1) < 0.1, "\(shape.name): \(small) then \(large) reads per byte")
+            #expect(large <= 4, "\(shape.name): \(large) reads per byte")
+        }
     }
 
     @Test(arguments: [#"{"a":1,"a":2}"#, #"{"x":{"k":1,"k":1}}"#])
@@ -350,5 +363,24 @@ struct HostileInputTests {
                       "A.B<C.D<E.F<G.H<I.J>>>>", "A.B.C.D.E.F.G"])
     func namesThatNameNoTypeAreNotFound(name: String) {
         #expect(SwiftTypeLookup.type(named: name) == nil)
+    }
+}
+
+/// Bytes that count every read of their subscript, for tests that measure a parser's work from
+/// outside it.
+struct ReadCountingBytes: RandomAccessCollection {
+    final class Counter { var reads = 0 }
+
+    private let storage: [UInt8]
+    let counter = Counter()
+
+    init(_ storage: [UInt8]) { self.storage = storage }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { storage.count }
+
+    subscript(position: Int) -> UInt8 {
+        counter.reads += 1
+        return storage[position]
     }
 }

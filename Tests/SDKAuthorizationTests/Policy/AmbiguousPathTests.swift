@@ -128,6 +128,22 @@ struct AmbiguousPathTests {
         #expect(provider.requestedContexts.isEmpty)
     }
 
+    @Test func aCatalogueRequestNamedByItsEndpointKeepsAParameterHoldingASlash() async throws {
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("userInbox", method: "GET", path: "/v2/users/<userId>/inbox"), scheme: .bearer)
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: ScriptedProvider(.token("tok"))],
+                                               baseURL: URL(string: "https://api.example.com"), diagnostics: RecordingDiagnosticsSink())
+        let request = try authorizer.request(for: "userInbox", parameters: ["userId": "a/b"])
+        #expect(request.url.absoluteString == "https://api.example.com/v2/users/a%2Fb/inbox")
+        // Its URL was built from the endpoint, so the endpoint is known without matching the path.
+        let authorized = try await authorizer.authorize(request, endpoint: "userInbox")
+        #expect(authorized.request.value(forHeader: "Authorization") == "Bearer tok")
+        // Matched by its path alone, the same URL is one a server may resolve elsewhere.
+        await #expect(throws: RequestError.ambiguousPath(method: "GET", url: request.url, scope: "/v2/users/<userId>/inbox", scheme: .bearer, endpoint: "userInbox")) {
+            try await authorizer.authorize(request)
+        }
+    }
+
     @Test func aRequestSentThroughTheLoopIsRefusedBeforeTheTransport() async throws {
         let authorizer = try authorizer([rule], ScriptedProvider(.token("tok")))
         var sent = 0
