@@ -79,6 +79,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     private let routes: [EndpointID: Route]
     private let routeOrder: [Route]
     private let state: Locked<State>
+    /// The rules already reported for a request they refused only for its scheme or port.
+    private let reportedNearMisses = Locked(Set<Int>())
     /// The deadlines of the requests that run in a task of their own.
     let alarms: Alarms
 
@@ -461,6 +463,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                 throw .ambiguousPath(method: request.method, url: request.url, scope: scope, scheme: match.scheme, endpoint: match.endpoint)
             }
             (scheme, endpointID) = (match.scheme, match.endpoint)
+            if scheme == .none, endpointID == nil { reportRuleRefusingOnlyForSchemeOrPort(request) }
         }
         let context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt, deadline: deadline)
         guard scheme != .none else { return (context, nil) }
@@ -468,6 +471,22 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             throw scheme == .apiKey ? .missingProjectAuthorization(endpoint: endpointID) : .noProvider(endpoint: endpointID, scheme: scheme)
         }
         return (context, provider)
+    }
+
+    /// Logs, once per rule, a request that a rule would give a credential but for its scheme or
+    /// port (`http://127.0.0.1:8099` under a rule written `127.0.0.1:8099`, which means `https`), with
+    /// the rule's spelling that would match it.
+    private func reportRuleRefusingOnlyForSchemeOrPort(_ request: OutgoingRequest) {
+        guard let index = policy.rules.firstIndex(where: { $0.scheme != .none && $0.matchesButForSchemeOrPort(request) }),
+              reportedNearMisses.withLock({ $0.insert(index).inserted })
+        else { return }
+        let rule = policy.rules[index]
+        // The request's own origin: what the rule's host would say to match it.
+        let url = request.url
+        let host = url.host.map { $0.contains(":") && !$0.hasPrefix("[") ? "[\($0)]" : $0 } ?? ""
+        let spelling = "\(url.scheme?.lowercased() ?? "https")://\(host)" + (url.port.map { ":\($0)" } ?? "")
+        diagnostics.log(.warning, "\(AuthorizationContext.name(of: request, endpoint: nil)) goes to the host of the rule \(rule) on another scheme or port, so it carries no credential; a rule for it would name \(LogText.escaped(spelling, limit: 128)) (a rule without a scheme means https; http is allowed on a loopback host only)",
+                        scheme: rule.scheme, event: "ruleSchemeOrPortMismatch")
     }
 
     /// The ``RequestError`` a provider's error becomes, logged.

@@ -87,6 +87,15 @@ public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
         return pathPattern.matches(RequestPath(request.url.percentEncodedPathForMatching))
     }
 
+    /// Whether this rule would match `request` but for its scheme or port: the request goes to the
+    /// rule's host, method and path, over `http` where the rule says `https` (or the reverse), or on
+    /// another port.
+    func matchesButForSchemeOrPort(_ request: OutgoingRequest) -> Bool {
+        if let method, method != request.method.uppercased() { return false }
+        guard let host = request.url.host, self.host.matches(host), !self.host.matches(request.url) else { return false }
+        return pathPattern.matches(RequestPath(request.url.percentEncodedPathForMatching))
+    }
+
     public var description: String {
         "\(method ?? "*") \(host)\(path) -> \(scheme)"
     }

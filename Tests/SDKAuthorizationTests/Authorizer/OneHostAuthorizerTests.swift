@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationTesting
 import Testing
 import TestTimeLimit
 
@@ -49,5 +50,43 @@ struct OneHostAuthorizerTests {
     @Test(arguments: ["", "https://", "api.example.com/v1", "http://api.example.com"])
     func aHostPatternThatIsNotOneIsRefusedWhenMade(host: String) {
         #expect(throws: ConfigurationError.self) { try RequestAuthorizer(host: host) { "token-1" } }
+    }
+}
+
+@Suite("A rule that refuses a request only for its scheme or port says so", .hangLimit)
+struct RuleSchemeOrPortMismatchTests {
+    let sink = RecordingDiagnosticsSink()
+
+    private func authorizer(host: String) throws -> RequestAuthorizer {
+        try RequestAuthorizer(policy: AuthorizationPolicy(rules: [AuthorizationRule(host: host, scheme: .bearer)]),
+                              providers: [.bearer: ScriptedProvider([.credential(.bearer("token-1"))])], diagnostics: sink)
+    }
+
+    private func warnings() -> [String] { sink.messages(at: .warning).filter { $0.contains("on another scheme or port") } }
+
+    @Test func aLoopbackRequestOverHTTPUnderARuleWithoutASchemeIsReportedOnceWithTheSpellingThatWorks() async throws {
+        let authorizer = try authorizer(host: "127.0.0.1:8099")
+        for _ in 0..<3 {
+            let sent = try await authorizer.authorize(OutgoingRequest(method: "GET", url: URL(string: "http://127.0.0.1:8099/v1/me?token=SECRET")!))
+            #expect(sent.request.headers["Authorization"] == nil)
+        }
+        #expect(warnings().count == 1)
+        #expect(warnings().first?.contains("http://127.0.0.1:8099") == true)
+        #expect(warnings().first?.contains("SECRET") == false)
+    }
+
+    @Test func anotherPortOfTheRulesHostIsReported() async throws {
+        let authorizer = try authorizer(host: "api.example.com")
+        _ = try await authorizer.authorize(OutgoingRequest(method: "GET", url: URL(string: "https://api.example.com:8443/v1/me")!))
+        #expect(warnings().count == 1)
+        #expect(warnings().first?.contains("https://api.example.com:8443") == true)
+    }
+
+    @Test func aRequestToAnotherHostOrOneTheRuleMatchesIsNotReported() async throws {
+        let authorizer = try authorizer(host: "api.example.com")
+        _ = try await authorizer.authorize(OutgoingRequest(method: "GET", url: URL(string: "https://cdn.example.com/a.png")!))
+        let matched = try await authorizer.authorize(OutgoingRequest(method: "GET", url: URL(string: "https://api.example.com/v1/me")!))
+        #expect(matched.request.headers["Authorization"] == "Bearer token-1")
+        #expect(warnings().isEmpty)
     }
 }
