@@ -119,16 +119,13 @@ package enum Doctor {
         let manifestPath = ConfigurationFiles.displayPath(manifestURL, root: root)
         var findings: [Finding] = []
         if manifests[manifestURL] == nil {
-            do {
-                let manifest = try ProviderManifest(data: try Data(contentsOf: manifestURL))
+            do throws(ProviderManifest.Failure) {
+                let manifest = try ProviderManifest(contentsOf: manifestURL)
                 manifests[manifestURL] = .some(manifest)
                 findings += ProviderSourceScan.check(manifest, at: manifestURL, shownAs: manifestPath)
-            } catch let failure as ProviderManifest.Failure {
-                manifests[manifestURL] = .some(nil)
-                findings.append(Finding(.error, file: manifestPath, key: failure.key, failure.message))
             } catch {
                 manifests[manifestURL] = .some(nil)
-                findings.append(Finding(.error, file: manifestPath, "The provider manifest could not be read: \((error as NSError).localizedDescription)."))
+                findings.append(Finding(.error, file: manifestPath, key: error.key, error.message))
             }
         }
         guard case .some(.some(let manifest)) = manifests[manifestURL] else {
