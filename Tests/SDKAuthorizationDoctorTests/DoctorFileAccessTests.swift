@@ -74,6 +74,26 @@ struct DoctorFileAccessTests {
     }
 }
 
+@Suite("The doctor reads a token from standard input bounded")
+struct DoctorStandardInputTests {
+    @Test func anEndlessStandardInputIsReadNoFurtherThanTheLimitAndRefusedAsTooLong() throws {
+        let endless = try #require(FileHandle(forReadingAtPath: "/dev/zero"))
+        defer { try? endless.close() }
+        let token = try #require(Doctor.readToken(from: endless))
+        #expect(token.utf8.count == Doctor.maximumStandardInput + 1)
+        let report = Doctor.run(["--jwt", "-"], now: Date(timeIntervalSince1970: 0), currentDirectory: URL(fileURLWithPath: "/"), readStandardInput: { token })
+        #expect(report.exitStatus == 1)
+        #expect(report.findings.first?.message.hasPrefix("JWT: ") == true, "\(report.findings)")
+    }
+
+    @Test func aTokenOnStandardInputIsReadWhole() throws {
+        let pipe = Pipe()
+        pipe.fileHandleForWriting.write(Data("Bearer a.b.c\n".utf8))
+        try pipe.fileHandleForWriting.close()
+        #expect(Doctor.readToken(from: pipe.fileHandleForReading) == "Bearer a.b.c\n")
+    }
+}
+
 /// Bytes that count how often they are read: the scan's cost, measured from outside it.
 private final class ReadCounter {
     var reads = 0
