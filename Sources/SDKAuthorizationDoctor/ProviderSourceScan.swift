@@ -24,10 +24,12 @@ package enum ProviderSourceScan {
         let module = target.lastPathComponent
         let inTarget = manifest.providers.enumerated().filter { $0.element.type.split(separator: ".").first.map(String.init) == module }
         guard !inTarget.isEmpty, let sources = swiftSources(in: target) else { return [] }
+        func lastName(_ type: String) -> String { String(type.split(separator: ".").last ?? "") }
+        // One pass over the sources for every entry's name, however many entries there are.
+        let found = inheritanceClauses(of: Set(inTarget.map { lastName($0.element.type) }), in: sources)
         var findings: [Finding] = []
         for (index, entry) in inTarget {
-            let name = String(entry.type.split(separator: ".").last ?? "")
-            let clauses = inheritanceClauses(of: name, in: sources)
+            let clauses = found[lastName(entry.type)] ?? (0, [])
             let needed = requiredProtocol(for: entry.mode)
             let key = "providers[\(index)].type"
             if clauses.declarations == 0 {
@@ -72,22 +74,30 @@ package enum ProviderSourceScan {
     /// One pass over each source's bytes, each read once: the cost grows with the sources' size
     /// alone, whatever they hold.
     static func inheritanceClauses<Source: Collection<UInt8>>(of name: String, in sources: [Source]) -> (declarations: Int, text: [String]) {
-        var declarations = 0
-        var clauses: [String] = []
+        inheritanceClauses(of: [name], in: sources)[name] ?? (0, [])
+    }
+
+    /// ``inheritanceClauses(of:in:)`` for each of `names`, in the same one pass.
+    static func inheritanceClauses<Source: Collection<UInt8>>(of names: Set<String>, in sources: [Source]) -> [String: (declarations: Int, text: [String])] {
+        let names = Set(names.map { Array($0.utf8) })
+        var found: [String: (declarations: Int, text: [String])] = [:]
         for source in sources {
             // Declarations and extensions are looked for apart, so neither hides the other.
-            var declared = ClauseScanner(name: Array(name.utf8), keywords: ClauseScanner.declarationKeywords)
-            var extended = ClauseScanner(name: Array(name.utf8), keywords: [ClauseScanner.extensionKeyword])
+            var declared = ClauseScanner(names: names, keywords: ClauseScanner.declarationKeywords)
+            var extended = ClauseScanner(names: names, keywords: [ClauseScanner.extensionKeyword])
             for byte in source {
                 declared.consume(byte)
                 extended.consume(byte)
             }
             declared.finish()
             extended.finish()
-            declarations += declared.clauses.count
-            clauses += declared.clauses + extended.clauses
+            for (name, clause) in declared.clauses {
+                found[name, default: (0, [])].declarations += 1
+                found[name, default: (0, [])].text.append(clause)
+            }
+            for (name, clause) in extended.clauses { found[name, default: (0, [])].text.append(clause) }
         }
-        return (declarations, clauses)
+        return found
     }
 
     /// Whether `word` appears in `text` as a whole name (`SDKAuthorization.NamedProviderFactory` counts).
@@ -97,7 +107,7 @@ package enum ProviderSourceScan {
 }
 
 /// The state of ``ProviderSourceScan/inheritanceClauses(of:in:)`` in one source, fed a byte at a
-/// time: words (identifiers) are gathered, and one of `keywords` followed by the name (for
+/// time: words (identifiers) are gathered, and one of `keywords` followed by one of the names (for
 /// `extension`, by a path whose last part is the name) opens a clause that the next `{` closes.
 private struct ClauseScanner {
     private enum State {
@@ -112,16 +122,17 @@ private struct ClauseScanner {
     static let declarationKeywords: [[UInt8]] = ["class", "struct", "enum", "actor"].map { Array($0.utf8) }
     static let extensionKeyword = Array("extension".utf8)
 
-    let name: [UInt8]
+    let names: Set<[UInt8]>
     let keywords: [[UInt8]]
-    /// The clauses closed by a `{`, in order.
-    private(set) var clauses: [String] = []
+    /// The clauses closed by a `{`, in order, each with the name it follows.
+    private(set) var clauses: [(name: String, clause: String)] = []
     private var state = State.idle
     private var word: [UInt8] = []
+    private var clauseName: [UInt8] = []
     private var clause: [UInt8] = []
 
-    init(name: [UInt8], keywords: [[UInt8]]) {
-        self.name = name
+    init(names: Set<[UInt8]>, keywords: [[UInt8]]) {
+        self.names = names
         self.keywords = keywords
     }
 
@@ -145,7 +156,7 @@ private struct ClauseScanner {
                 clause.append(byte)
                 return
             }
-            clauses.append(String(decoding: clause, as: UTF8.self))
+            clauses.append((String(decoding: clauseName, as: UTF8.self), String(decoding: clause, as: UTF8.self)))
             clause.removeAll(keepingCapacity: true)
             state = .idle
             return
@@ -178,7 +189,8 @@ private struct ClauseScanner {
     private mutating func endWord(followedBy next: UInt8?) {
         if state == .afterKeyword {
             if next == UInt8(ascii: "."), keywords == [Self.extensionKeyword] { return }   // a part of the path
-            if word == name {
+            if names.contains(word) {
+                clauseName = word
                 state = .clause
                 return
             }

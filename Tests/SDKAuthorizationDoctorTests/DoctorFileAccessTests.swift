@@ -141,6 +141,15 @@ struct ProviderSourceScanCostTests {
         #expect(counter.reads == text.utf8.count)
     }
 
+    @Test func manyEntriesAreLookedForInOnePass() {
+        let names = Set((0..<200).map { "Provider\($0)" })
+        let text = names.sorted().map { "final class \($0): AuthorizationProviderType {}\n" }.joined()
+        let counter = ReadCounter()
+        let found = ProviderSourceScan.inheritanceClauses(of: names, in: [CountingBytes(bytes: Array(text.utf8), counter: counter)])
+        #expect(counter.reads == text.utf8.count)
+        #expect(found.count == 200 && found.values.allSatisfy { $0.declarations == 1 && $0.text == [": AuthorizationProviderType "] })
+    }
+
     @Test func declarationsAndExtensionsAreFoundAsBefore() {
         let text = """
             final class ExampleAuthProvider<T>: NSObject, Base {
