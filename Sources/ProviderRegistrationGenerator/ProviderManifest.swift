@@ -162,17 +162,9 @@ package struct ProviderManifest: Sendable, Equatable {
         return .success(Entry(name: name, type: type, mode: mode, line: position.line, typeLine: typePosition.line))
     }
 
-    /// A value from the manifest, quoted and cut short for a message.
+    /// A value from the manifest, quoted and cut short for a message, escaped as the doctor and
+    /// the framework escape what they echo (``LogText/doubleQuoted(_:limit:)``).
     static func quoted(_ text: String) -> String {
-        var escaped = ""
-        for scalar in text.unicodeScalars.prefix(80) {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F: escaped += "\\u{\(String(scalar.value, radix: 16))}"
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return "\"\(escaped)\(text.unicodeScalars.count > 80 ? "..." : "")\""
+        LogText.doubleQuoted(text, limit: 80)
     }
 }

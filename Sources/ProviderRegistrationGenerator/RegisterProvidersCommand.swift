@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// `sdkauth-register-providers --manifest FILE --output FILE --module-name NAME`: reads a target's
 /// `sdkauth-providers.json` and writes the Swift source that registers its providers.
@@ -27,38 +28,30 @@ package enum RegisterProvidersCommand {
         }
         let manifestURL = URL(fileURLWithPath: manifestPath)
         let absolutePath = manifestURL.standardizedFileURL.path
+        // The path as diagnostics show it: what could forge or hide a line is escaped.
+        let shownPath = LogText.readable(absolutePath, limit: 4096)
         let bytes: [UInt8]
         do {
-            let attributes = try FileManager.default.attributesOfItem(atPath: absolutePath)
-            if let size = attributes[.size] as? NSNumber, size.intValue > ProviderManifest.maximumFileSize {
-                return (1, ["\(absolutePath):1:1: error: the manifest is larger than \(ProviderManifest.maximumFileSize) bytes"])
-            }
-            bytes = Array(try Data(contentsOf: manifestURL))
+            bytes = Array(try PrivateFiles.readFile(atPath: absolutePath, limit: ProviderManifest.maximumFileSize))
+        } catch .tooLarge {
+            return (1, ["\(shownPath):1:1: error: the manifest is larger than \(ProviderManifest.maximumFileSize) bytes"])
         } catch {
-            return (1, ["\(absolutePath):1:1: error: cannot read \(ProviderManifest.fileName): \(Self.reason(error))"])
+            return (1, ["\(shownPath):1:1: error: cannot read \(ProviderManifest.fileName): \(error.reason)"])
         }
         switch ProviderManifest.parse(bytes) {
         case .failure(let problems):
-            return (1, problems.list.map { $0.formatted(path: absolutePath) })
+            return (1, problems.list.map { $0.formatted(path: shownPath) })
         case .success(let manifest):
-            let code = RegistrationCode.generate(manifest, manifestPath: absolutePath, moduleName: moduleName)
-            let outputURL = URL(fileURLWithPath: outputPath)
+            let code = Data(RegistrationCode.generate(manifest, manifestPath: absolutePath, moduleName: moduleName).utf8)
             do {
-                if (try? Data(contentsOf: outputURL)) != Data(code.utf8) {
-                    try Data(code.utf8).write(to: outputURL, options: .atomic)
+                // Written only when it changes; what is there is read no further than the new code's size.
+                if (try? PrivateFiles.readFile(atPath: outputPath, limit: code.count)) != code {
+                    try code.write(to: URL(fileURLWithPath: outputPath), options: .atomic)
                 }
             } catch {
-                return (1, ["error: cannot write \(outputPath): \(Self.reason(error))"])
+                return (1, ["error: cannot write \(LogText.readable(outputPath, limit: 4096)): \((error as NSError).localizedDescription)"])
             }
             return (0, [])
         }
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError || nsError.code == NSFileNoSuchFileError {
-            return "no such file"
-        }
-        return nsError.localizedDescription
     }
 }

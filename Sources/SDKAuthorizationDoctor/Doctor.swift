@@ -23,6 +23,22 @@ package enum Doctor {
           (neither)     check every configuration file in the package: \(ConfigurationFiles.rule)
         """
 
+    /// The most read from standard input for `--jwt -`: the longest token the framework parses,
+    /// with room for a `Bearer ` scheme and white space. One byte more is read, so a longer input
+    /// is refused as too long instead of being read to its end (`/dev/zero` has none).
+    package static let maximumStandardInput = JWTClaims.maximumTokenLength + 1_024
+
+    /// The token `--jwt -` reads from `handle`: at most ``maximumStandardInput`` + 1 bytes, or nil
+    /// when they are not UTF-8.
+    package static func readToken(from handle: FileHandle) -> String? {
+        var data = Data()
+        while data.count <= maximumStandardInput {
+            guard let chunk = try? handle.read(upToCount: maximumStandardInput + 1 - data.count), !chunk.isEmpty else { break }
+            data += chunk
+        }
+        return String(data: data, encoding: .utf8)
+    }
+
     /// What the command line asked for.
     package struct Request: Equatable {
         package var packageDirectory: String?
@@ -119,16 +135,13 @@ package enum Doctor {
         let manifestPath = ConfigurationFiles.displayPath(manifestURL, root: root)
         var findings: [Finding] = []
         if manifests[manifestURL] == nil {
-            do {
-                let manifest = try ProviderManifest(data: try Data(contentsOf: manifestURL))
+            do throws(ProviderManifest.Failure) {
+                let manifest = try ProviderManifest(contentsOf: manifestURL)
                 manifests[manifestURL] = .some(manifest)
                 findings += ProviderSourceScan.check(manifest, at: manifestURL, shownAs: manifestPath)
-            } catch let failure as ProviderManifest.Failure {
-                manifests[manifestURL] = .some(nil)
-                findings.append(Finding(.error, file: manifestPath, key: failure.key, failure.message))
             } catch {
                 manifests[manifestURL] = .some(nil)
-                findings.append(Finding(.error, file: manifestPath, "The provider manifest could not be read: \((error as NSError).localizedDescription)."))
+                findings.append(Finding(.error, file: manifestPath, key: error.key, error.message))
             }
         }
         guard case .some(.some(let manifest)) = manifests[manifestURL] else {

@@ -38,11 +38,26 @@ package struct ProviderManifest: Sendable, Equatable {
     package static let modes = ["customerToken", "factory"]
     private static let shape = "expected {\"providers\": [{\"name\": ..., \"type\": \"Module.TypeName\", \"mode\": \"customerToken\" or \"factory\"}]}"
 
+    /// Reads the manifest at `url` as the framework reads a configuration file: the path must name a
+    /// regular file itself (not a symbolic link, a directory or a FIFO), and a file larger than
+    /// `AuthorizationConfiguration.maximumFileSize` is refused before it is read.
+    package init(contentsOf url: URL) throws(Failure) {
+        let data: Data
+        do {
+            data = try PrivateFiles.readFile(atPath: url.path, limit: AuthorizationConfiguration.maximumFileSize)
+        } catch .tooLarge {
+            throw Self.tooLarge
+        } catch {
+            throw Failure(message: "The provider manifest could not be read: \(error.reason).")
+        }
+        try self.init(data: data)
+    }
+
+    private static let tooLarge = Failure(message: "The provider manifest is larger than \(AuthorizationConfiguration.maximumFileSize) bytes; it was not read.")
+
     /// Reads a manifest with the framework's bounded JSON reader (a repeated key is refused).
     package init(data: Data) throws(Failure) {
-        guard data.count <= AuthorizationConfiguration.maximumFileSize else {
-            throw Failure(message: "The provider manifest is larger than \(AuthorizationConfiguration.maximumFileSize) bytes; it was not read.")
-        }
+        guard data.count <= AuthorizationConfiguration.maximumFileSize else { throw Self.tooLarge }
         let root: JWTClaimValue
         do {
             root = try BoundedJSONReader.parse(data, maximumDepth: 4)

@@ -24,10 +24,12 @@ package enum ProviderSourceScan {
         let module = target.lastPathComponent
         let inTarget = manifest.providers.enumerated().filter { $0.element.type.split(separator: ".").first.map(String.init) == module }
         guard !inTarget.isEmpty, let sources = swiftSources(in: target) else { return [] }
+        func lastName(_ type: String) -> String { String(type.split(separator: ".").last ?? "") }
+        // One pass over the sources for every entry's name, however many entries there are.
+        let found = inheritanceClauses(of: Set(inTarget.map { lastName($0.element.type) }), in: sources)
         var findings: [Finding] = []
         for (index, entry) in inTarget {
-            let name = String(entry.type.split(separator: ".").last ?? "")
-            let clauses = inheritanceClauses(of: name, in: sources)
+            let clauses = found[lastName(entry.type)] ?? (0, [])
             let needed = requiredProtocol(for: entry.mode)
             let key = "providers[\(index)].type"
             if clauses.declarations == 0 {
@@ -41,46 +43,158 @@ package enum ProviderSourceScan {
         return findings
     }
 
-    /// Every `.swift` file's text under `folder` (hidden folders skipped), or nil past the limit.
-    static func swiftSources(in folder: URL) -> [String]? {
+    /// Every `.swift` file's bytes under `folder` (hidden folders skipped), or nil past the limit.
+    /// Each file is read as the framework reads a configuration file, bounded by what is left of
+    /// the limit; a symbolic link, FIFO or unreadable file is passed over.
+    static func swiftSources(in folder: URL) -> [Data]? {
         guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles]) else {
             return []
         }
-        var texts: [String] = []
+        var sources: [Data] = []
         var total = 0
         for case let url as URL in walker where url.pathExtension == "swift" {
-            guard let data = try? Data(contentsOf: url) else { continue }
-            total += data.count
-            guard total <= maximumSourceBytes else { return nil }
-            texts.append(String(decoding: data, as: UTF8.self))
+            do {
+                let data = try PrivateFiles.readFile(atPath: url.path, limit: maximumSourceBytes - total)
+                total += data.count
+                sources.append(data)
+            } catch .tooLarge {
+                return nil
+            } catch {
+                continue
+            }
         }
-        return texts
+        return sources
     }
 
-    /// The inheritance clauses (text between the name and `{`) of every declaration of `name`,
-    /// and of every extension of it, and how many declarations there are.
-    static func inheritanceClauses(of name: String, in sources: [String]) -> (declarations: Int, text: [String]) {
-        let escaped = NSRegularExpression.escapedPattern(for: name)
-        guard let declaration = try? NSRegularExpression(pattern: #"\b(?:class|struct|enum|actor)\s+"# + escaped + #"\b([^{]*)\{"#),
-              let extensionOf = try? NSRegularExpression(pattern: #"\bextension\s+(?:[A-Za-z_][A-Za-z0-9_]*\.)*"# + escaped + #"\b([^{]*)\{"#)
-        else { return (0, []) }
-        var declarations = 0
-        var clauses: [String] = []
+    /// The inheritance clauses (text between the name and `{`) of every declaration of `name`
+    /// (`class`, `struct`, `enum` or `actor` followed by the name), and of every extension of it
+    /// (`extension Name` or `extension Outer.Name`), and how many declarations there are. A
+    /// declaration or extension with no `{` after it is not counted.
+    ///
+    /// One pass over each source's bytes, each read once: the cost grows with the sources' size
+    /// alone, whatever they hold.
+    static func inheritanceClauses<Source: Collection<UInt8>>(of name: String, in sources: [Source]) -> (declarations: Int, text: [String]) {
+        inheritanceClauses(of: [name], in: sources)[name] ?? (0, [])
+    }
+
+    /// ``inheritanceClauses(of:in:)`` for each of `names`, in the same one pass.
+    static func inheritanceClauses<Source: Collection<UInt8>>(of names: Set<String>, in sources: [Source]) -> [String: (declarations: Int, text: [String])] {
+        let names = Set(names.map { Array($0.utf8) })
+        var found: [String: (declarations: Int, text: [String])] = [:]
         for source in sources {
-            let whole = NSRange(source.startIndex..., in: source)
-            for match in declaration.matches(in: source, range: whole) {
-                declarations += 1
-                if let range = Range(match.range(at: 1), in: source) { clauses.append(String(source[range])) }
+            // Declarations and extensions are looked for apart, so neither hides the other.
+            var declared = ClauseScanner(names: names, keywords: ClauseScanner.declarationKeywords)
+            var extended = ClauseScanner(names: names, keywords: [ClauseScanner.extensionKeyword])
+            for byte in source {
+                declared.consume(byte)
+                extended.consume(byte)
             }
-            for match in extensionOf.matches(in: source, range: whole) {
-                if let range = Range(match.range(at: 1), in: source) { clauses.append(String(source[range])) }
+            declared.finish()
+            extended.finish()
+            for (name, clause) in declared.clauses {
+                found[name, default: (0, [])].declarations += 1
+                found[name, default: (0, [])].text.append(clause)
             }
+            for (name, clause) in extended.clauses { found[name, default: (0, [])].text.append(clause) }
         }
-        return (declarations, clauses)
+        return found
     }
 
     /// Whether `word` appears in `text` as a whole name (`SDKAuthorization.NamedProviderFactory` counts).
     static func mentions(_ word: String, in text: String) -> Bool {
-        text.range(of: #"(?<![A-Za-z0-9_])"# + word + #"(?![A-Za-z0-9_])"#, options: .regularExpression) != nil
+        text.utf8.split(whereSeparator: { !ClauseScanner.isIdentifierByte($0) }).contains { $0.elementsEqual(word.utf8) }
+    }
+}
+
+/// The state of ``ProviderSourceScan/inheritanceClauses(of:in:)`` in one source, fed a byte at a
+/// time: words (identifiers) are gathered, and one of `keywords` followed by one of the names (for
+/// `extension`, by a path whose last part is the name) opens a clause that the next `{` closes.
+private struct ClauseScanner {
+    private enum State {
+        /// Looking for a keyword.
+        case idle
+        /// After a keyword: the next word is the name, or for `extension` the first part of a path.
+        case afterKeyword
+        /// Between the name and `{`: every byte is the clause's.
+        case clause
+    }
+
+    static let declarationKeywords: [[UInt8]] = ["class", "struct", "enum", "actor"].map { Array($0.utf8) }
+    static let extensionKeyword = Array("extension".utf8)
+
+    let names: Set<[UInt8]>
+    let keywords: [[UInt8]]
+    /// The clauses closed by a `{`, in order, each with the name it follows.
+    private(set) var clauses: [(name: String, clause: String)] = []
+    private var state = State.idle
+    private var word: [UInt8] = []
+    private var clauseName: [UInt8] = []
+    private var clause: [UInt8] = []
+
+    init(names: Set<[UInt8]>, keywords: [[UInt8]]) {
+        self.names = names
+        self.keywords = keywords
+    }
+
+    /// ASCII letters, digits, `_`, and every byte of a non-ASCII character (Swift allows many in names).
+    static func isIdentifierByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), 0x80...:
+            true
+        default:
+            false
+        }
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+    }
+
+    mutating func consume(_ byte: UInt8) {
+        if state == .clause {
+            guard byte == UInt8(ascii: "{") else {
+                clause.append(byte)
+                return
+            }
+            clauses.append((String(decoding: clauseName, as: UTF8.self), String(decoding: clause, as: UTF8.self)))
+            clause.removeAll(keepingCapacity: true)
+            state = .idle
+            return
+        }
+        if Self.isIdentifierByte(byte) {
+            word.append(byte)
+            return
+        }
+        if !word.isEmpty {
+            endWord(followedBy: byte)
+            word.removeAll(keepingCapacity: true)
+            if state == .clause { return consume(byte) }
+        }
+        // Between words: spaces keep the state, and so does the dot of an extension's path;
+        // anything else ends what was being read.
+        let pathDot = byte == UInt8(ascii: ".") && keywords == [Self.extensionKeyword]
+        if state == .afterKeyword, Self.isSpace(byte) || pathDot { return }
+        state = .idle
+    }
+
+    /// The end of the source: a clause still open has no `{` and is dropped.
+    mutating func finish() {
+        if !word.isEmpty { endWord(followedBy: nil) }
+        word.removeAll()
+        clause.removeAll()
+        state = .idle
+    }
+
+    /// A word has ended, before `next`.
+    private mutating func endWord(followedBy next: UInt8?) {
+        if state == .afterKeyword {
+            if next == UInt8(ascii: "."), keywords == [Self.extensionKeyword] { return }   // a part of the path
+            if names.contains(word) {
+                clauseName = word
+                state = .clause
+                return
+            }
+        }
+        state = keywords.contains(word) ? .afterKeyword : .idle
     }
 }

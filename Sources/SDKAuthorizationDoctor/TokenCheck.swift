@@ -72,8 +72,7 @@ package enum TokenCheck {
     static func render(_ value: JWTClaimValue) -> String {
         switch value {
         case .string(let text):
-            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            return "\"\(LogText.readable(escaped, limit: 256))\""
+            return LogText.doubleQuoted(text, limit: 256)
         case .number(let number):
             if number.isFinite, number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
             return String(number)

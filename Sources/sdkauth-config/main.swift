@@ -10,7 +10,7 @@ let report = Doctor.run(
     Array(CommandLine.arguments.dropFirst()),
     now: Date(),
     currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true),
-    readStandardInput: { String(data: FileHandle.standardInput.readDataToEndOfFile(), encoding: .utf8) }
+    readStandardInput: { Doctor.readToken(from: .standardInput) }
 )
 for finding in report.findings {
     let handle: FileHandle = finding.severity == .note ? .standardOutput : .standardError

@@ -24,7 +24,10 @@ import Tracing
 /// | `http.response.status_code` | the response's status |
 /// | `error.type` | the status for a 4xx or 5xx (the span's status is then error), the error's type when the send threw |
 ///
-/// No header field's value and no body is ever an attribute. The context is injected by the
+/// No header field's value and no body is ever an attribute. When the send throws, the span
+/// records an error made of the thrown error's type and its text with the URL's user information,
+/// query and fragment and the request's header values taken out, never the thrown error itself:
+/// a transport's error text may hold the whole URL. The context is injected by the
 /// instrument: the `tracer:` given, or else `InstrumentationSystem.instrument` at each send (the
 /// instrument `withTracer(_:_:)` bound in the sending task, or the bootstrapped one). With no
 /// instrument bootstrapped, nothing is added and the span is a no-op.
@@ -88,7 +91,8 @@ public struct TracingHTTPTransport: HTTPTransport {
             return response
         } catch {
             span.attributes["error.type"] = String(reflecting: type(of: error))
-            span.recordError(error)
+            // Never the error itself: its text may hold the URL's user info and query (see RedactedSendError).
+            span.recordError(RedactedSendError(error, request: request))
             span.setStatus(SpanStatus(code: .error))
             throw error
         }

@@ -36,6 +36,28 @@ struct SwiftLogDiagnosticsSinkTests {
         #expect(!entry.message.description.contains("c2lnbmF0dXJlLXRoYXQtaXMtc2VjcmV0"))
     }
 
+    @Test func aFailedRefreshIsLoggedWithoutTheURLsUserInfoQueryOrCredential() async throws {
+        let (logger, handler) = logger()
+        let sink = SwiftLogDiagnosticsSink(logger: logger)
+        // The request has no endpoint, so it is named by its URL; the refresh's error text is the whole URL.
+        let url = URL(string: "https://user:pw-secret@api.example.com/inbox?api_key=key-secret#frag-secret")!
+        let provider = try RefreshingTokenProvider(diagnostics: sink) {
+            throw URLError(.cannotConnectToHost, userInfo: [NSURLErrorFailingURLStringErrorKey: url.absoluteString])
+        }
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(origin: URL(string: "https://api.example.com")!, scheme: .bearer))
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider], diagnostics: sink)
+        await #expect(throws: RequestError.self) {
+            try await AuthorizedHTTPClient(authorizer: authorizer, transport: RecordingTransport())
+                .send(OutgoingRequest(method: "GET", url: url, headers: ["X-Api-Key": "token-secret-value"]))
+        }
+        #expect(handler.entries.contains { $0.message.description.contains("The token refresh failed") })
+        for entry in handler.entries {
+            let text = "\(entry.message) \(entry.metadata)"
+            #expect(!["user:", "pw-secret", "key-secret", "frag-secret", "token-secret-value"].contains { text.contains($0) }, "\(text)")
+        }
+    }
+
     @Test func eachLevelMapsToTheSameSwiftLogLevel() {
         let (logger, handler) = logger()
         let sink = SwiftLogDiagnosticsSink(logger: logger)

@@ -141,4 +141,53 @@ struct TracingHTTPTransportTests {
         #expect(span.status?.code == .error)
         #expect(span.errors.count == 1)
     }
+
+    /// The secrets the requests below carry; none may reach a span.
+    static let secrets = ["pw-secret", "key-secret", "frag-secret", "token-secret-value"]
+
+    /// Every text a tracer may export of the recorded errors: description, reflection, and the
+    /// `localizedDescription` of the bridged error.
+    func recordedErrorTexts(_ span: FinishedInMemorySpan) -> [String] {
+        span.errors.flatMap { [String(describing: $0.error), String(reflecting: $0.error), ($0.error as NSError).localizedDescription] }
+    }
+
+    @Test func aURLSessionErrorIsRecordedWithoutTheURLsUserInfoOrQuery() async throws {
+        // Nothing listens on port 1: the send fails, and the error's text names the URL.
+        let url = URL(string: "http://user:pw-secret@127.0.0.1:1/pot?api_key=key-secret#frag-secret")!
+        let transport = TracingHTTPTransport(URLSessionHTTPTransport(timeout: 10), tracer: tracer)
+        await #expect(throws: (any Error).self) {
+            _ = try await transport.send(OutgoingRequest(method: "GET", url: url, headers: ["Authorization": "Bearer token-secret-value"]))
+        }
+        let span = try #require(tracer.spans.finishedSpans.first)
+        #expect(span.errors.count == 1)
+        let texts = recordedErrorTexts(span)
+        for text in texts {
+            #expect(!Self.secrets.contains { text.contains($0) }, "\(text)")
+            #expect(!text.contains("user:"), "\(text)")
+        }
+    }
+
+    @Test func aTransportErrorIsRecordedAsItsTypeAndItsTextWithTheRequestsSecretsRedacted() async throws {
+        struct ChattyError: Error, CustomStringConvertible {
+            var description: String {
+                "could not reach <https://user:pw-secret@api.example.com/v1/pot?api_key=key-secret&n=1#frag-secret> "
+                    + "(key key-secret, sent with Bearer token-secret-value)"
+            }
+        }
+        let failing = RecordingTransport()
+        failing.enqueue(.failure(ChattyError()))
+        let url = URL(string: "https://user:pw-secret@api.example.com/v1/pot?api_key=key-secret&n=1#frag-secret")!
+        await #expect(throws: ChattyError.self) {
+            _ = try await TracingHTTPTransport(failing, tracer: tracer)
+                .send(OutgoingRequest(method: "GET", url: url, headers: ["Authorization": "Bearer token-secret-value"]))
+        }
+        let span = try #require(tracer.spans.finishedSpans.first)
+        let recorded = try #require(span.errors.first)
+        #expect(String(describing: recorded.error) == String(reflecting: ChattyError.self)
+            + ": could not reach <https://api.example.com/v1/pot?<redacted>> (key <redacted>, sent with <redacted>)")
+        #expect(span.attributes["error.type"]?.toSpanAttribute() == String(reflecting: ChattyError.self).toSpanAttribute())
+        for text in recordedErrorTexts(span) {
+            #expect(!Self.secrets.contains { text.contains($0) }, "\(text)")
+        }
+    }
 }

@@ -50,13 +50,43 @@ package enum LogText {
                 result += "…"
                 break
             }
-            switch scalar.value {
-            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF:
+            if couldForgeOrHide(scalar) {
                 result += "\\u{\(String(scalar.value, radix: 16))}"
-            default:
+            } else {
                 result.unicodeScalars.append(scalar)
             }
         }
         return result
+    }
+
+    /// `value` in double quotes, as a JSON or Swift string literal writes it: `"` and `\` escaped,
+    /// and what ``readable(_:limit:)`` escapes written as `\u{...}`, cut at `limit` characters. For
+    /// tools that echo a value from a file (the doctor, the registration generator), so every tool
+    /// escapes what it echoes the same way.
+    package static func doubleQuoted(_ value: String, limit: Int) -> String {
+        var result = "\""
+        for (count, scalar) in value.unicodeScalars.enumerated() {
+            if count == limit {
+                result += "…"
+                break
+            }
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case _ where couldForgeOrHide(scalar): result += "\\u{\(String(scalar.value, radix: 16))}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    /// Control characters (C0, DEL, C1 such as U+0085), line and paragraph separators,
+    /// bidirectional controls and the byte-order mark: what could forge a log line or hide its
+    /// content.
+    private static func couldForgeOrHide(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF: true
+        default: false
+        }
     }
 }

@@ -136,3 +136,84 @@ package enum PrivateFiles {
         }
     }
 }
+
+// MARK: - Reading a file from outside
+
+extension PrivateFiles {
+    /// Why a file from outside (a configuration file, a provider manifest, a source file) was not
+    /// read.
+    package enum ReadProblem: Error, Equatable, Sendable {
+        /// Nothing is at the path.
+        case noSuchFile
+        /// The path is a symbolic link; it is not followed.
+        case symbolicLink
+        /// The path is a directory.
+        case directory
+        /// The path is a FIFO, device or socket: reading it could block forever or never end.
+        case notARegularFile
+        /// The file is larger than `limit` bytes; it was not read.
+        case tooLarge(limit: Int)
+        /// A system call failed: `call` names what was done, `errno` why.
+        case systemCall(String, errno: Int32)
+
+        /// The problem in words, for an error message: "no such file", "it is a directory", ...
+        package var reason: String {
+            switch self {
+            case .noSuchFile: "no such file"
+            case .symbolicLink: "it is a symbolic link, which is not followed"
+            case .directory: "it is a directory"
+            case .notARegularFile: "it is not a regular file (a FIFO, device or socket)"
+            case .tooLarge(let limit): "it is larger than \(limit) bytes"
+            case .systemCall(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
+            }
+        }
+    }
+
+    /// Reads the regular file at `path`, at most `limit` bytes of it: the one way the framework
+    /// and its tools read a file they did not write.
+    ///
+    /// The file is opened without following a symbolic link (`O_NOFOLLOW`) and without blocking
+    /// (`O_NONBLOCK`: a FIFO would wait for a writer); what was opened must be a regular file, and
+    /// its size is checked on the open descriptor (`fstat`), so a file is judged by what is read,
+    /// not by what the path showed a moment before. The file is then read no further than
+    /// `limit + 1` bytes, so one that grew meanwhile is refused too.
+    package static func readFile(atPath path: String, limit: Int) throws(ReadProblem) -> Data {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if descriptor < 0 {
+            let code = errno
+            switch code {
+            case ENOENT: throw .noSuchFile
+            case ELOOP: throw .symbolicLink
+            case EISDIR: throw .directory
+            case ENXIO: throw .notARegularFile
+            default: throw .systemCall("open", errno: code)
+            }
+        }
+        defer { _ = close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .systemCall("fstat", errno: errno) }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw .directory
+        default: throw .notARegularFile
+        }
+        guard status.st_size <= limit else { throw .tooLarge(limit: limit) }
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else { throw .systemCall("fcntl", errno: errno) }
+
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: min(limit + 1, 65_536))
+        while data.count <= limit {
+            let wanted = min(chunk.count, limit + 1 - data.count)
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, wanted) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .systemCall("read", errno: errno)
+            }
+            if count == 0 { break }
+            data.append(contentsOf: chunk[..<count])
+        }
+        guard data.count <= limit else { throw .tooLarge(limit: limit) }
+        return data
+    }
+}

@@ -75,9 +75,11 @@ extension AuthorizationConfiguration {
     /// Reads a configuration file; the format comes from the extension (`.json`, `.plist`), or from
     /// the content when the extension is neither.
     ///
-    /// Files are untrusted input: at most ``maximumFileSize`` bytes are read, JSON is read in one
-    /// bounded pass that refuses a repeated key, and a property list is checked for its size and
-    /// shape (one dictionary of plain values) before it is parsed.
+    /// Files are untrusted input: the path must name a regular file itself (a symbolic link, a
+    /// directory, a FIFO or a device is refused without waiting on it), its size is checked before
+    /// it is read, at most ``maximumFileSize`` bytes are read, JSON is read in one bounded pass that
+    /// refuses a repeated key, and a property list is checked for its size and shape (one
+    /// dictionary of plain values) before it is parsed.
     ///
     /// - Throws: `ConfigurationError` for an unreadable or malformed file, an unknown key, a value
     ///   of the wrong type, a built-in mode's key in a file that chooses another mode (or a mode
@@ -85,13 +87,12 @@ extension AuthorizationConfiguration {
     public init(contentsOf url: URL) throws(ConfigurationError) {
         let data: Data
         do {
-            let handle = try FileHandle(forReadingFrom: url)
-            defer { try? handle.close() }
-            data = try handle.read(upToCount: Self.maximumFileSize + 1) ?? Data()
+            data = try PrivateFiles.readFile(atPath: url.path, limit: Self.maximumFileSize)
+        } catch .tooLarge {
+            throw .fileTooLarge(limit: Self.maximumFileSize)
         } catch {
-            throw .unreadableFile(path: url.path, reason: (error as NSError).localizedDescription)
+            throw .unreadableFile(path: url.path, reason: error.reason)
         }
-        guard data.count <= Self.maximumFileSize else { throw .fileTooLarge(limit: Self.maximumFileSize) }
         let format: FileFormat
         switch url.pathExtension.lowercased() {
         case "json": format = .json
