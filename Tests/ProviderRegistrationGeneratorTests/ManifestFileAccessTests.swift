@@ -1,10 +1,11 @@
 import Foundation
 import SDKAuthorization
 import Testing
+import TestTimeLimit
 @testable import ProviderRegistrationGenerator
 
 /// How the generator opens a target's manifest, and how it echoes what the manifest holds.
-@Suite("The generator reads its manifest bounded and echoes it escaped")
+@Suite("The generator reads its manifest bounded and echoes it escaped", .hangLimit)
 final class ManifestFileAccessTests {
     private let directory: URL
     private var manifestPath: String { directory.appendingPathComponent("sdkauth-providers.json").standardizedFileURL.path }

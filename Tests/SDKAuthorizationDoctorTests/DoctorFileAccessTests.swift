@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorizationDoctor
 
 /// How the doctor opens what it reads: configuration files, manifests and the target's sources.
-@Suite("The doctor reads files bounded, without blocking or following links")
+@Suite("The doctor reads files bounded, without blocking or following links", .hangLimit)
 struct DoctorFileAccessTests {
     private func run(_ package: ScratchPackage, _ files: String...) -> DoctorReport {
         Doctor.run(["--package-directory", package.url.path] + files, now: Date(timeIntervalSince1970: 0), currentDirectory: package.url)
@@ -74,7 +75,7 @@ struct DoctorFileAccessTests {
     }
 }
 
-@Suite("The doctor reads a token from standard input bounded")
+@Suite("The doctor reads a token from standard input bounded", .hangLimit)
 struct DoctorStandardInputTests {
     @Test func anEndlessStandardInputIsReadNoFurtherThanTheLimitAndRefusedAsTooLong() throws {
         let endless = try #require(FileHandle(forReadingAtPath: "/dev/zero"))
@@ -111,7 +112,7 @@ private struct CountingBytes: Collection {
     }
 }
 
-@Suite("The doctor's source scan reads each byte once")
+@Suite("The doctor's source scan reads each byte once", .hangLimit)
 struct ProviderSourceScanCostTests {
     /// Sources built to make a scan that looks back or starts again at every match slow: many
     /// declarations and extensions of the name with no `{` after them, long extension paths.

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestTimeLimit
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 
 /// How `AuthorizationConfiguration(contentsOf:)` opens a file: only a regular file the path itself
 /// names, without waiting on it, judged by its size before it is read.
-@Suite("Configuration files are opened without blocking or following links")
+@Suite("Configuration files are opened without blocking or following links", .hangLimit)
 final class ConfigurationFileAccessTests {
     private let directory: URL
     private let good = #"{"projectToken": "p1", "baseURL": "https://api.example.com", "authorization": "Token k1"}"#
