@@ -101,24 +101,25 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["sdkauth-register-providers"]
         ),
-        // Test support only (no product): the time limit every suite of the test targets carries.
-        .target(name: "TestTimeLimit", path: "Tests/TestTimeLimit", swiftSettings: strictSettings),
+        // Test support only (no product): the time limit every suite of the test targets carries,
+        // and files that misbehave when read (FIFOs, sparse giants) for the readers' tests.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
         .testTarget(
             name: "ProviderRegistrationGeneratorTests",
-            dependencies: ["ProviderRegistrationGenerator", "TestTimeLimit"],
+            dependencies: ["ProviderRegistrationGenerator", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SDKAuthorizationTests",
             dependencies: [
                 "SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
-                "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting", "TestTimeLimit",
+                "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting", "TestSupport",
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SDKAuthorizationDoctorTests",
-            dependencies: ["SDKAuthorizationDoctor", "SDKAuthorization", "SDKAuthorizationEngagement", "TestTimeLimit"],
+            dependencies: ["SDKAuthorizationDoctor", "SDKAuthorization", "SDKAuthorizationEngagement", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ],

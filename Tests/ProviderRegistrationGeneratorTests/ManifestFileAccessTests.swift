@@ -1,7 +1,7 @@
 import Foundation
 import SDKAuthorization
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import ProviderRegistrationGenerator
 
 /// How the generator opens a target's manifest, and how it echoes what the manifest holds.

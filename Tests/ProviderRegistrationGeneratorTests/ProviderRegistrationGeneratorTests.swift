@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import ProviderRegistrationGenerator
 
 @Suite("Build-time provider registration: sdkauth-providers.json to Swift", .hangLimit)

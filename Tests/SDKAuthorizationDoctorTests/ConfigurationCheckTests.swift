@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TestTimeLimit
+import TestSupport
 import SDKAuthorization
 import SDKAuthorizationEngagement
 @testable import SDKAuthorizationDoctor

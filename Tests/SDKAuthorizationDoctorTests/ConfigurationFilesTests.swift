@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorizationDoctor
 
 @Suite("Finding a package's configuration files", .hangLimit)

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorizationDoctor
 
 /// How the doctor opens what it reads: configuration files, manifests and the target's sources.

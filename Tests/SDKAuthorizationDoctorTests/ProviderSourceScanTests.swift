@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorizationDoctor
 
 @Suite("The doctor looks for a manifest's types in the target's sources", .hangLimit)

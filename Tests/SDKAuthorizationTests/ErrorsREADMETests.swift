@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-import TestTimeLimit
+import TestSupport
 import SDKAuthorization
 
 /// The README's "Errors" example, verbatim inside a namespace, so it keeps compiling (and without

@@ -1,7 +1,7 @@
 import Foundation
-import TestTimeLimit
+import TestSupport
 import Testing
-import TestTimeLimit
+import TestSupport
 
 /// Every suite of every package's tests has a time limit, so a test that hangs fails on its own
 /// instead of stalling the whole run (`Scripts/test-all`, CI).

@@ -1,7 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorization
 
 /// A provider that records every accepted answer it is shown, and says whether it wants them.

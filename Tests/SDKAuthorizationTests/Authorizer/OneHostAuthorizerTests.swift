@@ -2,7 +2,7 @@ import Foundation
 import SDKAuthorization
 import SDKAuthorizationTesting
 import Testing
-import TestTimeLimit
+import TestSupport
 
 @Suite("One host, one credential: the common case in one call", .hangLimit)
 struct OneHostAuthorizerTests {

@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 import SDKAuthorizationTesting
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationSignature

@@ -1,7 +1,7 @@
 import Foundation
 import SDKAuthorization
 import Testing
-import TestTimeLimit
+import TestSupport
 
 @Suite("Errors say what happened and name the request", .hangLimit)
 struct RequestErrorWordingTests {

@@ -1,7 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorization
 
 /// RFC 9110 section 5.6.2: `token = 1*tchar`, written out here independently of the code under test.

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import SDKAuthorizationTesting
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken

@@ -7,7 +7,7 @@ import Glibc
 #endif
 import SDKAuthorizationTesting
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken

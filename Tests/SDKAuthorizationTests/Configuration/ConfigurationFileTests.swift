@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 

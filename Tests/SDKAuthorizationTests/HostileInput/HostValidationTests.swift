@@ -1,7 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 

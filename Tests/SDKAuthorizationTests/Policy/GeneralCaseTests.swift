@@ -2,7 +2,7 @@ import Foundation
 import SDKAuthorization
 import SDKAuthorizationTesting
 import Testing
-import TestTimeLimit
+import TestSupport
 
 /// The general case the README leads with: your own API, rules alone, your own header.
 @Suite("Your own API: rules and your own API-key header", .hangLimit)

@@ -1,5 +1,5 @@
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorization
 
 @Suite("Numbered queue (waits and deadlines)", .hangLimit)

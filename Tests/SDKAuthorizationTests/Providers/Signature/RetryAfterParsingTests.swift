@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TestTimeLimit
+import TestSupport
 @testable import SDKAuthorizationSignature
 
 @Suite("Signature mode: parsing Retry-After", .hangLimit)

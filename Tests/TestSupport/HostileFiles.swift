@@ -5,15 +5,14 @@ import Glibc
 import Darwin
 #endif
 
-/// Files that misbehave when read, for tests of code that reads files from outside. (The same
-/// helpers are in each test target that reads files: SDKAuthorizationTests,
-/// SDKAuthorizationDoctorTests, ProviderRegistrationGeneratorTests.)
-enum HostileFiles {
+/// Files that misbehave when read, for tests of code that reads files from outside (the
+/// configuration reader, the doctor, the registration generator).
+public enum HostileFiles {
     /// Makes a FIFO at `path` and runs `body` while another thread waits to open it for writing and
     /// then closes it at once. A reader that waits for a writer so gets an empty file instead of
     /// hanging, so code that opens a FIFO as a file fails the test's checks instead of stalling
     /// the run; the writer is let go afterwards whatever `body` did.
-    static func withFIFO<Result>(at path: String, _ body: () throws -> Result) throws -> Result {
+    public static func withFIFO<Result>(at path: String, _ body: () throws -> Result) throws -> Result {
         guard mkfifo(path, 0o600) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         let writer = DispatchGroup()
         DispatchQueue.global().async(group: writer) {
@@ -31,7 +30,7 @@ enum HostileFiles {
 
     /// Makes a sparse file of `size` bytes at `path`: it reads as that many zero bytes but takes
     /// no room on disk and no time to make.
-    static func makeSparseFile(at path: String, size: Int) throws {
+    public static func makeSparseFile(at path: String, size: Int) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(descriptor) }
@@ -42,7 +41,7 @@ enum HostileFiles {
     /// a file the call read whole shows as growth. On Linux, the bytes `read(2)` returned to any
     /// thread (`rchar` of /proc/self/io); elsewhere the peak resident size (`getrusage`), which a
     /// file read whole into memory raises as much (but which an earlier, larger peak hides).
-    static func readSoFarMiB() -> Int {
+    public static func readSoFarMiB() -> Int {
         #if os(Linux)
         let io = (try? String(contentsOfFile: "/proc/self/io", encoding: .utf8)) ?? ""
         let line = io.split(separator: "\n").first { $0.hasPrefix("rchar:") }
