@@ -25,7 +25,9 @@ import Foundation
 ///   waits for the refresh; 50 requests rejected with one stale token cause one refresh.
 /// - One refresh at a time: a refresh whose requests have all left but that ignores cancellation
 ///   still counts as running until it returns, and the requests that come meanwhile wait for it
-///   (each until its deadline) instead of starting another.
+///   (each until its deadline) instead of starting another; once it has run past
+///   ``Options/refreshTimeout`` they fail at once as timed out. Its token, when it comes, is used.
+///   ``setToken(_:)`` and ``clearToken()`` end that wait.
 /// - Every refresh counts against the authorizer's ``RefreshWindow``, whatever started it (no token
 ///   yet, expiry, a rejection); once the window is used up, the requests that need one fail with
 ///   ``RequestError/Code/refreshWindowExceeded``. A refresh that returns a token already expired

@@ -23,7 +23,8 @@ import Foundation
 ///   its work still counts as running until its runner calls ``finish(_:with:)``: requests that come
 ///   meanwhile wait for it (within their own limits) instead of starting a second one, so work that
 ///   ignores cancellation never piles up; a value it delivers late serves them, and if it fails
-///   a new flight starts for them.
+///   a new flight starts for them. The same holds for a flight that reached its lifetime: until its
+///   work ends, the requests that need a value fail with ``Configuration/flightTimeoutError`` at once.
 ///
 /// One lock guards the value, the flight and the waiters; continuations are resumed outside it.
 /// The waits' limits are kept in one heap with one alarm, at the earliest; a flight's lifetime is an
@@ -127,12 +128,21 @@ package final class SingleFlight<Value: Sendable>: Sendable {
 
     private typealias Start = @Sendable (Flight) -> (@Sendable () -> Void)?
 
+    /// A flight that no longer takes waiters but whose work still runs.
+    private struct AbandonedWork {
+        let flight: Flight
+        /// Monotonic seconds.
+        let startedAt: TimeInterval
+        /// Fails whoever waits for it once it reaches the flight lifetime, as the flight would have.
+        var lifetimeAlarm: Alarms.Alarm?
+    }
+
     private struct State {
         var value: Value?
         var generation: UInt64 = 0
         var flight: RunningFlight?
-        /// An abandoned flight whose work has not finished yet (``Configuration/waitsForAbandonedWork``).
-        var abandonedWork: Flight?
+        /// An abandoned or timed-out flight whose work has not finished yet (``Configuration/waitsForAbandonedWork``).
+        var abandonedWork: AbandonedWork?
         /// What starts a flight for the requests that wait behind ``abandonedWork``, should it fail.
         var pendingStart: Start?
         var flightCount: UInt64 = 0
@@ -289,6 +299,11 @@ package final class SingleFlight<Value: Sendable>: Sendable {
             if let generation, state.generation != generation { return .resume(.cleared) }
             // A value that became usable since the request looked serves it.
             if let value = state.value, isUsable(value) { return .resume(.value(value)) }
+            if case .wait = join, state.flight == nil, let work = state.abandonedWork, let lifetime = configuration.flightLifetime,
+               let timeoutError = configuration.flightTimeoutError, now - work.startedAt >= lifetime {
+                // The one flight whose work may run has run past its lifetime and still runs: fail as it did.
+                return .resume(.failed(timeoutError()))
+            }
             state.waiters[index].slot = .waiting(continuation)
             state.waitingCount += 1
             if waiter.endsAt.isFinite {
@@ -301,6 +316,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
             // A flight past its lifetime takes no new waiters.
             var timedOut: EndedFlight?
             if let running = state.flight, let lifetime = configuration.flightLifetime, now - running.startedAt >= lifetime {
+                keepWorking(running, &state)
                 timedOut = state.endFlight(at: now, alarms: alarms)
             }
             guard state.flight == nil, case .wait(let start) = join else { return .waiting(started: nil, timedOut: timedOut) }
@@ -320,6 +336,30 @@ package final class SingleFlight<Value: Sendable>: Sendable {
                 attachCancel(cancel, to: started)
             }
         }
+    }
+
+    /// Keeps `running`'s work as the one that runs until its runner finishes it, when the
+    /// configuration says so (``Configuration/waitsForAbandonedWork``); it fails its waiters with
+    /// the timeout error once it reaches the flight lifetime.
+    private func keepWorking(_ running: RunningFlight, _ state: inout State) {
+        guard configuration.waitsForAbandonedWork else { return }
+        if let alarm = state.abandonedWork?.lifetimeAlarm { alarms.cancel(alarm) }
+        let flight = running.flight
+        let alarm = configuration.flightLifetime.flatMap { lifetime in
+            configuration.flightTimeoutError.map { _ in alarms.schedule(at: running.startedAt + lifetime) { [self] in expireWork(of: flight) } }
+        }
+        state.abandonedWork = AbandonedWork(flight: flight, startedAt: running.startedAt, lifetimeAlarm: alarm)
+    }
+
+    /// The abandoned work of `flight` reached the flight lifetime: whoever waits for it fails with the timeout error.
+    private func expireWork(of flight: Flight) {
+        let now = clock.monotonicNow()
+        let resumed = state.withLock { state -> Resumptions in
+            guard state.abandonedWork?.flight == flight, let error = configuration.flightTimeoutError else { return [] }
+            state.abandonedWork?.lifetimeAlarm = nil
+            return state.endAll(with: .failed(error()), at: now, alarms: alarms)
+        }
+        for (continuation, outcome) in resumed { continuation.resume(returning: outcome) }
     }
 
     /// Makes a new flight the running one.
@@ -379,7 +419,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         if configuration.abandonsUnwatchedFlights {
             // No longer the current flight: whatever it delivers late is discarded (see `finish`),
             // unless its work is still waited for.
-            if configuration.waitsForAbandonedWork { state.abandonedWork = running.flight }
+            keepWorking(running, &state)
             return state.endFlight(at: now, alarms: alarms).map { ($0, .abandoned) }
         }
         if let lifetime = configuration.flightLifetime, now - running.startedAt >= lifetime {
@@ -429,7 +469,8 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     private func expire(_ flight: Flight) {
         let now = clock.monotonicNow()
         let (ended, resumed) = state.withLock { state -> (EndedFlight?, Resumptions) in
-            guard state.flight?.flight == flight else { return (nil, []) }
+            guard let running = state.flight, running.flight == flight else { return (nil, []) }
+            keepWorking(running, &state)
             let ended = state.endFlight(at: now, alarms: alarms)
             guard let error = configuration.flightTimeoutError else { return (ended, []) }
             return (ended, state.endAll(with: .failed(error()), at: now, alarms: alarms))
@@ -453,9 +494,10 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         let now = clock.monotonicNow()
         var restart: (Flight, Start)?
         let taken = state.withLock { state -> (resumed: Resumptions, ended: EndedFlight?)? in
-            let wasAbandonedWork = state.abandonedWork == flight
+            let wasAbandonedWork = state.abandonedWork?.flight == flight
             var pendingStart: Start?
             if wasAbandonedWork {
+                if let alarm = state.abandonedWork?.lifetimeAlarm { alarms.cancel(alarm) }
                 state.abandonedWork = nil
                 pendingStart = state.pendingStart
                 state.pendingStart = nil
@@ -502,6 +544,10 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         let now = clock.monotonicNow()
         let (resumed, ended, generation) = state.withLock { state in
             state.value = value
+            // A value set by hand replaces whatever abandoned work would have delivered.
+            if let alarm = state.abandonedWork?.lifetimeAlarm { alarms.cancel(alarm) }
+            state.abandonedWork = nil
+            state.pendingStart = nil
             let ended = state.endFlight(at: now, alarms: alarms)
             return (state.endAll(with: .value(value), at: now, alarms: alarms), ended, state.generation)
         }
@@ -522,6 +568,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
             state.generation += 1
             update(state.generation)
             state.value = nil
+            if let alarm = state.abandonedWork?.lifetimeAlarm { alarms.cancel(alarm) }
             state.abandonedWork = nil
             state.pendingStart = nil
             let ended = state.endFlight(at: now, alarms: alarms)

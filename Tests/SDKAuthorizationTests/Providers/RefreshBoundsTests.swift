@@ -219,3 +219,34 @@ struct GenerationBoundWaitTests {
         }
     }
 }
+
+@Suite("A refresh past its timeout that still runs is the only one")
+struct TimedOutRefreshTests {
+    @Test func aRefreshPastItsTimeoutThatStillRunsFailsNewRequestsAtOnceWithoutStartingAnother() async throws {
+        let clock = ManualClock()
+        let server = AsyncGate()
+        let refreshes = Counter()
+        let provider = try RefreshingTokenProvider(options: .init(refreshTimeout: 10), clock: clock, diagnostics: RecordingDiagnosticsSink()) {
+            _ = refreshes.increment()
+            await server.wait()   // ignores cancellation
+            return .init("late-token")
+        }
+        let context = AuthorizationContext(endpoint: "me", url: URL(string: "https://api.example.com/v1/me")!)
+        let first = Task { try await provider.credential(for: context) }
+        await eventually("waiting", { provider.description.contains("waiting: 1") })
+        clock.advance(by: 10)
+        await #expect(throws: RequestError.credentialTimedOut(endpoint: "me", after: 10)) { try await first.value }
+        let ended = Locked(false)
+        let later = Task { () -> (any Error)? in
+            defer { ended.withLock { $0 = true } }
+            do { _ = try await provider.credential(for: context); return nil } catch { return error }
+        }
+        await eventually("a request after the timeout failed at once", { ended.withLock { $0 } })
+        #expect(refreshes.current == 1)
+        server.open()
+        #expect(await later.value as? RequestError == .credentialTimedOut(endpoint: "me", after: 10))
+        await eventually("the late token was installed", { provider.description.contains("token: set") })
+        #expect(try await provider.credential(for: context) == .bearer("late-token"))
+        #expect(refreshes.current == 1)
+    }
+}
