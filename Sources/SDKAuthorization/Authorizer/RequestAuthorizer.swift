@@ -25,8 +25,12 @@ import Foundation
 /// - A rejection counts against a credential only when the response answered a request that
 ///   carried it (``AuthorizedRequest/carriesCredential``).
 /// - One retry per request, and at most ``RefreshWindow/maximumRefreshes`` refreshes per
-///   ``RefreshWindow/interval`` for each scheme, counted per rejected credential.
-/// - One deadline per request (``RequestDeadline``), shown to every provider.
+///   ``RefreshWindow/interval`` for each scheme: every refresh a built-in provider starts is counted,
+///   whatever started it; for a provider of your own, each rejected credential that gets a retry.
+/// - A rejection of a credential whose built-in provider was logged out since it was issued fails
+///   with ``RequestError/Code/credentialCleared``: nothing is refreshed or sent again for it.
+/// - One deadline per request (``RequestDeadline``), shown to every provider; every wait of the
+///   loop ends at it or at cancellation, the provider's answer hooks included.
 ///
 /// A stack that cannot hand over a closure uses the four steps the loop is made of:
 /// ``authorize(_:endpoint:)-(OutgoingRequest,_)``, ``redirect(_:after:)``, ``evaluate(_:to:)`` and ``authorize(retrying:)``.
@@ -548,7 +552,14 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// retries without counting, and gets the credential that replaced it (or waits for the refresh
     /// that is running). Once ``RefreshWindow/maximumRefreshes`` credentials have been rejected
     /// within ``RefreshWindow/interval``, a rejection of yet another one fails with
-    /// ``RequestError/Code/refreshWindowExceeded``.
+    /// ``RequestError/Code/refreshWindowExceeded``. The built-in refreshing providers count each
+    /// refresh they start in the same window (the refresh a rejection was granted counts once), so
+    /// no refresh, whatever started it, goes past the window.
+    ///
+    /// A 401 or 403 to a credential whose built-in provider was logged out since it was issued
+    /// fails with ``RequestError/Code/credentialCleared``, and the provider is not told. The
+    /// provider's hooks are waited for until the request's deadline or cancellation only
+    /// (``RequestError/Code/deadlineExceeded``, ``RequestError/Code/cancelled``).
     public func evaluate(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> ResponseEvaluation {
         guard response.statusCode == 401 || response.statusCode == 403 else {
             if authorized.issued?.inspectsAcceptedResponses == true, let failure = await reportAccepted(response, to: authorized) { return .fail(failure) }

@@ -46,7 +46,8 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         public static let providerFailed = Code(rawValue: "providerFailed")
         /// No token arrived in time. Not sent.
         public static let credentialTimedOut = Code(rawValue: "credentialTimedOut")
-        /// The user logged out while the request waited for a token. Not sent.
+        /// The user logged out while the request waited for a token (not sent), or after it was
+        /// sent with a token and before that token's rejection came back (not sent again).
         public static let credentialCleared = Code(rawValue: "credentialCleared")
         /// The app's refresh callback threw while the request waited for a token. Not sent.
         public static let refreshFailed = Code(rawValue: "refreshFailed")

@@ -120,6 +120,10 @@ public protocol AuthorizationProvider: Sendable {
     /// answered ``Credential/omitted``), never one from another origin after a redirect, and its
     /// body is whatever the stack read (an OpenAPI middleware reads a body of known length up to its
     /// limit, so a streamed one may be empty). The default does nothing.
+    ///
+    /// The request waits for it (as for ``credentialRejected(_:response:context:)``) only until its
+    /// deadline or its cancellation: a hook still running then is cancelled, and the request fails
+    /// with ``RequestError/Code/deadlineExceeded`` or ``RequestError/Code/cancelled``.
     func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async
 
     /// Whether ``credentialAccepted(_:response:context:)`` wants to be called. The default, `false`,
