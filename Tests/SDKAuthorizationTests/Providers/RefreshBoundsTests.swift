@@ -206,10 +206,16 @@ struct GenerationBoundWaitTests {
         flight.reset()
         let started = Counter()
         let join = SingleFlight<String>.Join.wait(start: { _ in _ = started.increment(); return nil })
-        guard case .cleared = await flight.value(deadline: nil, generation: before, isUsable: { _ in true }, join: join) else {
+        let ended = Locked(false)
+        let wait = Task {
+            defer { ended.withLock { $0 = true } }
+            return await flight.value(deadline: nil, generation: before, isUsable: { _ in true }, join: join)
+        }
+        await eventually("a wait of an earlier generation ended at once", { ended.withLock { $0 } })
+        flight.set("after-logout")   // ends it, should it still wait
+        guard case .cleared = await wait.value else {
             Issue.record("a wait of an earlier generation did not end as cleared"); return
         }
-        flight.set("after-logout")
         guard case .cleared = await flight.value(deadline: nil, generation: before, isUsable: { _ in true }, join: join) else {
             Issue.record("a wait of an earlier generation took the new generation's value"); return
         }
@@ -248,5 +254,32 @@ struct TimedOutRefreshTests {
         await eventually("the late token was installed", { provider.description.contains("token: set") })
         #expect(try await provider.credential(for: context) == .bearer("late-token"))
         #expect(refreshes.current == 1)
+    }
+}
+
+@Suite("Abandoned work that is still waited for (SingleFlight)")
+struct AbandonedWorkTests {
+    @Test func requestsBehindAbandonedWorkThatFailsGetOneNewFlightAndItsValue() async {
+        let clock = ManualClock()
+        let flight = SingleFlight<String>(clock: clock, configuration: .init(abandonsUnwatchedFlights: true, waitsForAbandonedWork: true))
+        let flights = Locked<[SingleFlight<String>.Flight]>([])
+        let join = SingleFlight<String>.Join.wait(start: { started in flights.withLock { $0.append(started) }; return nil })
+        let first = Task { await flight.value(deadline: RequestDeadline(seconds: 1, from: clock), isUsable: { _ in true }, join: join) }
+        await eventually("the first flight started", { flights.withLock { $0.count } == 1 })
+        clock.advance(by: 1)
+        guard case .deadlineExceeded = await first.value else { Issue.record("the first wait did not end at its deadline"); return }
+        // Its work still runs: the next request waits for it and starts nothing.
+        let second = Task { await flight.value(deadline: nil, isUsable: { _ in true }, join: join) }
+        await eventually("the second request waits", { flight.waitingCount == 1 })
+        #expect(flights.withLock { $0.count } == 1)
+        struct Failed: Error {}
+        flight.finish(flights.withLock { $0[0] }, with: .failure(Failed()))
+        await eventually("a new flight started for it", { flights.withLock { $0.count } == 2 })
+        guard flights.withLock({ $0.count }) == 2 else {
+            flight.reset()   // ends the wait, so the test ends
+            return
+        }
+        flight.finish(flights.withLock { $0[1] }, with: .success("fresh"))
+        guard case .value("fresh") = await second.value else { Issue.record("the waiting request did not get the new flight's value"); return }
     }
 }
