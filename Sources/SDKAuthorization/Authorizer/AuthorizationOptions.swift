@@ -1,10 +1,13 @@
 import Foundation
 
-/// A cap on refreshes: more than ``maximumRefreshes`` retries after a rejected credential within
-/// ``interval`` seconds, and further rejections fail with
-/// ``RequestError/Code/refreshWindowExceeded`` instead of refreshing again. It stops a server that
-/// rejects every new token from turning each request into a refresh loop (Alamofire's
-/// `RefreshWindow`).
+/// A cap on refreshes: at most ``maximumRefreshes`` within ``interval`` seconds for each scheme;
+/// past it, requests fail with ``RequestError/Code/refreshWindowExceeded`` instead of refreshing
+/// again. It stops a server that rejects every new token from turning each request into a refresh
+/// loop (Alamofire's `RefreshWindow`).
+///
+/// ``RefreshingTokenProvider`` (and a ``CachingAuthorizationProvider`` around it) counts every refresh
+/// it starts, whatever started it: no token yet, an expiry, a token marked stale by a rejection.
+/// For a provider of your own, the authorizer counts each rejected credential that gets a retry.
 public struct RefreshWindow: Sendable, Equatable {
     /// How many refreshes the window allows.
     public var maximumRefreshes: Int
@@ -22,7 +25,7 @@ public struct RefreshWindow: Sendable, Equatable {
 ///
 /// | option | default | |
 /// | --- | --- | --- |
-/// | ``refreshWindow`` | 5 in 30 s | refreshes after rejections before requests fail instead |
+/// | ``refreshWindow`` | 5 in 30 s | refreshes (however started) before requests fail instead |
 /// | ``redirectLimit`` | 5 | redirects one request follows (0 to 20) |
 /// | ``sensitiveHeaderNames`` | empty | caller headers dropped on a redirect to another origin, beside `Authorization`, `Cookie`, `Proxy-Authorization` and every credential header, even when also forwarded |
 /// | ``forwardedHeaderNames`` | empty | caller headers that follow a redirect to another origin beside the safelist (`Accept`, `User-Agent`...) |

@@ -57,6 +57,9 @@ struct IssuedCredential: Sendable {
     let context: AuthorizationContext
     /// The provider's ``AuthorizationProvider/inspectsAcceptedResponses``, read once when it was issued.
     let inspectsAcceptedResponses: Bool
+    /// The generation the provider was in when it was asked (``GenerationalProvider``); `nil` for
+    /// a provider without generations.
+    var generation: UInt64? = nil
 }
 
 /// What to do with the response to an authorized request.

@@ -25,8 +25,12 @@ import Foundation
 /// - A rejection counts against a credential only when the response answered a request that
 ///   carried it (``AuthorizedRequest/carriesCredential``).
 /// - One retry per request, and at most ``RefreshWindow/maximumRefreshes`` refreshes per
-///   ``RefreshWindow/interval`` for each scheme, counted per rejected credential.
-/// - One deadline per request (``RequestDeadline``), shown to every provider.
+///   ``RefreshWindow/interval`` for each scheme: every refresh a built-in provider starts is counted,
+///   whatever started it; for a provider of your own, each rejected credential that gets a retry.
+/// - A rejection of a credential whose built-in provider was logged out since it was issued fails
+///   with ``RequestError/Code/credentialCleared``: nothing is refreshed or sent again for it.
+/// - One deadline per request (``RequestDeadline``), shown to every provider; every wait of the
+///   loop ends at it or at cancellation, the provider's answer hooks included.
 ///
 /// A stack that cannot hand over a closure uses the four steps the loop is made of:
 /// ``authorize(_:endpoint:)-(OutgoingRequest,_)``, ``redirect(_:after:)``, ``evaluate(_:to:)`` and ``authorize(retrying:)``.
@@ -51,6 +55,12 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
     }
 
+    private struct RefreshRecord {
+        let time: TimeInterval
+        let credential: Int?
+        var started: Bool
+    }
+
     private struct State {
         var providers: [AuthorizationScheme: any AuthorizationProvider]
         /// The schemes whose provider does not end its waits by the deadline by itself
@@ -59,9 +69,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         /// The schemes whose provider inspects accepted responses
         /// (``AuthorizationProvider/inspectsAcceptedResponses``), read when it was installed.
         var inspectingSchemes: Set<AuthorizationScheme>
-        /// The refreshes granted per scheme, oldest first: when (monotonic seconds), and a hash of
-        /// the credential whose rejection was granted one (never the credential itself).
-        var refreshes: [AuthorizationScheme: [(time: TimeInterval, credential: Int)]] = [:]
+        /// The refreshes counted per scheme, oldest first: when (monotonic seconds), a hash of the
+        /// credential it replaces (never the credential itself; `nil` when there was none), and
+        /// whether a provider has started it (``admitRefresh(scheme:replacing:for:)``) or it is
+        /// only granted to a rejection so far.
+        var refreshes: [AuthorizationScheme: [RefreshRecord]] = [:]
     }
 
     /// The policy in force.
@@ -336,7 +348,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                 let (response, head) = try await sendFollowingRedirects(&authorized, sent: &sent, through: stack, reading: read)
                 guard head.statusCode == 401 || head.statusCode == 403 else {
                     // Checked here so a provider that reads no accepted answers costs no call.
-                    if authorized.issued?.inspectsAcceptedResponses == true { await reportAccepted(head, to: authorized) }
+                    if authorized.issued?.inspectsAcceptedResponses == true, let failure = await reportAccepted(head, to: authorized) { throw failure }
                     return response
                 }
                 switch await evaluate(head, to: authorized) {
@@ -422,25 +434,46 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// Authorizes the request of `previous` again, as its next attempt and within its deadline,
     /// after ``evaluate(_:to:)`` answered ``ResponseEvaluation/retry`` or ``ResponseEvaluation/retryAfter(_:)``.
+    ///
+    /// When the provider that issued the rejected credential has been logged out since
+    /// (``RefreshingTokenProvider/clearToken()``, an identity change), it fails with
+    /// ``RequestError/Code/credentialCleared``: nothing is refreshed for it, and it is never sent
+    /// with a credential fetched after the logout.
     public func authorize(retrying previous: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest {
-        try await authorize(previous.original, endpoint: previous.endpoint, attempt: previous.attempt + 1, deadline: previous.deadline)
+        var issuedGeneration: IssuedGeneration?
+        if let issued = previous.issued, let generation = issued.generation, let provider = issued.provider as? any GenerationalProvider {
+            guard provider.credentialGeneration == generation else { throw Self.clearedAfterSending(previous, response: nil) }
+            issuedGeneration = IssuedGeneration(provider, generation: generation)
+        }
+        return try await authorize(previous.original, endpoint: previous.endpoint, attempt: previous.attempt + 1, deadline: previous.deadline,
+                                   issuedGeneration: issuedGeneration)
     }
 
-    private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?) async throws(RequestError) -> AuthorizedRequest {
-        let (context, provider) = try prepare(request, endpoint: endpoint, attempt: attempt, deadline: deadline)
+    /// A request whose credential a logout cleared after it was sent with it.
+    private static func clearedAfterSending(_ authorized: AuthorizedRequest, response: ServerResponse?) -> RequestError {
+        RequestError(.credentialCleared, "The token was cleared (logout) after \(AuthorizationContext.name(of: authorized.original, endpoint: authorized.endpoint)) was sent with it; it is neither refreshed for nor sent again",
+                     endpoint: authorized.endpoint, wasSent: true, scheme: authorized.scheme, response: response)
+    }
+
+    private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?,
+                           issuedGeneration: IssuedGeneration? = nil) async throws(RequestError) -> AuthorizedRequest {
+        let (context, provider) = try prepare(request, endpoint: endpoint, attempt: attempt, deadline: deadline, issuedGeneration: issuedGeneration)
         guard let provider else { return authorizedWithoutProvider(context) }
+        // Read before asking: a logout during the call can make the credential older than this
+        // generation, never newer, so a rejection after a logout is always recognised.
+        let generation = (provider as? any GenerationalProvider).map { issuedGeneration?.generation(for: $0) ?? $0.credentialGeneration }
         let credential: Credential
         do {
             credential = try await provider.credential(for: context)
         } catch {
             throw providerFailure(error, context)
         }
-        return try attach(credential, from: provider, to: context)
+        return try attach(credential, from: provider, generation: generation, to: context)
     }
 
     /// Checks the caller's header fields, finds the scheme and its provider (none for
     /// ``AuthorizationScheme/none``).
-    private func prepare(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?)
+    private func prepare(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?, issuedGeneration: IssuedGeneration?)
         throws(RequestError) -> (AuthorizationContext, (any AuthorizationProvider)?) {
         if Task.isCancelled { throw .cancelled }
         for (name, value) in request.headers where !HeaderFieldRules.isValidHeader(name: name, value: value) {
@@ -465,11 +498,13 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             (scheme, endpointID) = (match.scheme, match.endpoint)
             if scheme == .none, endpointID == nil { reportRuleRefusingOnlyForSchemeOrPort(request) }
         }
-        let context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt, deadline: deadline)
+        var context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt, deadline: deadline)
         guard scheme != .none else { return (context, nil) }
         guard let provider = provider(for: scheme) else {
             throw scheme == .apiKey ? .missingProjectAuthorization(endpoint: endpointID) : .noProvider(endpoint: endpointID, scheme: scheme)
         }
+        context.refreshWindow = refreshWindowGate(for: scheme)
+        context.issuedGeneration = issuedGeneration
         return (context, provider)
     }
 
@@ -510,7 +545,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Attaches the provider's credential, after checking it.
-    private func attach(_ credential: Credential, from provider: any AuthorizationProvider, to context: AuthorizationContext) throws(RequestError) -> AuthorizedRequest {
+    private func attach(_ credential: Credential, from provider: any AuthorizationProvider, generation: UInt64?, to context: AuthorizationContext) throws(RequestError) -> AuthorizedRequest {
         let endpointID = context.endpoint, scheme = context.scheme
         if Task.isCancelled { throw .cancelled }
         var authorized = context.request
@@ -532,7 +567,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             request: authorized, original: context.request, endpoint: endpointID, scheme: scheme, attempt: context.attempt,
             deadline: context.deadline, carriesCredential: !credential.isOmitted,
             issued: IssuedCredential(provider: provider, credential: credential, context: context,
-                                     inspectsAcceptedResponses: provider.inspectsAcceptedResponses)
+                                     inspectsAcceptedResponses: provider.inspectsAcceptedResponses, generation: generation)
         )
     }
 
@@ -563,10 +598,17 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// retries without counting, and gets the credential that replaced it (or waits for the refresh
     /// that is running). Once ``RefreshWindow/maximumRefreshes`` credentials have been rejected
     /// within ``RefreshWindow/interval``, a rejection of yet another one fails with
-    /// ``RequestError/Code/refreshWindowExceeded``.
+    /// ``RequestError/Code/refreshWindowExceeded``. The built-in refreshing providers count each
+    /// refresh they start in the same window (the refresh a rejection was granted counts once), so
+    /// no refresh, whatever started it, goes past the window.
+    ///
+    /// A 401 or 403 to a credential whose built-in provider was logged out since it was issued
+    /// fails with ``RequestError/Code/credentialCleared``, and the provider is not told. The
+    /// provider's hooks are waited for until the request's deadline or cancellation only
+    /// (``RequestError/Code/deadlineExceeded``, ``RequestError/Code/cancelled``).
     public func evaluate(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> ResponseEvaluation {
         guard response.statusCode == 401 || response.statusCode == 403 else {
-            if authorized.issued?.inspectsAcceptedResponses == true { await reportAccepted(response, to: authorized) }
+            if authorized.issued?.inspectsAcceptedResponses == true, let failure = await reportAccepted(response, to: authorized) { return .fail(failure) }
             return .accept
         }
         let rejection = RequestError.authorizationRejected(response: response, scheme: authorized.scheme, endpoint: authorized.endpoint)
@@ -576,10 +618,20 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             return .fail(rejection)
         }
         let name = issued.context.requestName
+        if let generation = issued.generation, let provider = issued.provider as? any GenerationalProvider, provider.credentialGeneration != generation {
+            diagnostics.log(.info, "\(name) was rejected with HTTP \(response.statusCode) after a logout; it fails as cleared, without a refresh or a retry",
+                            endpoint: authorized.endpoint, scheme: authorized.scheme, event: RequestError.Code.credentialCleared.rawValue)
+            return .fail(Self.clearedAfterSending(authorized, response: response))
+        }
         diagnostics.log(.warning, "\(name) was rejected with HTTP \(response.statusCode) (\(issued.credential))",
                         endpoint: authorized.endpoint, scheme: authorized.scheme, event: AuthorizationEvent.Kind.credentialRejected.rawValue)
         observer?.observe(AuthorizationEvent(.credentialRejected, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode))
-        let decision = await issued.provider.credentialRejected(issued.credential, response: response, context: issued.context)
+        let provider = issued.provider, credential = issued.credential, context = issued.context
+        let decision: RejectionDecision
+        switch await untilDeadline(of: authorized, { await provider.credentialRejected(credential, response: response, context: context) }) {
+        case .success(let answer): decision = answer
+        case .failure(let failure): return .fail(failure)
+        }
         let delay: TimeInterval?
         switch decision {
         case .fail: return .fail(rejection)
@@ -600,7 +652,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             defer { state.refreshes[authorized.scheme] = granted }
             if granted.contains(where: { $0.credential == fingerprint }) { return .alreadyRefreshing }
             guard granted.count < window.maximumRefreshes else { return .exceeded }
-            granted.append((now, fingerprint))
+            granted.append(RefreshRecord(time: now, credential: fingerprint, started: false))
             return .granted(count: granted.count)
         }
         switch grant {
@@ -621,17 +673,87 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         return delay.map { .retryAfter($0) } ?? .retry
     }
 
+    /// Counts a refresh that a built-in provider of `scheme` is about to start in place of
+    /// `replacing` (``RefreshWindowGate``), whatever started it: a rejection, a stale mark, an
+    /// expiry, no token yet. The refresh a rejection was granted (``evaluate(_:to:)``) is counted
+    /// once: the provider's refresh in place of that credential takes the grant. Any other refresh
+    /// takes a place of its own in the window, and there is none left after
+    /// ``RefreshWindow/maximumRefreshes`` within ``RefreshWindow/interval``.
+    ///
+    /// - Returns: `nil` when the refresh may start; otherwise ``RequestError/Code/refreshWindowExceeded``.
+    func admitRefresh(scheme: AuthorizationScheme, replacing: Credential?, for context: AuthorizationContext) -> RequestError? {
+        let endpoint = context.endpoint
+        let window = options.refreshWindow
+        let fingerprint = replacing?.hashValue
+        let admitted = state.withLock { state -> Bool in
+            let now = clock.monotonicNow()
+            var counted = state.refreshes[scheme, default: []]
+            counted.removeAll { now - $0.time >= window.interval }
+            defer { state.refreshes[scheme] = counted }
+            if let fingerprint, let granted = counted.firstIndex(where: { $0.credential == fingerprint && !$0.started }) {
+                counted[granted].started = true
+                return true
+            }
+            guard counted.count < window.maximumRefreshes else { return false }
+            counted.append(RefreshRecord(time: now, credential: fingerprint, started: true))
+            return true
+        }
+        if admitted { return nil }
+        var failure = RequestError(.refreshWindowExceeded, "\(context.requestName) needs a token refresh, but \(window.maximumRefreshes) refreshes ran within \(window.interval) seconds; failing instead of refreshing again",
+                                   endpoint: endpoint, scheme: scheme)
+        failure.wasSent = false
+        diagnostics.log(.warning, failure.description, endpoint: endpoint, scheme: scheme, event: AuthorizationEvent.Kind.refreshWindowExceeded.rawValue)
+        observer?.observe(AuthorizationEvent(.refreshWindowExceeded, scheme: scheme, endpoint: endpoint))
+        return failure
+    }
+
     /// Shows a final answer other than 401 or 403 to the provider whose credential the request
     /// carried, when it inspects such answers (``AuthorizationProvider/credentialAccepted(_:response:context:)``):
     /// the one place every stack's answers go through. A redirect the loop follows is not a final answer.
-    private func reportAccepted(_ response: ServerResponse, to authorized: AuthorizedRequest) async {
+    /// The hook runs beside the request, which waits for it until its deadline or cancellation only
+    /// (``untilDeadline(of:_:)``).
+    ///
+    /// - Returns: `nil`, or what ended the wait first: the deadline or a cancellation.
+    private func reportAccepted(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> RequestError? {
         guard let issued = authorized.issued, issued.inspectsAcceptedResponses,
               // Its credential, or no credential because the provider said so (``Credential/omitted``),
               // and never an answer from another origin.
               authorized.carriesCredential || (issued.credential.isOmitted && Origin.same(authorized.request.url, authorized.original.url)),
               ![301, 302, 303, 307, 308].contains(response.statusCode) || response.value(forHeader: "Location") == nil
-        else { return }
-        await issued.provider.credentialAccepted(issued.credential, response: response, context: issued.context)
+        else { return nil }
+        let provider = issued.provider, credential = issued.credential, context = issued.context
+        if case .failure(let failure) = await untilDeadline(of: authorized, { await provider.credentialAccepted(credential, response: response, context: context) }) {
+            return failure
+        }
+        return nil
+    }
+
+    /// Runs a provider's hook for `authorized` (``AuthorizationProvider/credentialAccepted(_:response:context:)``
+    /// or ``AuthorizationProvider/credentialRejected(_:response:context:)``) in a task of its own,
+    /// and waits for it until the request's deadline or its task's cancellation, whichever comes
+    /// first: a hook that never returns holds no request past its deadline, even in the caller's
+    /// task. A hook still running then is cancelled and its answer ignored.
+    private func untilDeadline<Answer: Sendable>(of authorized: AuthorizedRequest, _ hook: @escaping @Sendable () async -> Answer) async -> Result<Answer, RequestError> {
+        let wait = HookWait<Answer>()
+        let work = Task { wait.end(.success(await hook())) }
+        let endpoint = authorized.endpoint
+        let alarm = authorized.deadline.map { deadline in
+            alarms.schedule(at: deadline.uptime) { wait.end(.failure(.deadlineExceeded(endpoint: endpoint, after: deadline.seconds))) }
+        }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { wait.register($0) }
+        } onCancel: {
+            wait.end(.failure(.cancelled))
+        }
+        if let alarm { alarms.cancel(alarm) }
+        if case .failure(let failure) = result {
+            work.cancel()
+            if failure.code == .deadlineExceeded {
+                diagnostics.log(.warning, "The provider's answer hook did not return by the deadline; \(failure.description)",
+                                endpoint: endpoint, scheme: authorized.scheme, event: RequestError.Code.deadlineExceeded.rawValue)
+            }
+        }
+        return result
     }
 
     // MARK: Redirects
@@ -699,5 +821,46 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         result.request = request
         result.redirectCount += 1
         return result
+    }
+}
+
+/// One wait for a provider's hook (``RequestAuthorizer``): ended once, by the hook's answer, the
+/// deadline or a cancellation, whichever comes first, before or after the request starts waiting.
+private final class HookWait<Answer: Sendable>: Sendable {
+    private enum Slot {
+        case idle
+        case waiting(CheckedContinuation<Result<Answer, RequestError>, Never>)
+        case ended(Result<Answer, RequestError>)
+        case resumed
+    }
+
+    private let slot = Locked(Slot.idle)
+
+    func register(_ continuation: CheckedContinuation<Result<Answer, RequestError>, Never>) {
+        let ended = slot.withLock { slot -> Result<Answer, RequestError>? in
+            guard case .ended(let result) = slot else {
+                slot = .waiting(continuation)
+                return nil
+            }
+            slot = .resumed
+            return result
+        }
+        if let ended { continuation.resume(returning: ended) }
+    }
+
+    func end(_ result: Result<Answer, RequestError>) {
+        let waiting = slot.withLock { slot -> CheckedContinuation<Result<Answer, RequestError>, Never>? in
+            switch slot {
+            case .idle:
+                slot = .ended(result)
+                return nil
+            case .waiting(let continuation):
+                slot = .resumed
+                return continuation
+            case .ended, .resumed:
+                return nil
+            }
+        }
+        waiting?.resume(returning: result)
     }
 }

@@ -49,10 +49,14 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         public static let providerFailed = Code(rawValue: "providerFailed")
         /// No token arrived in time. Not sent.
         public static let credentialTimedOut = Code(rawValue: "credentialTimedOut")
-        /// The user logged out while the request waited for a token. Not sent.
+        /// The user logged out while the request waited for a token (not sent), or after it was
+        /// sent with a token and before that token's rejection came back (not sent again).
         public static let credentialCleared = Code(rawValue: "credentialCleared")
         /// The app's refresh callback threw while the request waited for a token. Not sent.
         public static let refreshFailed = Code(rawValue: "refreshFailed")
+        /// A refresh delivered a token that had already expired when it arrived: the requests that
+        /// waited for it fail instead of refreshing again in a loop. Not sent.
+        public static let refreshedCredentialExpired = Code(rawValue: "refreshedCredentialExpired")
         /// More refreshes than the refresh window allows: the request fails instead of looping.
         public static let refreshWindowExceeded = Code(rawValue: "refreshWindowExceeded")
         /// The request's task was cancelled.
@@ -262,6 +266,11 @@ extension RequestError {
     /// The app's refresh callback threw `error`.
     public static func refreshFailed(_ error: any Error, endpoint: EndpointID?) -> RequestError {
         RequestError(.refreshFailed, "The app's token refresh failed (\(type(of: error))) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint, underlyingError: error)
+    }
+
+    /// A refresh delivered a token that had already expired when it arrived.
+    public static func refreshedCredentialExpired(endpoint: EndpointID?) -> RequestError {
+        RequestError(.refreshedCredentialExpired, "The app's token refresh returned a token that had already expired while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint)
     }
 
     /// More refreshes than the window allows.

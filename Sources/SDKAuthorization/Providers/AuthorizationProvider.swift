@@ -19,6 +19,13 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     /// ends its wait by then; every built-in provider does. `nil` when the request has none (a
     /// context made by hand).
     public let deadline: RequestDeadline?
+    /// The authorizer's refresh window, for a built-in provider to count each refresh it starts
+    /// (``RequestAuthorizer``); `nil` for a context made by hand.
+    package var refreshWindow: RefreshWindowGate?
+    /// For a retry: the provider that issued the rejected credential, and the generation it was
+    /// issued in. A built-in provider serves the retry only while that generation is current, so a
+    /// logout in between fails it as cleared instead of refreshing for it.
+    package var issuedGeneration: IssuedGeneration?
 
     /// Creates a context for `request`.
     public init(request: OutgoingRequest, endpoint: EndpointID? = nil, scheme: AuthorizationScheme = .bearer, attempt: Int = 1,
@@ -113,6 +120,10 @@ public protocol AuthorizationProvider: Sendable {
     /// answered ``Credential/omitted``), never one from another origin after a redirect, and its
     /// body is whatever the stack read (an OpenAPI middleware reads a body of known length up to its
     /// limit, so a streamed one may be empty). The default does nothing.
+    ///
+    /// The request waits for it (as for ``credentialRejected(_:response:context:)``) only until its
+    /// deadline or its cancellation: a hook still running then is cancelled, and the request fails
+    /// with ``RequestError/Code/deadlineExceeded`` or ``RequestError/Code/cancelled``.
     func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async
 
     /// Whether ``credentialAccepted(_:response:context:)`` wants to be called. The default, `false`,

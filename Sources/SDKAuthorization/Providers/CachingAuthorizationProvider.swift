@@ -9,7 +9,11 @@ import Foundation
 /// left is cancelled, and the next request asks anew, so a wrapped provider that hangs holds no
 /// request past its deadline. A token without a readable `exp` is used for the requests that
 /// waited for it and not reused. The cache is dropped when the server rejects the cached token
-/// and on identity change; a call that returns after an identity change is not used.
+/// and on identity change; a call that returns after an identity change is not used, and a request
+/// sent before an identity change and rejected after it fails with
+/// ``RequestError/Code/credentialCleared`` without asking again. A call whose requests have left but
+/// that ignores cancellation still counts as running until it returns: the requests that come
+/// meanwhile wait for it instead of starting a second one.
 ///
 /// Turn it on with `CustomerTokenCaching.honoringExpiry(leeway:maximumAge:)` in the configuration.
 public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable, CustomReflectable {
@@ -42,14 +46,17 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
         self.leeway = leeway
         self.maximumAge = maximumAge
         self.clock = clock
-        refresh = SingleFlight(clock: clock, configuration: .init(abandonsUnwatchedFlights: true))
+        refresh = SingleFlight(clock: clock, configuration: .init(abandonsUnwatchedFlights: true, waitsForAbandonedWork: true))
     }
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         // The shared call serves every waiter: it runs without this request's deadline, and is
         // cancelled once every waiter has left.
-        let shared = AuthorizationContext(request: context.request, endpoint: context.endpoint, scheme: context.scheme, attempt: context.attempt)
-        let outcome = await refresh.value(deadline: context.deadline, isUsable: isReusable, join: .wait(start: { [self] flight in
+        // The wrapped provider counts its own refreshes in the authorizer's window.
+        var shared = AuthorizationContext(request: context.request, endpoint: context.endpoint, scheme: context.scheme, attempt: context.attempt)
+        shared.refreshWindow = context.refreshWindow
+        let outcome = await refresh.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self), isUsable: isReusable,
+                                          join: .wait(start: { [self, shared] flight in
             let call = Task { await ask(for: shared, in: flight) }
             return { call.cancel() }
         }))
@@ -105,4 +112,9 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
     public var customMirror: Mirror {
         Mirror(self, children: ["leeway": leeway, "maximumAge": maximumAge], displayStyle: .class)
     }
+}
+
+extension CachingAuthorizationProvider: GenerationalProvider {
+    /// Bumped by every ``identityDidChange()``.
+    package var credentialGeneration: UInt64 { refresh.generation }
 }

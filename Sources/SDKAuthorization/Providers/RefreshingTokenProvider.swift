@@ -23,8 +23,19 @@ import Foundation
 ///   ``Options/sendsWithoutTokenOnTimeout`` says so.
 /// - A 401 to a request that carried the current token marks it stale and asks for one retry, which
 ///   waits for the refresh; 50 requests rejected with one stale token cause one refresh.
+/// - One refresh at a time: a refresh whose requests have all left but that ignores cancellation
+///   still counts as running until it returns, and the requests that come meanwhile wait for it
+///   (each until its deadline) instead of starting another; once it has run past
+///   ``Options/refreshTimeout`` they fail at once as timed out. Its token, when it comes, is used.
+///   ``setToken(_:)`` and ``clearToken()`` end that wait.
+/// - Every refresh counts against the authorizer's ``RefreshWindow``, whatever started it (no token
+///   yet, expiry, a rejection); once the window is used up, the requests that need one fail with
+///   ``RequestError/Code/refreshWindowExceeded``. A refresh that returns a token already expired
+///   fails its requests with ``RequestError/Code/refreshedCredentialExpired``.
 /// - ``clearToken()`` (logout) fails the waiting requests with
-///   ``RequestError/Code/credentialCleared``, and a refresh that returns after it is dropped.
+///   ``RequestError/Code/credentialCleared``, and a refresh that returns after it is dropped. A
+///   request sent before it and rejected after it fails as cleared too: nothing is refreshed for
+///   it, and it is never sent again with a token fetched after the logout.
 public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
     /// A token and when it expires.
     public struct Token: Sendable, Equatable {
@@ -116,7 +127,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         self.refresh = SingleFlight(clock: clock, configuration: .init(
             flightLifetime: timeout,
             flightTimeoutError: { RequestError.credentialTimedOut(endpoint: nil, after: timeout) },
-            abandonsUnwatchedFlights: true
+            abandonsUnwatchedFlights: true,
+            waitsForAbandonedWork: true
         ), value: token.map { State(token: $0) })
     }
 
@@ -158,7 +170,13 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
             guard let expiresAt = state.token.expiresAt else { return true }
             return expiresAt.timeIntervalSince(clock.now()) >= leeway
         }
-        let outcome = await refresh.value(deadline: context.deadline, isUsable: isFresh, join: .wait(start: { [self] flight in
+        let outcome = await refresh.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self), isUsable: isFresh,
+                                          join: .wait(start: { [self] flight in
+            // Counted in the authorizer's refresh window, however this refresh was started.
+            if let refused = context.refreshWindow?.admitRefresh(replacing: refresh.current.map { credential($0.token) }, for: context) {
+                refresh.finish(flight, with: .failure(refused))
+                return nil
+            }
             let work = Task { await runRefresh(flight) }
             return { work.cancel() }
         }))
@@ -174,6 +192,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
             diagnostics.log(.warning, "The token refresh did not finish within \(options.refreshTimeout) seconds; sending \(context.requestName) without a token",
                             endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
             return .omitted
+        case .failed(let error as RequestError) where error.code == .refreshWindowExceeded || error.code == .refreshedCredentialExpired:
+            throw error.withEndpoint(context.endpoint)
         case .failed(let error):
             throw RequestError.refreshFailed(error, endpoint: context.endpoint)
         default:
@@ -185,6 +205,14 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         do {
             let token = try await fetch()
             try Self.check(token)
+            if let expiresAt = token.expiresAt, expiresAt <= clock.now() {
+                // Installing it would only make the next request refresh again, in a loop.
+                if let waiting = refresh.finish(flight, with: .failure(RequestError.refreshedCredentialExpired(endpoint: nil))) {
+                    diagnostics.log(.warning, "The token refresh returned a token that had already expired; \(waiting) waiting requests fail",
+                                    event: RequestError.Code.refreshedCredentialExpired.rawValue)
+                }
+                return
+            }
             if refresh.finish(flight, with: .success(State(token: token))) == nil {
                 diagnostics.log(.info, "A token refresh returned after a logout or after every request that waited for it had left; its token was dropped")
             }
@@ -211,4 +239,9 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
 
     /// `true`: every wait ends by the request's deadline or at cancellation.
     public var endsByDeadline: Bool { true }
+}
+
+extension RefreshingTokenProvider: GenerationalProvider {
+    /// Bumped by every ``clearToken()``.
+    package var credentialGeneration: UInt64 { refresh.generation }
 }

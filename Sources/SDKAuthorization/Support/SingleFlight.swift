@@ -19,7 +19,12 @@ import Foundation
 ///   finishes late is discarded, neither installed nor stored (``persist(_:generation:)``).
 /// - **Abandoned flights.** With ``Configuration/abandonsUnwatchedFlights``, a flight whose waiters
 ///   have all left (deadline, cancellation) is cancelled and forgotten, so a flight that never ends
-///   cannot wedge the requests that come after it.
+///   cannot wedge the requests that come after it. With ``Configuration/waitsForAbandonedWork`` too,
+///   its work still counts as running until its runner calls ``finish(_:with:)``: requests that come
+///   meanwhile wait for it (within their own limits) instead of starting a second one, so work that
+///   ignores cancellation never piles up; a value it delivers late serves them, and if it fails
+///   a new flight starts for them. The same holds for a flight that reached its lifetime: until its
+///   work ends, the requests that need a value fail with ``Configuration/flightTimeoutError`` at once.
 ///
 /// One lock guards the value, the flight and the waiters; continuations are resumed outside it.
 /// The waits' limits are kept in one heap with one alarm, at the earliest; a flight's lifetime is an
@@ -63,12 +68,18 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         package var abandonsUnwatchedFlights: Bool
         /// Told when a flight ends, and how, with its age in seconds; outside the lock.
         package var flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)?
+        /// With ``abandonsUnwatchedFlights``: one flight's work at a time. An abandoned flight's work
+        /// runs until its runner calls ``finish(_:with:)`` (which it must, however the work ends),
+        /// and no new flight starts before then.
+        package var waitsForAbandonedWork: Bool
 
         package init(flightLifetime: TimeInterval? = nil, flightTimeoutError: (@Sendable () -> any Error)? = nil,
-                     abandonsUnwatchedFlights: Bool = false, flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)? = nil) {
+                     abandonsUnwatchedFlights: Bool = false, waitsForAbandonedWork: Bool = false,
+                     flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)? = nil) {
             self.flightLifetime = flightLifetime
             self.flightTimeoutError = flightTimeoutError
             self.abandonsUnwatchedFlights = abandonsUnwatchedFlights
+            self.waitsForAbandonedWork = waitsForAbandonedWork
             self.flightEnded = flightEnded
         }
     }
@@ -115,10 +126,25 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     /// Continuations to resume, outside the lock, in arrival order.
     private typealias Resumptions = [(UnsafeContinuation<Outcome, Never>, Outcome)]
 
+    private typealias Start = @Sendable (Flight) -> (@Sendable () -> Void)?
+
+    /// A flight that no longer takes waiters but whose work still runs.
+    private struct AbandonedWork {
+        let flight: Flight
+        /// Monotonic seconds.
+        let startedAt: TimeInterval
+        /// Fails whoever waits for it once it reaches the flight lifetime, as the flight would have.
+        var lifetimeAlarm: Alarms.Alarm?
+    }
+
     private struct State {
         var value: Value?
         var generation: UInt64 = 0
         var flight: RunningFlight?
+        /// An abandoned or timed-out flight whose work has not finished yet (``Configuration/waitsForAbandonedWork``).
+        var abandonedWork: AbandonedWork?
+        /// What starts a flight for the requests that wait behind ``abandonedWork``, should it fail.
+        var pendingStart: Start?
         var flightCount: UInt64 = 0
         var waiters = NumberedQueue<Waiter>(firstNumber: 1)
         var waitingCount = 0
@@ -218,15 +244,23 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         state.withLock { state in state.value.flatMap { isUsable($0) ? $0 : nil } }
     }
 
-    /// The current value when `isUsable` accepts it; otherwise ``wait(deadline:waitLimit:isUsable:join:)``.
-    package func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, isUsable: (Value) -> Bool, join: Join) async -> Outcome {
-        if let value = usableValue(isUsable) { return .value(value) }
-        return await wait(deadline: deadline, waitLimit: waitLimit, isUsable: isUsable, join: join)
+    /// The current value when `isUsable` accepts it; otherwise ``wait(deadline:waitLimit:generation:isUsable:join:)``.
+    /// With `generation`, only while that generation is current: after a reset, ``Outcome/cleared``.
+    package func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
+                       isUsable: (Value) -> Bool, join: Join) async -> Outcome {
+        let found = state.withLock { state -> Outcome? in
+            if let generation, state.generation != generation { return .cleared }
+            return state.value.flatMap { isUsable($0) ? .value($0) : nil }
+        }
+        if let found { return found }
+        return await wait(deadline: deadline, waitLimit: waitLimit, generation: generation, isUsable: isUsable, join: join)
     }
 
     /// Waits for a usable value, as `join` says, until `waitLimit` seconds pass, `deadline`
-    /// passes, or the task is cancelled, whichever comes first.
-    package func wait(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, isUsable: (Value) -> Bool, join: Join) async -> Outcome {
+    /// passes, or the task is cancelled, whichever comes first. With `generation`, it waits (and
+    /// starts a flight) only while that generation is current; otherwise it ends with ``Outcome/cleared``.
+    package func wait(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
+                      isUsable: (Value) -> Bool, join: Join) async -> Outcome {
         let now = clock.monotonicNow()
         var endsAt = waitLimit.map { now + $0 } ?? .infinity
         var endsAsDeadline = false
@@ -240,7 +274,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         }
         return await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
-                register(id, continuation, isUsable: isUsable, join: join)
+                register(id, continuation, generation: generation, isUsable: isUsable, join: join)
             }
         } onCancel: {
             end(id, with: .cancelled)
@@ -252,7 +286,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         case waiting(started: Flight?, timedOut: EndedFlight?)
     }
 
-    private func register(_ id: UInt64, _ continuation: UnsafeContinuation<Outcome, Never>, isUsable: (Value) -> Bool, join: Join) {
+    private func register(_ id: UInt64, _ continuation: UnsafeContinuation<Outcome, Never>, generation: UInt64?, isUsable: (Value) -> Bool, join: Join) {
         let registration = state.withLock { state -> Registration in
             let now = clock.monotonicNow()
             guard let index = state.waiters.index(of: id) else { return .resume(.cancelled) }
@@ -262,8 +296,14 @@ package final class SingleFlight<Value: Sendable>: Sendable {
             if case .endedBeforeRegistering(let outcome) = waiter.slot { return .resume(outcome) }
             state.unregisteredCount -= 1
             if now >= waiter.endsAt { return .resume(waiter.limitOutcome) }
+            if let generation, state.generation != generation { return .resume(.cleared) }
             // A value that became usable since the request looked serves it.
             if let value = state.value, isUsable(value) { return .resume(.value(value)) }
+            if case .wait = join, state.flight == nil, let work = state.abandonedWork, let lifetime = configuration.flightLifetime,
+               let timeoutError = configuration.flightTimeoutError, now - work.startedAt >= lifetime {
+                // The one flight whose work may run has run past its lifetime and still runs: fail as it did.
+                return .resume(.failed(timeoutError()))
+            }
             state.waiters[index].slot = .waiting(continuation)
             state.waitingCount += 1
             if waiter.endsAt.isFinite {
@@ -276,16 +316,16 @@ package final class SingleFlight<Value: Sendable>: Sendable {
             // A flight past its lifetime takes no new waiters.
             var timedOut: EndedFlight?
             if let running = state.flight, let lifetime = configuration.flightLifetime, now - running.startedAt >= lifetime {
+                keepWorking(running, &state)
                 timedOut = state.endFlight(at: now, alarms: alarms)
             }
-            guard state.flight == nil, case .wait = join else { return .waiting(started: nil, timedOut: timedOut) }
-            state.flightCount += 1
-            let flight = Flight(number: state.flightCount, generation: state.generation)
-            let lifetimeAlarm = configuration.flightLifetime.map { lifetime in
-                alarms.schedule(at: now + lifetime) { [self] in expire(flight) }
+            guard state.flight == nil, case .wait(let start) = join else { return .waiting(started: nil, timedOut: timedOut) }
+            if state.abandonedWork != nil {
+                // The work of an abandoned flight still runs: wait for it rather than run a second one.
+                state.pendingStart = start
+                return .waiting(started: nil, timedOut: timedOut)
             }
-            state.flight = RunningFlight(flight: flight, startedAt: now, lifetimeAlarm: lifetimeAlarm)
-            return .waiting(started: flight, timedOut: timedOut)
+            return .waiting(started: beginFlight(&state, at: now), timedOut: timedOut)
         }
         switch registration {
         case .resume(let outcome):
@@ -296,6 +336,41 @@ package final class SingleFlight<Value: Sendable>: Sendable {
                 attachCancel(cancel, to: started)
             }
         }
+    }
+
+    /// Keeps `running`'s work as the one that runs until its runner finishes it, when the
+    /// configuration says so (``Configuration/waitsForAbandonedWork``); it fails its waiters with
+    /// the timeout error once it reaches the flight lifetime.
+    private func keepWorking(_ running: RunningFlight, _ state: inout State) {
+        guard configuration.waitsForAbandonedWork else { return }
+        if let alarm = state.abandonedWork?.lifetimeAlarm { alarms.cancel(alarm) }
+        let flight = running.flight
+        let alarm = configuration.flightLifetime.flatMap { lifetime in
+            configuration.flightTimeoutError.map { _ in alarms.schedule(at: running.startedAt + lifetime) { [self] in expireWork(of: flight) } }
+        }
+        state.abandonedWork = AbandonedWork(flight: flight, startedAt: running.startedAt, lifetimeAlarm: alarm)
+    }
+
+    /// The abandoned work of `flight` reached the flight lifetime: whoever waits for it fails with the timeout error.
+    private func expireWork(of flight: Flight) {
+        let now = clock.monotonicNow()
+        let resumed = state.withLock { state -> Resumptions in
+            guard state.abandonedWork?.flight == flight, let error = configuration.flightTimeoutError else { return [] }
+            state.abandonedWork?.lifetimeAlarm = nil
+            return state.endAll(with: .failed(error()), at: now, alarms: alarms)
+        }
+        for (continuation, outcome) in resumed { continuation.resume(returning: outcome) }
+    }
+
+    /// Makes a new flight the running one.
+    private func beginFlight(_ state: inout State, at now: TimeInterval) -> Flight {
+        state.flightCount += 1
+        let flight = Flight(number: state.flightCount, generation: state.generation)
+        let lifetimeAlarm = configuration.flightLifetime.map { lifetime in
+            alarms.schedule(at: now + lifetime) { [self] in expire(flight) }
+        }
+        state.flight = RunningFlight(flight: flight, startedAt: now, lifetimeAlarm: lifetimeAlarm)
+        return flight
     }
 
     /// Keeps what cancels `flight`'s work; runs it at once when the flight ended meanwhile without
@@ -342,7 +417,9 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         guard state.waitingCount == 0, state.unregisteredCount == 0, let running = state.flight else { return nil }
         let now = clock.monotonicNow()
         if configuration.abandonsUnwatchedFlights {
-            // No longer the current flight: whatever it delivers late is discarded (see `finish`).
+            // No longer the current flight: whatever it delivers late is discarded (see `finish`),
+            // unless its work is still waited for.
+            keepWorking(running, &state)
             return state.endFlight(at: now, alarms: alarms).map { ($0, .abandoned) }
         }
         if let lifetime = configuration.flightLifetime, now - running.startedAt >= lifetime {
@@ -392,7 +469,8 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     private func expire(_ flight: Flight) {
         let now = clock.monotonicNow()
         let (ended, resumed) = state.withLock { state -> (EndedFlight?, Resumptions) in
-            guard state.flight?.flight == flight else { return (nil, []) }
+            guard let running = state.flight, running.flight == flight else { return (nil, []) }
+            keepWorking(running, &state)
             let ended = state.endFlight(at: now, alarms: alarms)
             guard let error = configuration.flightTimeoutError else { return (ended, []) }
             return (ended, state.endAll(with: .failed(error()), at: now, alarms: alarms))
@@ -414,22 +492,40 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     @discardableResult
     package func finish(_ flight: Flight, with result: Result<Value, any Error>) -> Int? {
         let now = clock.monotonicNow()
+        var restart: (Flight, Start)?
         let taken = state.withLock { state -> (resumed: Resumptions, ended: EndedFlight?)? in
+            let wasAbandonedWork = state.abandonedWork?.flight == flight
+            var pendingStart: Start?
+            if wasAbandonedWork {
+                if let alarm = state.abandonedWork?.lifetimeAlarm { alarms.cancel(alarm) }
+                state.abandonedWork = nil
+                pendingStart = state.pendingStart
+                state.pendingStart = nil
+            }
             guard flight.generation == state.generation else { return nil }
             let isCurrent = state.flight?.flight == flight
             switch result {
             case .success(let value):
                 // A late value of an earlier flight of the same generation is still this user's,
-                // unless that flight was abandoned.
-                guard isCurrent || !configuration.abandonsUnwatchedFlights else { return nil }
+                // unless that flight was abandoned (and its work no longer waited for).
+                guard isCurrent || wasAbandonedWork || !configuration.abandonsUnwatchedFlights else { return nil }
                 state.value = value
                 let ended = state.endFlight(at: now, alarms: alarms)
                 return (state.endAll(with: .value(value), at: now, alarms: alarms), ended)
             case .failure(let error):
-                guard isCurrent else { return nil }
+                guard isCurrent else {
+                    // The requests that waited behind abandoned work that failed get a flight of their own.
+                    if let start = pendingStart, state.flight == nil, state.waitingCount + state.unregisteredCount > 0 {
+                        restart = (beginFlight(&state, at: now), start)
+                    }
+                    return nil
+                }
                 let ended = state.endFlight(at: now, alarms: alarms)
                 return (state.endAll(with: .failed(error), at: now, alarms: alarms), ended)
             }
+        }
+        if let (started, start) = restart, let cancel = start(started) {
+            attachCancel(cancel, to: started)
         }
         guard let taken else { return nil }
         if let ended = taken.ended {
@@ -448,6 +544,10 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         let now = clock.monotonicNow()
         let (resumed, ended, generation) = state.withLock { state in
             state.value = value
+            // A value set by hand replaces whatever abandoned work would have delivered.
+            if let alarm = state.abandonedWork?.lifetimeAlarm { alarms.cancel(alarm) }
+            state.abandonedWork = nil
+            state.pendingStart = nil
             let ended = state.endFlight(at: now, alarms: alarms)
             return (state.endAll(with: .value(value), at: now, alarms: alarms), ended, state.generation)
         }
@@ -468,6 +568,9 @@ package final class SingleFlight<Value: Sendable>: Sendable {
             state.generation += 1
             update(state.generation)
             state.value = nil
+            if let alarm = state.abandonedWork?.lifetimeAlarm { alarms.cancel(alarm) }
+            state.abandonedWork = nil
+            state.pendingStart = nil
             let ended = state.endFlight(at: now, alarms: alarms)
             return (state.endAll(with: .cleared, at: now, alarms: alarms), ended)
         }
