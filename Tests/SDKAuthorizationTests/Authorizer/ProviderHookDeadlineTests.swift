@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestSupport
 @testable import SDKAuthorization
 
 /// A provider that says it ends by the deadline, whose answer hooks (accepted and rejected) wait on
@@ -28,7 +29,7 @@ final class HangingHookProvider: AuthorizationProvider, Sendable {
 
 /// Every await of the request loop ends at the request's deadline or at cancellation, the
 /// provider's answer hooks included, even when the request runs in the caller's task.
-@Suite("A provider's answer hooks end at the request's deadline")
+@Suite("A provider's answer hooks end at the request's deadline", .hangLimit)
 struct ProviderHookDeadlineTests {
     let clock = ManualClock()
     let url = URL(string: "https://api.example.com/v1/items")!

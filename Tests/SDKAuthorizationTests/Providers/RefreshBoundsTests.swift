@@ -1,12 +1,13 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestSupport
 @testable import SDKAuthorization
 
 /// What bounds the refreshes of the core's refreshing providers: one at a time, even when an
 /// abandoned one ignores cancellation; none for a request that a logout overtook; and no more than
 /// the refresh window allows, whatever starts them.
-@Suite("Refreshes are bounded: one at a time, none after a logout, the window's number at most")
+@Suite("Refreshes are bounded: one at a time, none after a logout, the window's number at most", .hangLimit)
 struct RefreshBoundsTests {
     let clock = ManualClock()
     let sink = RecordingDiagnosticsSink()
@@ -198,7 +199,7 @@ struct RefreshBoundsTests {
     }
 }
 
-@Suite("A wait bound to a generation (SingleFlight)")
+@Suite("A wait bound to a generation (SingleFlight)", .hangLimit)
 struct GenerationBoundWaitTests {
     @Test func aWaitForAnEarlierGenerationEndsClearedAndNeitherTakesTheNewValueNorStartsAFlight() async {
         let flight = SingleFlight<String>(clock: ManualClock(), value: "before-logout")
@@ -226,7 +227,7 @@ struct GenerationBoundWaitTests {
     }
 }
 
-@Suite("A refresh past its timeout that still runs is the only one")
+@Suite("A refresh past its timeout that still runs is the only one", .hangLimit)
 struct TimedOutRefreshTests {
     @Test func aRefreshPastItsTimeoutThatStillRunsFailsNewRequestsAtOnceWithoutStartingAnother() async throws {
         let clock = ManualClock()
@@ -257,7 +258,7 @@ struct TimedOutRefreshTests {
     }
 }
 
-@Suite("Abandoned work that is still waited for (SingleFlight)")
+@Suite("Abandoned work that is still waited for (SingleFlight)", .hangLimit)
 struct AbandonedWorkTests {
     @Test func requestsBehindAbandonedWorkThatFailsGetOneNewFlightAndItsValue() async {
         let clock = ManualClock()
