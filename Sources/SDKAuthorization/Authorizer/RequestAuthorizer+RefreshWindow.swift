@@ -4,13 +4,13 @@ import Foundation
 /// that keep their credential in a `SingleFlight`). The authorizer notes the generation a request's
 /// credential was issued in; a rejection that arrives after a logout then fails the request with
 /// ``RequestError/Code/credentialCleared`` instead of refreshing and retrying it.
-package protocol GenerationalProvider: AuthorizationProvider, AnyObject {
+protocol GenerationalProvider: AuthorizationProvider, AnyObject {
     /// The generation of the credentials it issues now; a logout or identity change starts a new one.
     var credentialGeneration: UInt64 { get }
 }
 
 /// The provider that issued a request's credential, and the generation it was issued in.
-package struct IssuedGeneration: Sendable {
+struct IssuedGeneration: Sendable {
     let provider: ObjectIdentifier
     let generation: UInt64
 
@@ -21,20 +21,20 @@ package struct IssuedGeneration: Sendable {
 
     /// The generation `provider` must still be in to serve the request; `nil` when another
     /// provider issued the credential.
-    package func generation(for provider: AnyObject) -> UInt64? {
+    func generation(for provider: AnyObject) -> UInt64? {
         ObjectIdentifier(provider) == self.provider ? generation : nil
     }
 }
 
 /// The authorizer's ``RefreshWindow``, as a built-in provider sees it: it asks before each refresh
 /// it starts, however the refresh was started (a rejection, a stale mark, an expiry, no token yet).
-package struct RefreshWindowGate: Sendable {
+struct RefreshWindowGate: Sendable {
     let admit: @Sendable (_ replacing: Credential?, _ context: AuthorizationContext) -> RequestError?
 
     /// `nil` when the window allows one more refresh in place of `credential` (the token the
     /// refresh replaces, if any), which it then counts; otherwise the error the waiting requests
     /// fail with (``RequestError/Code/refreshWindowExceeded``).
-    package func admitRefresh(replacing credential: Credential?, for context: AuthorizationContext) -> RequestError? {
+    func admitRefresh(replacing credential: Credential?, for context: AuthorizationContext) -> RequestError? {
         admit(credential, context)
     }
 }

@@ -134,7 +134,7 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
 
     /// This error with `request` named in its sentence (method and URL, without the URL's query or
     /// user information), when it names no endpoint and no request yet.
-    package func naming(_ request: OutgoingRequest) -> RequestError {
+    func naming(_ request: OutgoingRequest) -> RequestError {
         guard endpoint == nil, storage.requestName == nil, storage.template.contains(Self.requestPlaceholder) else { return self }
         var named = RequestError(code, "", endpoint: endpoint, wasSent: wasSent, scheme: scheme, response: response, underlyingError: underlyingError)
         named.storage = Storage(code: code, endpoint: endpoint, scheme: scheme, response: response, underlyingError: underlyingError,

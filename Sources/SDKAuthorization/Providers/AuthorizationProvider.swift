@@ -21,11 +21,11 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     public let deadline: RequestDeadline?
     /// The authorizer's refresh window, for a built-in provider to count each refresh it starts
     /// (``RequestAuthorizer``); `nil` for a context made by hand.
-    package var refreshWindow: RefreshWindowGate?
+    var refreshWindow: RefreshWindowGate?
     /// For a retry: the provider that issued the rejected credential, and the generation it was
     /// issued in. A built-in provider serves the retry only while that generation is current, so a
     /// logout in between fails it as cleared instead of refreshing for it.
-    package var issuedGeneration: IssuedGeneration?
+    var issuedGeneration: IssuedGeneration?
 
     /// Creates a context for `request`.
     public init(request: OutgoingRequest, endpoint: EndpointID? = nil, scheme: AuthorizationScheme = .bearer, attempt: Int = 1,

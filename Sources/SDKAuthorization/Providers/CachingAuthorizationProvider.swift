@@ -116,5 +116,5 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
 
 extension CachingAuthorizationProvider: GenerationalProvider {
     /// Bumped by every ``identityDidChange()``.
-    package var credentialGeneration: UInt64 { refresh.generation }
+    var credentialGeneration: UInt64 { refresh.generation }
 }

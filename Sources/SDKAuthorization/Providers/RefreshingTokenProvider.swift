@@ -243,5 +243,5 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
 
 extension RefreshingTokenProvider: GenerationalProvider {
     /// Bumped by every ``clearToken()``.
-    package var credentialGeneration: UInt64 { refresh.generation }
+    var credentialGeneration: UInt64 { refresh.generation }
 }

@@ -187,11 +187,11 @@ package enum CredentialIdentity {
 
     /// Whether two identities are the same user: the same UTF-8 bytes (``CredentialStore``'s rule),
     /// not `String`'s canonical equivalence.
-    package static func same(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.elementsEqual(rhs.utf8) }
+    static func same(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.elementsEqual(rhs.utf8) }
 
     /// The identity's UTF-8 bytes in lowercase hexadecimal: a name that differs whenever the bytes
     /// differ (a file name, a Keychain account).
-    package static func hexadecimal(_ identity: String) -> String {
+    static func hexadecimal(_ identity: String) -> String {
         let digits = Array("0123456789abcdef".utf8)
         return String(decoding: identity.utf8.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
     }
@@ -210,18 +210,18 @@ package enum CredentialIdentity {
 /// A string as a dictionary key or set member by its exact UTF-8 bytes: unlike `String`, whose
 /// `==` and hashing follow canonical equivalence, `"jos\u{E9}"` and `"jose\u{301}"` are two keys.
 /// For identities and user IDs (``CredentialStore``'s rule).
-package struct ExactBytesKey: Hashable, Sendable, CustomStringConvertible {
+struct ExactBytesKey: Hashable, Sendable, CustomStringConvertible {
     /// The string, as given.
-    package let string: String
+    let string: String
 
-    package init(_ string: String) { self.string = string }
+    init(_ string: String) { self.string = string }
 
-    package static func == (lhs: ExactBytesKey, rhs: ExactBytesKey) -> Bool { CredentialIdentity.same(lhs.string, rhs.string) }
+    static func == (lhs: ExactBytesKey, rhs: ExactBytesKey) -> Bool { CredentialIdentity.same(lhs.string, rhs.string) }
 
-    package func hash(into hasher: inout Hasher) {
+    func hash(into hasher: inout Hasher) {
         hasher.combine(string.utf8.count)
         for byte in string.utf8 { hasher.combine(byte) }
     }
 
-    package var description: String { string }
+    var description: String { string }
 }
