@@ -317,9 +317,10 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     }
 
     private struct State {
-        var lanes: [String?: Lane] = [:]
+        /// By user, compared as exact bytes (``UserKey``); `nil`: the anonymous lane.
+        var lanes: [UserKey?: Lane] = [:]
         /// Lanes whose requests are being removed: none of them is sent meanwhile.
-        var removing: [String?: Int] = [:]
+        var removing: [UserKey?: Int] = [:]
         /// Requests whose last attempt got no answer: its `sending` record stands for the next one,
         /// so that only answered attempts count towards ``Options/maximumAttempts``.
         var unanswered: Set<UUID> = []
@@ -495,7 +496,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         return entry.id
     }
 
-    /// Removes every queued request of `userId` (`nil`: the anonymous ones), at logout for
+    /// Removes every queued request of `userId` (`nil`: the anonymous ones; user IDs are compared
+    /// as exact bytes, so a canonically equivalent spelling is another user), at logout for
     /// instance: they are marked finished in the file, all in one write, and never sent. One of them
     /// being sent at that moment may still reach the server, but is not retried. Requests queued
     /// for the user once this call has begun are kept. The user's lane starts afresh: no backoff,
@@ -506,9 +508,10 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///   failed (then none is removed), ``SignatureQueueError/Code/closed``.
     @discardableResult
     public func removeRequests(forUser userId: String?) async throws(SignatureQueueError) -> Int {
+        let lane = userId.map(UserKey.init)
         let ids = state.withLock { state -> [UUID]? in
             guard !state.closed else { return nil }
-            state.removing[userId, default: 0] += 1
+            state.removing[lane, default: 0] += 1
             return journal.ids(forUser: userId)
         }
         guard let ids else { throw .closed }
@@ -520,9 +523,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             failure = error
         }
         state.withLock { state in
-            if let count = state.removing[userId], count > 1 { state.removing[userId] = count - 1 } else { state.removing[userId] = nil }
+            if let count = state.removing[lane], count > 1 { state.removing[lane] = count - 1 } else { state.removing[lane] = nil }
             guard failure == nil else { return }
-            state.lanes[userId] = nil
+            state.lanes[lane] = nil
             for id in ids { state.unanswered.remove(id) }
         }
         wake()
@@ -656,8 +659,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             let (decision, finishedFlushes) = state.withLock { state -> (Decision, [CheckedContinuation<Int, Never>]) in
                 if state.closed { return (.stop, []) }
                 var wakeAt: TimeInterval?
-                for head in journal.laneHeads where state.removing[head.userId] == nil {
-                    let lane = state.lanes[head.userId]
+                for head in journal.laneHeads where state.removing[head.lane] == nil {
+                    let lane = state.lanes[head.lane]
                     let remaining = options.maximumAge - wallNow.timeIntervalSince(head.enqueuedAt)
                     // Within a millisecond is over: a timer that fires a rounding error early must not spin.
                     if remaining <= 0.001 { return (.act(.giveUp(head, .tooOld, tooOldError(head, lane: lane))), []) }
@@ -777,14 +780,14 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             await finish(entry)
             state.withLock { state in
                 // A request that goes through ends the lane's failures, and its pause.
-                state.lanes[entry.userId] = nil
+                state.lanes[entry.lane] = nil
                 state.unanswered.remove(entry.id)
             }
         case .undeliverable(let error):
             await giveUp(entry, reason: .refused, error: error)
             state.withLock { state in
-                state.lanes[entry.userId]?.nextAttempt = nil
-                state.lanes[entry.userId]?.waitingForSignature = false
+                state.lanes[entry.lane]?.nextAttempt = nil
+                state.lanes[entry.lane]?.waitingForSignature = false
             }
         case .authenticationFailure(let error):
             await failed(entry, error: error, authentication: true, attempted: true, sentWith: signature)
@@ -813,8 +816,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             } else if attempted {
                 state.unanswered.insert(entry.id)
             }
-            var lane = state.lanes[entry.userId] ?? Lane()
-            defer { state.lanes[entry.userId] = lane }
+            var lane = state.lanes[entry.lane] ?? Lane()
+            defer { state.lanes[entry.lane] = lane }
             lane.lastFailure = (entry.id, error)
             lane.consecutiveFailures += 1
             if isAuthenticationFailure {
@@ -863,7 +866,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         await finish(entry)
         state.withLock { state in
             state.unanswered.remove(entry.id)
-            if state.lanes[entry.userId]?.lastFailure?.id == entry.id { state.lanes[entry.userId]?.lastFailure = nil }
+            if state.lanes[entry.lane]?.lastFailure?.id == entry.id { state.lanes[entry.lane]?.lastFailure = nil }
         }
     }
 
@@ -880,9 +883,10 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     /// A new signature for `user`: a lane waiting for one after an authentication failure retries
     /// now (not before a `Retry-After`, and not while paused).
     private func signatureChanged(for user: String) {
+        let key: UserKey? = UserKey(user)
         let retry = state.withLock { state -> Bool in
-            guard var lane = state.lanes[user] else { return false }
-            defer { state.lanes[user] = lane }
+            guard var lane = state.lanes[key] else { return false }
+            defer { state.lanes[key] = lane }
             let waiting = lane.waitingForSignature || lane.needsSignature
             lane.needsSignature = false
             guard waiting, !lane.paused else { return false }
