@@ -16,7 +16,9 @@ struct SignatureFailureDeliveryTests {
         let received = Locked<[SignatureErrorCode]>([])
         let subscription = authentication.subscribeToFailures { failure in
             entered.signal()
-            gate.wait()    // held until the test has seen the requests return
+            // Held until the test has seen the requests return; the timeout only keeps a broken
+            // build (a subscriber called on the request's path) from hanging the suite.
+            _ = gate.wait(timeout: .now() + 10)
             received.withLock { $0.append(failure.errorCode) }
         }
         defer { subscription.cancel() }
@@ -43,7 +45,7 @@ struct SignatureFailureDeliveryTests {
         let gate = DispatchSemaphore(value: 0)
         let received = Locked(0)
         let subscription = authentication.subscribeToFailures { _ in
-            gate.wait()
+            _ = gate.wait(timeout: .now() + 10)
             received.withLock { $0 += 1 }
         }
         defer { subscription.cancel() }
@@ -59,7 +61,7 @@ struct SignatureFailureDeliveryTests {
     @Test func aSubscriptionCancelledBeforeDeliveryReceivesNothing() async throws {
         let authentication = try SignatureAuthentication()
         let gate = DispatchSemaphore(value: 0)
-        let blocker = authentication.subscribeToFailures { _ in gate.wait() }
+        let blocker = authentication.subscribeToFailures { _ in _ = gate.wait(timeout: .now() + 10) }
         let received = Locked(0)
         let cancelled = authentication.subscribeToFailures { _ in received.withLock { $0 += 1 } }
         authentication.publish(SignatureFailure(errorCode: .expired, reason: "expired", userId: "user-1", signature: signature("user-1"), optional: false))
