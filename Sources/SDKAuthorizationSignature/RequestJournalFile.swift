@@ -56,7 +56,7 @@ final class RequestJournalFile: Sendable {
         var head = 0
         var liveBytes = 0
         /// The live entries of each user (`nil`: anonymous ones); a lane with none is removed.
-        var lanes: [String?: Lane] = [:]
+        var lanes: [UserKey?: Lane] = [:]
         var nextSequence = 0
         /// How many `sending` records each live entry has, and their bytes in the file.
         var attempts: [UUID: Int] = [:]
@@ -80,7 +80,7 @@ final class RequestJournalFile: Sendable {
             sizes[entry.id] = size
             order.append(entry.id)
             liveBytes += size
-            lanes[entry.userId, default: Lane()].ids.append((nextSequence, entry.id))
+            lanes[entry.lane, default: Lane()].ids.append((nextSequence, entry.id))
             nextSequence += 1
         }
 
@@ -100,17 +100,17 @@ final class RequestJournalFile: Sendable {
                 order.removeFirst(head)
                 head = 0
             }
-            guard var lane = lanes[entry.userId] else { return }
+            guard var lane = lanes[entry.lane] else { return }
             while lane.head < lane.ids.count, entries[lane.ids[lane.head].id] == nil { lane.head += 1 }
             if lane.head == lane.ids.count {
-                lanes[entry.userId] = nil
+                lanes[entry.lane] = nil
                 return
             }
             if lane.head > 1_024, lane.head * 2 > lane.ids.count {
                 lane.ids.removeFirst(lane.head)
                 lane.head = 0
             }
-            lanes[entry.userId] = lane
+            lanes[entry.lane] = lane
         }
 
         /// The live entries in the order they were queued, each followed by its attempts.
@@ -285,10 +285,10 @@ final class RequestJournalFile: Sendable {
         }
     }
 
-    /// The live entries of `userId`'s lane, oldest first.
+    /// The live entries of `userId`'s lane (the user compared as exact bytes), oldest first.
     func ids(forUser userId: String?) -> [UUID] {
         state.withLock { state in
-            guard let lane = state.lanes[userId] else { return [] }
+            guard let lane = state.lanes[userId.map(UserKey.init)] else { return [] }
             return lane.ids[lane.head...].map(\.id).filter { state.entries[$0] != nil }
         }
     }

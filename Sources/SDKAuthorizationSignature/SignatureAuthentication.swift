@@ -27,6 +27,9 @@ extension AuthorizationScheme {
 /// try await queue.enqueue(OutgoingRequest(method: "POST", url: dataURL, body: events))
 /// ```
 ///
+/// - User IDs are compared as exact bytes (UTF-8), with no Unicode normalization, as servers compare
+///   them: `"jos\u{E9}"` and `"jose\u{301}"` are two users, each with a signature, queue lane and
+///   requests of their own, although Swift's `==` finds the two strings equal.
 /// - Each user keeps its own signature: requests queued for a user before ``changeUser(_:signature:)``
 ///   are still sent with that user's current signature, never the next user's and never an older one.
 ///   The signatures of the ``maximumRememberedUsers`` most recent users are kept.
@@ -61,15 +64,22 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
         case signatureChanges(@Sendable (String) -> Void)
     }
 
+    /// A reported failure's user (compared as exact bytes), signature and enforcement.
+    private struct Reported: Equatable {
+        let user: UserKey?
+        let signature: String?
+        let optional: Bool
+    }
+
     private struct State {
         var currentUser: String?
-        /// Signatures by user, the most recently changed user last.
-        var signatures: [String: String] = [:]
-        var userOrder: [String] = []
+        /// Signatures by user (compared as exact bytes), the most recently changed user last.
+        var signatures: [UserKey: String] = [:]
+        var userOrder: [UserKey] = []
         var listeners: [UInt64: Listener] = [:]
         var nextListenerID: UInt64 = 0
-        /// The (user, signature) pairs already reported, oldest first.
-        var reported: [String] = []
+        /// The failures already reported, oldest first.
+        var reported: [Reported] = []
     }
 
     /// The header field that carries the signature.
@@ -80,6 +90,9 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
 
     private let diagnostics: any DiagnosticsSink
     private let state = Locked(State())
+    /// Where the failure subscribers are called, one failure after another in the order they were
+    /// reported: never on the task of the request that reported it, which a slow subscriber would hold.
+    private let deliveries = DispatchQueue(label: "SDKAuthorization.SignatureAuthentication.failures")
 
     /// Creates the signature mode with no user yet.
     ///
@@ -139,8 +152,8 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
         if let signature { try Self.check(signature: signature) }
         state.withLock { state in
             state.currentUser = userId
-            if let signature { state.signatures[userId] = signature }
-            Self.touch(userId, in: &state)
+            if let signature { state.signatures[UserKey(userId)] = signature }
+            Self.touch(UserKey(userId), in: &state)
         }
         diagnostics.log(.info, "Signature mode: user changed to \(LogText.escaped(userId, limit: 64))\(signature == nil ? " without a new signature" : "")")
         if let signature { signatureChanged(for: userId, signature) }
@@ -156,8 +169,8 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
         if let userId { try Self.check(userId: userId) }
         let user = state.withLock { state -> String? in
             guard let user = userId ?? state.currentUser else { return nil }
-            state.signatures[user] = signature
-            Self.touch(user, in: &state)
+            state.signatures[UserKey(user)] = signature
+            Self.touch(UserKey(user), in: &state)
             return user
         }
         guard let user else {
@@ -169,10 +182,10 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
 
     /// The signature kept for `userId`, if any.
     func signature(for userId: String) -> String? {
-        state.withLock { $0.signatures[userId] }
+        state.withLock { $0.signatures[UserKey(userId)] }
     }
 
-    private static func touch(_ user: String, in state: inout State) {
+    private static func touch(_ user: UserKey, in state: inout State) {
         state.userOrder.removeAll { $0 == user }
         state.userOrder.append(user)
         while state.userOrder.count > maximumRememberedUsers {
@@ -202,9 +215,11 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     // MARK: Failure subscriptions
 
     /// Calls `handler` with every authentication failure reported from now on, once per rejected
-    /// signature, on the task that received the response (keep it short; start a `Task` to fetch a
-    /// new signature). Keep the returned subscription and ``SignatureFailureSubscription/cancel()``
-    /// it when done; it also ends when released.
+    /// signature, in the order they were reported. It is called off the request that received the
+    /// failure, on a serial queue of its own, so a slow handler never holds a request; it does hold
+    /// the failures after it (start a `Task` to fetch a new signature). Keep the returned
+    /// subscription and ``SignatureFailureSubscription/cancel()`` it when done; it also ends when
+    /// released, and a failure not yet delivered then is not.
     public func subscribeToFailures(_ handler: @escaping @Sendable (SignatureFailure) -> Void) -> SignatureFailureSubscription {
         add(.failures(handler))
     }
@@ -222,16 +237,37 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
 
     /// Reports `failure` to the subscribers unless this signature of this user was reported already.
     func publish(_ failure: SignatureFailure) {
-        let key = "\(failure.userId ?? "")\u{0}\(failure.signature ?? "")\u{0}\(failure.optional)"
-        let subscribers = state.withLock { state -> [@Sendable (SignatureFailure) -> Void]? in
-            guard !state.reported.contains(key) else { return nil }
+        let key = Reported(user: failure.userId.map(UserKey.init), signature: failure.signature, optional: failure.optional)
+        let reported = state.withLock { state -> Bool in
+            guard !state.reported.contains(key) else { return false }
             state.reported.append(key)
             if state.reported.count > 256 { state.reported.removeFirst(state.reported.count - 256) }
-            return state.listeners.sorted { $0.key < $1.key }.compactMap { if case .failures(let handler) = $0.value { handler } else { nil } }
+            let subscribers = state.listeners.filter { if case .failures = $0.value { true } else { false } }.keys.sorted()
+            // Queued while the lock is held, so deliveries keep the order of the reports.
+            deliveries.async { [weak self] in self?.deliver(failure, to: subscribers) }
+            return true
         }
-        guard let subscribers else { return }
+        guard reported else { return }
         diagnostics.log(failure.optional ? .info : .warning, failure.description)
-        for subscriber in subscribers { subscriber(failure) }
+    }
+
+    /// Calls the subscribers `ids` that are still subscribed with `failure`; on ``deliveries``.
+    private func deliver(_ failure: SignatureFailure, to ids: [UInt64]) {
+        for id in ids {
+            guard case .failures(let handler)? = state.withLock({ $0.listeners[id] }) else { continue }
+            handler(failure)
+        }
+    }
+
+    /// Returns once every failure reported before the call has reached the subscribers.
+    ///
+    /// Subscribers are called off the request that received a failure, so a request (or a
+    /// ``SignatureRequestQueue/flush()``) may return before they are; await this before checking
+    /// what they received, in a test for instance.
+    public func failuresDelivered() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            deliveries.async { continuation.resume() }
+        }
     }
 
     /// Calls `observer` with the user whose signature changed; for the request queue.
@@ -258,7 +294,7 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
         if let pinned = Self.pinned {
             signature = pinned.signature
         } else {
-            signature = state.withLock { state in state.currentUser.flatMap { state.signatures[$0] } }
+            signature = state.withLock { state in state.currentUser.flatMap { state.signatures[UserKey($0)] } }
         }
         guard let signature else {
             diagnostics.log(.debug, "\(context.requestName) sent without a signature: its user has none")
@@ -309,8 +345,8 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     private func owner(of signature: String?) -> String? {
         guard let signature else { return nil }
         return state.withLock { state in
-            if let current = state.currentUser, state.signatures[current] == signature { return current }
-            return state.signatures.first { $0.value == signature }?.key
+            if let current = state.currentUser, state.signatures[UserKey(current)] == signature { return current }
+            return state.signatures.first { $0.value == signature }?.key.userId
         }
     }
 }

@@ -218,9 +218,11 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         /// The longest a request stays queued, in seconds, from its enqueue; an older one is given up
         /// (``Undeliverable/Reason/tooOld``) (default 7 days; 60 seconds to 365 days).
         ///
-        /// Measured on the clock's wall time (`now()`), since a request's age has to span relaunches
-        /// and the monotonic clock restarts with the device: setting the device's clock forward ages
-        /// requests, setting it back delays their end.
+        /// While the queue is open, age is counted on the clock's monotonic time, so setting the
+        /// device's clock forward or back never gives up a request or delays its end. The monotonic
+        /// clock restarts with the device, so a request reloaded when a queue opens is as old as the
+        /// wall clock says then (its enqueue time to `now()`, never less than 0), and ages on the
+        /// monotonic clock from there: the wall clock is read once per request and launch.
         public var maximumAge: TimeInterval
 
         /// Creates options.
@@ -317,9 +319,10 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     }
 
     private struct State {
-        var lanes: [String?: Lane] = [:]
+        /// By user, compared as exact bytes (``UserKey``); `nil`: the anonymous lane.
+        var lanes: [UserKey?: Lane] = [:]
         /// Lanes whose requests are being removed: none of them is sent meanwhile.
-        var removing: [String?: Int] = [:]
+        var removing: [UserKey?: Int] = [:]
         /// Requests whose last attempt got no answer: its `sending` record stands for the next one,
         /// so that only answered attempts count towards ``Options/maximumAttempts``.
         var unanswered: Set<UUID> = []
@@ -335,6 +338,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         var waiter: CheckedContinuation<Void, Never>?
         var timer: Task<Void, Never>?
         var closed = false
+        /// When each request queued in this launch was queued, on the monotonic clock: its age
+        /// counts from there, whatever the wall clock does meanwhile.
+        var queuedAt: [UUID: TimeInterval] = [:]
     }
 
     /// The queue's name: its file is `<name>.queue`.
@@ -356,6 +362,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     private let state = Locked(State())
     private let subscription: Locked<SignatureFailureSubscription?> = Locked(nil)
     private let sender: Locked<Task<Void, Never>?> = Locked(nil)
+    /// The clock's two times when the queue opened: a request reloaded from the file is as old as
+    /// the wall clock then says, and ages on the monotonic clock from there.
+    private let openedAt: (monotonic: TimeInterval, wall: Date)
 
     /// The platform's default directory for queue files.
     public static var defaultDirectory: URL {
@@ -372,7 +381,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///   - authentication: The signature mode whose users and signatures the requests carry.
     ///   - client: How requests are sent; its policy must give them the `AuthorizationScheme/signature` scheme.
     ///   - options: Capacity, backoff, pause and limits.
-    ///   - clock: Monotonic time for the backoff; wall time for `Retry-After` dates and the requests' age.
+    ///   - clock: Monotonic time for the backoff and the requests' age; wall time for `Retry-After` dates and the age of requests reloaded from the file.
     ///   - diagnostics: Where recovery, failures and undeliverable requests are reported.
     ///   - random: A draw in `0...1` for the backoff's jitter (default the system's generator).
     ///   - onUndeliverable: Called for each request the queue gives up on.
@@ -419,6 +428,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         self.diagnostics = diagnostics
         self.random = random
         self.onUndeliverable = onUndeliverable
+        openedAt = (clock.monotonicNow(), clock.now())
         journal = try RequestJournalFile(
             directory: directory, name: name,
             limits: .init(maximumEntries: options.maximumEntries, maximumBytes: options.maximumBytes),
@@ -490,12 +500,21 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         var request = request
         request.removeHeader(options.idempotencyHeaderName)
         let entry = QueuedEntry(id: UUID(), enqueuedAt: clock.now(), userId: userId, request: request)
-        try await journal.append(entry)
+        // Set before the sender can see the entry; forgotten when the append fails.
+        let queuedAt = clock.monotonicNow()
+        state.withLock { $0.queuedAt[entry.id] = queuedAt }
+        do {
+            try await journal.append(entry)
+        } catch {
+            state.withLock { _ = $0.queuedAt.removeValue(forKey: entry.id) }
+            throw error
+        }
         wake()
         return entry.id
     }
 
-    /// Removes every queued request of `userId` (`nil`: the anonymous ones), at logout for
+    /// Removes every queued request of `userId` (`nil`: the anonymous ones; user IDs are compared
+    /// as exact bytes, so a canonically equivalent spelling is another user), at logout for
     /// instance: they are marked finished in the file, all in one write, and never sent. One of them
     /// being sent at that moment may still reach the server, but is not retried. Requests queued
     /// for the user once this call has begun are kept. The user's lane starts afresh: no backoff,
@@ -506,9 +525,10 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///   failed (then none is removed), ``SignatureQueueError/Code/closed``.
     @discardableResult
     public func removeRequests(forUser userId: String?) async throws(SignatureQueueError) -> Int {
+        let lane = userId.map(UserKey.init)
         let ids = state.withLock { state -> [UUID]? in
             guard !state.closed else { return nil }
-            state.removing[userId, default: 0] += 1
+            state.removing[lane, default: 0] += 1
             return journal.ids(forUser: userId)
         }
         guard let ids else { throw .closed }
@@ -520,10 +540,13 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             failure = error
         }
         state.withLock { state in
-            if let count = state.removing[userId], count > 1 { state.removing[userId] = count - 1 } else { state.removing[userId] = nil }
+            if let count = state.removing[lane], count > 1 { state.removing[lane] = count - 1 } else { state.removing[lane] = nil }
             guard failure == nil else { return }
-            state.lanes[userId] = nil
-            for id in ids { state.unanswered.remove(id) }
+            state.lanes[lane] = nil
+            for id in ids {
+                state.unanswered.remove(id)
+                state.queuedAt[id] = nil
+            }
         }
         wake()
         if let failure { throw failure }
@@ -652,13 +675,12 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         while true {
             enum Decision { case act(Action), wait(TimeInterval?), stop }
             let now = clock.monotonicNow()
-            let wallNow = clock.now()
             let (decision, finishedFlushes) = state.withLock { state -> (Decision, [CheckedContinuation<Int, Never>]) in
                 if state.closed { return (.stop, []) }
                 var wakeAt: TimeInterval?
-                for head in journal.laneHeads where state.removing[head.userId] == nil {
-                    let lane = state.lanes[head.userId]
-                    let remaining = options.maximumAge - wallNow.timeIntervalSince(head.enqueuedAt)
+                for head in journal.laneHeads where state.removing[head.lane] == nil {
+                    let lane = state.lanes[head.lane]
+                    let remaining = options.maximumAge - age(of: head, now: now, in: state)
                     // Within a millisecond is over: a timer that fires a rounding error early must not spin.
                     if remaining <= 0.001 { return (.act(.giveUp(head, .tooOld, tooOldError(head, lane: lane))), []) }
                     if answeredAttempts(of: head.id, in: state) >= options.maximumAttempts {
@@ -691,6 +713,14 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             case .wait(let deadline): await waitForWake(until: deadline)
             }
         }
+    }
+
+    /// How long `entry` has been queued, at monotonic time `now`: counted on the monotonic clock
+    /// within this launch, so a wall clock set forward (or back) does not age it; a request reloaded
+    /// from the file brings the age the wall clock gave it when the queue opened (never less than 0).
+    private func age(of entry: QueuedEntry, now: TimeInterval, in state: State) -> TimeInterval {
+        if let queuedAt = state.queuedAt[entry.id] { return now - queuedAt }
+        return max(0, openedAt.wall.timeIntervalSince(entry.enqueuedAt)) + (now - openedAt.monotonic)
     }
 
     /// The attempts of `id` the server answered: those begun (its `sending` records) but the last
@@ -777,14 +807,14 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             await finish(entry)
             state.withLock { state in
                 // A request that goes through ends the lane's failures, and its pause.
-                state.lanes[entry.userId] = nil
+                state.lanes[entry.lane] = nil
                 state.unanswered.remove(entry.id)
             }
         case .undeliverable(let error):
             await giveUp(entry, reason: .refused, error: error)
             state.withLock { state in
-                state.lanes[entry.userId]?.nextAttempt = nil
-                state.lanes[entry.userId]?.waitingForSignature = false
+                state.lanes[entry.lane]?.nextAttempt = nil
+                state.lanes[entry.lane]?.waitingForSignature = false
             }
         case .authenticationFailure(let error):
             await failed(entry, error: error, authentication: true, attempted: true, sentWith: signature)
@@ -813,8 +843,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             } else if attempted {
                 state.unanswered.insert(entry.id)
             }
-            var lane = state.lanes[entry.userId] ?? Lane()
-            defer { state.lanes[entry.userId] = lane }
+            var lane = state.lanes[entry.lane] ?? Lane()
+            defer { state.lanes[entry.lane] = lane }
             lane.lastFailure = (entry.id, error)
             lane.consecutiveFailures += 1
             if isAuthenticationFailure {
@@ -863,12 +893,13 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         await finish(entry)
         state.withLock { state in
             state.unanswered.remove(entry.id)
-            if state.lanes[entry.userId]?.lastFailure?.id == entry.id { state.lanes[entry.userId]?.lastFailure = nil }
+            if state.lanes[entry.lane]?.lastFailure?.id == entry.id { state.lanes[entry.lane]?.lastFailure = nil }
         }
     }
 
     /// Marks `entry` finished in the file; when that fails, forgets it in memory only.
     private func finish(_ entry: QueuedEntry) async {
+        defer { state.withLock { _ = $0.queuedAt.removeValue(forKey: entry.id) } }
         do {
             try await journal.markDone(entry.id)
         } catch {
@@ -880,9 +911,10 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     /// A new signature for `user`: a lane waiting for one after an authentication failure retries
     /// now (not before a `Retry-After`, and not while paused).
     private func signatureChanged(for user: String) {
+        let key: UserKey? = UserKey(user)
         let retry = state.withLock { state -> Bool in
-            guard var lane = state.lanes[user] else { return false }
-            defer { state.lanes[user] = lane }
+            guard var lane = state.lanes[key] else { return false }
+            defer { state.lanes[key] = lane }
             let waiting = lane.waitingForSignature || lane.needsSignature
             lane.needsSignature = false
             guard waiting, !lane.paused else { return false }

@@ -88,7 +88,11 @@ public enum SignatureModeSample {
             }
         }
         defer { subscription.cancel() }
-        func eventsFor(_ user: String) -> [SignatureFailure] { events.withLock { $0.filter { $0.userId == user } } }
+        // Subscribers are called off the request path: wait for what was reported so far to arrive.
+        func eventsFor(_ user: String) async -> [SignatureFailure] {
+            await authentication.failuresDelivered()
+            return events.withLock { $0.filter { $0.userId == user } }
+        }
         func row(_ note: String, verdict: String, expected: Bool) {
             rows.append(ReportRow(mode: "signature (\(note))", endpoint: endpoint, header: "\(header): \(transport.lastHeader(header).map { Redaction.redact($0) } ?? "(none)")",
                                   verdict: verdict, asExpected: expected))
@@ -110,7 +114,8 @@ public enum SignatureModeSample {
         let ids = (1...3).map { "user-1-request-\($0)" }
         for id in ids { try await queue.enqueue(dataRequest(baseURL: baseURL, userId: "user-1", requestId: id)) }
         let left = await queue.flush()
-        row("valid, 3 queued", verdict: left == 0 ? "201 accepted x3" : "\(left) still queued", expected: left == 0 && eventsFor("user-1").isEmpty && delivered(ids))
+        let validEvents = await eventsFor("user-1")
+        row("valid, 3 queued", verdict: left == 0 ? "201 accepted x3" : "\(left) still queued", expected: left == 0 && validEvents.isEmpty && delivered(ids))
 
         // 2. Rejections: each reaches the subscriber with its code and the failed JWT; the subscriber
         //    fetches a new signature, and the queued request is sent again with it and accepted.
@@ -125,7 +130,7 @@ public enum SignatureModeSample {
             try await queue.enqueue(dataRequest(baseURL: baseURL, userId: user, requestId: requestId))
             await queue.flush()
             let sentAgain = await waitUntil { queue.count == 0 }
-            let failures = eventsFor(user)
+            let failures = await eventsFor(user)
             let first = failures.first
             row("\(variant == "none" ? "no signature" : variant) -> \(code.rawValue), new signature",
                 verdict: "401 \(first.map { "\($0.errorCode)" } ?? "no event"), then \(sentAgain ? "201 accepted" : "still queued")",
@@ -152,7 +157,7 @@ public enum SignatureModeSample {
         try authentication.changeUser("user-10", signature: try await SignatureServer.signature(baseURL: baseURL, userId: "user-10", variant: "expired"))
         try await queue.enqueue(dataRequest(baseURL: baseURL, userId: "user-10", requestId: "user-10-request"))
         let optionalLeft = await queue.flush()
-        let optionalEvent = eventsFor("user-10").first
+        let optionalEvent = await eventsFor("user-10").first
         row("optional enforcement, expired", verdict: "201 accepted, reported \(optionalEvent.map { "\($0.errorCode) optional" } ?? "nothing")",
             expected: optionalLeft == 0 && optionalEvent?.optional == true && optionalEvent?.errorCode == .expired && delivered(["user-10-request"]))
 
@@ -160,7 +165,7 @@ public enum SignatureModeSample {
         //     provider reads it from the accepted answer, so the subscriber hears of it once.
         try authentication.changeUser("user-12", signature: try await SignatureServer.signature(baseURL: baseURL, userId: "user-12", variant: "expired"))
         let direct = try await client.send(dataRequest(baseURL: baseURL, userId: "user-12", requestId: "user-12-request"))
-        let directEvents = eventsFor("user-12")
+        let directEvents = await eventsFor("user-12")
         row("optional enforcement, expired, sent directly", verdict: "\(direct.statusCode) accepted, reported \(directEvents.first.map { "\($0.errorCode) optional" } ?? "nothing")",
             expected: direct.statusCode == 201 && directEvents.count == 1 && directEvents.first?.optional == true
                 && directEvents.first?.errorCode == .expired && delivered(["user-12-request"]))
@@ -170,8 +175,9 @@ public enum SignatureModeSample {
         try authentication.changeUser("user-11", signature: try await SignatureServer.signature(baseURL: baseURL, userId: "user-11", variant: "expired"))
         try await queue.enqueue(dataRequest(baseURL: baseURL, userId: "user-11", requestId: "user-11-request"))
         let disabledLeft = await queue.flush()
+        let disabledEvents = await eventsFor("user-11")
         row("disabled enforcement, expired", verdict: disabledLeft == 0 ? "201 accepted, nothing reported" : "still queued",
-            expected: disabledLeft == 0 && eventsFor("user-11").isEmpty && delivered(["user-11-request"]))
+            expected: disabledLeft == 0 && disabledEvents.isEmpty && delivered(["user-11-request"]))
         // Back to the backend's default.
         try await SignatureServer.setEnforcement("disabled", appId: appId, baseURL: baseURL)
         await queue.close()

@@ -85,6 +85,7 @@ struct SignatureModeEndToEndTests {
                                                   diagnostics: RecordingDiagnosticsSink())
             try await queue.enqueue(SignatureModeSample.dataRequest(baseURL: environment.baseURL, userId: "user-1", requestId: "r-1"))
             #expect(await queue.flush() == 1, "rejected and kept")
+            await authentication.failuresDelivered()
             let failure = try #require(events.withLock { $0.first })
             #expect(failure.errorCode == .expired && failure.errorCode.rawValue == 22)
             #expect(failure.signature == expired, "the failed JWT itself")
@@ -102,6 +103,7 @@ struct SignatureModeEndToEndTests {
             try authentication.setSignature(expired, for: "user-1")
             try await queue.enqueue(SignatureModeSample.dataRequest(baseURL: environment.baseURL, userId: "user-1", requestId: "r-2"))
             #expect(await queue.flush() == 0)
+            await authentication.failuresDelivered()
             let optional = try #require(events.withLock { $0.last })
             #expect(optional.optional && optional.errorCode == .expired && optional.signature == expired)
             #expect(backend.signatureDeliveries()["r-2"] == 1)
@@ -116,6 +118,7 @@ struct SignatureModeEndToEndTests {
             direct.httpBody = SignatureModeSample.dataRequest(baseURL: environment.baseURL, userId: "user-2", requestId: "r-3").body
             let (_, answer) = try await client.authorizer.data(for: direct)
             #expect(answer.statusCode == 201)
+            await authentication.failuresDelivered()
             #expect(events.withLock { $0.count } == 3, "reported once")
             let reported = try #require(events.withLock { $0.last })
             #expect(reported.optional && reported.errorCode == .expired && reported.userId == "user-2" && reported.signature == other)

@@ -51,6 +51,7 @@ struct BuiltInModesByNameTests {
         defer { subscription.cancel() }
         try authentication.changeUser("user-42", signature: signature)
         _ = try? await client.send(.appInboxFetch)
+        await authentication.failuresDelivered()
         let reported = failures.withLock { $0 }
         #expect(reported.map(\.errorCode.rawValue) == [22])
         #expect(reported.first?.userId == "user-42")

@@ -167,11 +167,13 @@ struct SignatureAuthenticationTests {
             }
         }
         #expect(transport.requests.count == 20, "a rejected signature is not retried at once: a new one must come from the app")
+        await authentication.failuresDelivered()
         let received = events.withLock { $0 }
         #expect(received.count == 1)
         #expect(received.first == SignatureFailure(errorCode: .expired, reason: "code 22", userId: "user-1", signature: signature("user-1"), optional: false))
         try authentication.setSignature(signature("user-1", 2))
         _ = try? await client.send(OutgoingRequest(method: "POST", url: dataURL))
+        await authentication.failuresDelivered()
         #expect(events.withLock { $0.count } == 2, "a new signature that fails is reported again")
         subscription.cancel()
     }
@@ -184,6 +186,7 @@ struct SignatureAuthenticationTests {
         let subscriptionB = authentication.subscribeToFailures { _ in second.withLock { $0 += 1 } }
         let client = try signatureClient(authentication, transport: RecordingTransport { _ in authErrorResponse(27) })
         _ = try? await client.send(OutgoingRequest(method: "POST", url: dataURL))
+        await authentication.failuresDelivered()
         let subscriptionLate = authentication.subscribeToFailures { _ in late.withLock { $0 += 1 } }
         subscriptionB.cancel()
         subscriptionB.cancel()
@@ -191,6 +194,7 @@ struct SignatureAuthenticationTests {
         #expect(late.withLock { $0 } == 0, "a subscriber added late does not get old events")
         try authentication.setSignature(signature("user-1", 2))
         _ = try? await client.send(OutgoingRequest(method: "POST", url: dataURL))
+        await authentication.failuresDelivered()
         #expect(first.withLock { $0 } == 2 && second.withLock { $0 } == 1 && late.withLock { $0 } == 1)
         _ = (subscriptionA, subscriptionLate)
     }
@@ -204,6 +208,7 @@ struct SignatureAuthenticationTests {
             _ = subscription
         }
         _ = try? await signatureClient(authentication, transport: RecordingTransport { _ in authErrorResponse(22) }).send(OutgoingRequest(method: "POST", url: dataURL))
+        await authentication.failuresDelivered()
         #expect(count.withLock { $0 } == 0)
     }
 

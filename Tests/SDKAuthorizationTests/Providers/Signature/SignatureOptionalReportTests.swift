@@ -32,10 +32,12 @@ struct SignatureOptionalReportTests {
         let client = try signatureClient(authentication, transport: RecordingTransport { _ in optionalReport() }, diagnostics: sink)
         let response = try await client.send(OutgoingRequest(method: "POST", url: dataURL, body: Data("{}".utf8)))
         #expect(response.statusCode == 201, "accepted: the caller gets the answer")
+        await authentication.failuresDelivered()
         #expect(events.withLock { $0 } == [expected])
         #expect(events.withLock { $0.first?.optional } == true)
         // The same signature reported again is not repeated.
         _ = try await client.send(OutgoingRequest(method: "POST", url: dataURL, body: Data("{}".utf8)))
+        await authentication.failuresDelivered()
         #expect(events.withLock { $0.count } == 1)
     }
 
@@ -47,12 +49,14 @@ struct SignatureOptionalReportTests {
         let authorizer = try RequestAuthorizer(policy: policy, providers: [.signature: authentication], diagnostics: sink)
         #expect(authorizer.inspectsAcceptedResponses, "a streaming stack knows to read small bodies")
         _ = try await authorizer.send(OutgoingRequest(method: "POST", url: dataURL), through: { _ in optionalReport() })
+        await authentication.failuresDelivered()
         #expect(events.withLock { $0 } == [expected])
 
         // A stack that runs the four steps itself: evaluate shows the accepted answer to the provider.
         try authentication.setSignature(signature("user-1", 2), for: "user-1")
         let authorized = try await authorizer.authorize(OutgoingRequest(method: "POST", url: dataURL))
         #expect(await authorizer.evaluate(optionalReport(23, status: 200), to: authorized) == .accept)
+        await authentication.failuresDelivered()
         #expect(events.withLock { $0.map(\.errorCode) } == [.expired, .invalidPayload])
         #expect(events.withLock { $0.last?.signature } == signature("user-1", 2))
     }
@@ -63,7 +67,7 @@ struct SignatureOptionalReportTests {
         let queue = try fixture.queue()
         try await queue.enqueue(fixture.request(1))
         #expect(await queue.flush() == 0, "accepted: the request counts as sent")
-        #expect(fixture.events.withLock { $0 } == [expected])
+        #expect(await fixture.deliveredFailures() == [expected])
         #expect(fixture.sink.messages(at: .info).filter { $0.contains("Signature failure") }.count == 1, "reported once, not by the queue and again by the provider")
         await queue.close()
     }
@@ -73,7 +77,7 @@ struct SignatureOptionalReportTests {
         let queue = try fixture.queue()
         try await queue.enqueue(fixture.request(1), forUser: "user-9")
         #expect(await queue.flush() == 0)
-        #expect(fixture.events.withLock { $0 } == [SignatureFailure(errorCode: .missingToken, reason: "code 26", userId: "user-9", signature: nil, optional: true)])
+        #expect(await fixture.deliveredFailures() == [SignatureFailure(errorCode: .missingToken, reason: "code 26", userId: "user-9", signature: nil, optional: true)])
         await queue.close()
     }
 
@@ -92,6 +96,7 @@ struct SignatureOptionalReportTests {
             let response = try await client.send(OutgoingRequest(method: "POST", url: dataURL, body: Data("{}".utf8)))
             #expect(response.statusCode == 201)
         }
+        await authentication.failuresDelivered()
         #expect(events.withLock { $0.isEmpty })
     }
 
@@ -100,6 +105,7 @@ struct SignatureOptionalReportTests {
         defer { subscription.cancel() }
         let client = try signatureClient(authentication, transport: RecordingTransport { _ in optionalReport(status: 500) }, diagnostics: sink)
         _ = try? await client.send(OutgoingRequest(method: "POST", url: dataURL, body: Data("{}".utf8)))
+        await authentication.failuresDelivered()
         #expect(events.withLock { $0.isEmpty })
     }
 }

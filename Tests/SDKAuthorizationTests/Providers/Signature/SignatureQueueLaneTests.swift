@@ -169,12 +169,14 @@ struct SignatureQueueUnsignedTests {
         try await queue.enqueue(OutgoingRequest(method: "POST", url: dataURL, body: Data(#"{"request_id":"r10"}"#.utf8)))
         #expect(await queue.waitUntilIdle() == 2)
         #expect(sentNumbers(relaunched.transport, signedWith: signature("user-b")) == [10], "the current user's request is not held")
+        await relaunched.authentication.failuresDelivered()
         #expect(relaunched.events.withLock { $0 } == [SignatureFailure(errorCode: .missingToken, reason: "code 26", userId: "user-a", signature: nil, optional: false)])
         for _ in 0..<5 {
             relaunched.clock.advance(by: 3_600)
             _ = await queue.waitUntilIdle()
         }
         #expect(sentNumbers(relaunched.transport, signedWith: nil) == [0], "sent unsigned once, not over and over")
+        await relaunched.authentication.failuresDelivered()
         #expect(relaunched.events.withLock { $0.count } == 1, "reported once")
 
         try relaunched.authentication.setSignature(signature("user-a"), for: "user-a")
@@ -188,6 +190,7 @@ struct SignatureQueueUnsignedTests {
         let relaunched = try await relaunch(queued: [("user-a", 0)], current: "user-b", rejectUnsigned: ServerResponse(statusCode: 401))
         let queue = relaunched.queue
         #expect(await queue.waitUntilIdle() == 1)
+        await relaunched.authentication.failuresDelivered()
         let events = relaunched.events.withLock { $0 }
         #expect(events.count == 1)
         #expect(events.first?.errorCode == .missingToken && events.first?.userId == "user-a" && events.first?.signature == nil)

@@ -45,6 +45,12 @@ struct QueueFixture {
     }
 
     var fileURL: URL { directory.appendingPathComponent("test.queue") }
+
+    /// The failures the subscriber received, once every failure reported so far has reached it.
+    func deliveredFailures() async -> [SignatureFailure] {
+        await authentication.failuresDelivered()
+        return events.withLock { $0 }
+    }
 }
 
 /// The request number in a body made by ``QueueFixture/request(_:)``.
@@ -215,7 +221,7 @@ struct SignatureRequestQueueTests {
         fixture.clock.advance(by: 3_600)
         _ = await queue.waitUntilIdle()
         #expect(fixture.transport.requests.count == 50, "paused: no retry however long")
-        #expect(fixture.events.withLock { $0.count } == 1, "one event for the one rejected signature")
+        #expect(await fixture.deliveredFailures().count == 1, "one event for the one rejected signature")
         #expect(fixture.sink.messages(at: .warning).contains { $0.contains("50 consecutive authentication failures") })
 
         #expect(await queue.flush() == 1, "a manual flush sends once, despite the pause")
@@ -235,7 +241,7 @@ struct SignatureRequestQueueTests {
         let queue = try fixture.queue()
         try await queue.enqueue(fixture.request(1))
         _ = await queue.waitUntilIdle()
-        #expect(fixture.events.withLock { $0 } == [SignatureFailure(errorCode: .expired, reason: "code 22", userId: "user-1", signature: signature("user-1"), optional: false)])
+        #expect(await fixture.deliveredFailures() == [SignatureFailure(errorCode: .expired, reason: "code 22", userId: "user-1", signature: signature("user-1"), optional: false)])
         try fixture.authentication.changeUser("user-2", signature: signature("user-2"))
         try await queue.enqueue(fixture.request(2))
         // The new user's request goes in a lane of its own, with its own signature; the new user's
@@ -294,7 +300,7 @@ struct SignatureRequestQueueTests {
         try await queue.enqueue(fixture.request(1))
         try await queue.enqueue(fixture.request(2))
         #expect(await queue.flush() == 0)
-        #expect(fixture.events.withLock { $0 } == [SignatureFailure(errorCode: .expired, reason: "code 22", userId: "user-1", signature: signature("user-1"), optional: true)])
+        #expect(await fixture.deliveredFailures() == [SignatureFailure(errorCode: .expired, reason: "code 22", userId: "user-1", signature: signature("user-1"), optional: true)])
         await queue.close()
     }
 
@@ -303,7 +309,7 @@ struct SignatureRequestQueueTests {
         let queue = try fixture.queue()
         try await queue.enqueue(fixture.request(1), forUser: "user-9")
         #expect(await queue.flush() == 1)
-        #expect(fixture.events.withLock { $0 } == [SignatureFailure(errorCode: .missingToken, reason: "code 26", userId: "user-9", signature: nil, optional: false)])
+        #expect(await fixture.deliveredFailures() == [SignatureFailure(errorCode: .missingToken, reason: "code 26", userId: "user-9", signature: nil, optional: false)])
         await queue.close()
     }
 
@@ -336,7 +342,7 @@ struct SignatureRequestQueueTests {
         fixture.clock.advance(by: 30)
         #expect(await queue.waitUntilIdle() == 0)
         #expect(fixture.transport.requests.count == 3)
-        #expect(fixture.events.withLock { $0.isEmpty })
+        #expect(await fixture.deliveredFailures().isEmpty)
         await queue.close()
     }
 
