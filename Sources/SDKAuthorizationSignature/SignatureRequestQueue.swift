@@ -787,7 +787,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             }
             return .authenticationFailure(error)
         case .httpError:
-            let status = error.status ?? 0
+            let status = error.statusCode ?? 0
             return status == 408 || status == 429 || status >= 500 ? .transientFailure(error) : .undeliverable(error)
         case .invalidHeader, .invalidURL, .unknownEndpoint, .redirectRefused, .tooManyRedirects, .invalidCredential:
             return .undeliverable(error)

@@ -2,11 +2,12 @@ import Dispatch
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
 /// App callbacks never run on a request's path: a subscriber that blocks holds no request.
-@Suite("Signature mode: failure subscribers run off the request path")
+@Suite("Signature mode: failure subscribers run off the request path", .hangLimit)
 struct SignatureFailureDeliveryTests {
     @Test(.timeLimit(.minutes(1))) func aSubscriberThatBlocksDoesNotHoldTheRequestThatReportedTheFailure() async throws {
         let authentication = try SignatureAuthentication()

@@ -1,12 +1,13 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
 /// A request's age is counted on the monotonic clock while the queue is open: a wall-clock jump alone
 /// never gives up a queued request.
-@Suite("Signature mode: the queue's age limit and clock changes")
+@Suite("Signature mode: the queue's age limit and clock changes", .hangLimit)
 struct SignatureQueueAgeTests {
     @Test func aWallClockThatJumpsEightDaysAheadForOneSecondGivesUpNothing() async throws {
         let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }

@@ -1,6 +1,7 @@
 import Foundation
 import SDKAuthorizationTesting
 import Testing
+import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
@@ -8,7 +9,7 @@ import Testing
 let composedUser = "jos\u{E9}"
 let decomposedUser = "jose\u{301}"
 
-@Suite("Signature mode: user IDs compare as exact bytes")
+@Suite("Signature mode: user IDs compare as exact bytes", .hangLimit)
 struct SignatureUserIDBytesTests {
     @Test func theTwoSpellingsAreEqualStringsButDifferentBytes() {
         #expect(composedUser == decomposedUser)
