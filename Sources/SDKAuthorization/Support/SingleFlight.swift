@@ -204,7 +204,9 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     private let alarms: Alarms
     private let state: Locked<State>
     /// Serializes what the owner writes to disk with what a reset removes (``persist(_:generation:)``).
-    private let persistence = Locked(())
+    /// A plain lock: it guards no value (a `Locked<Void>`'s zero-size value made ThreadSanitizer
+    /// report its inout accesses as a race).
+    private let persistence = NSLock()
 
     package init(clock: any AuthorizationClock, configuration: Configuration = Configuration(), value: Value? = nil) {
         self.clock = clock
@@ -578,7 +580,9 @@ package final class SingleFlight<Value: Sendable>: Sendable {
             ended.cancel?()
             configuration.flightEnded?(.cleared, ended.age)
         }
-        persistence.withLock { _ in remove() }
+        persistence.lock()
+        remove()
+        persistence.unlock()
         for (continuation, outcome) in resumed { continuation.resume(returning: outcome) }
     }
 
@@ -586,10 +590,10 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     /// that a reset has made obsolete is never written, and a reset's removal never comes before a
     /// save of the generation it ended.
     package func persist(_ save: () -> Void, generation: UInt64) {
-        persistence.withLock { _ in
-            guard state.withLock({ $0.generation }) == generation else { return }
-            save()
-        }
+        persistence.lock()
+        defer { persistence.unlock() }
+        guard state.withLock({ $0.generation }) == generation else { return }
+        save()
     }
 }
 
