@@ -32,7 +32,7 @@ package enum RegisterProvidersCommand {
         let shownPath = LogText.readable(absolutePath, limit: 4096)
         let bytes: [UInt8]
         do {
-            bytes = Array(try PrivateFiles.readFile(atPath: absolutePath, limit: ProviderManifest.maximumFileSize))
+            bytes = Array(try ExternalFile.read(atPath: absolutePath, limit: ProviderManifest.maximumFileSize))
         } catch .tooLarge {
             return (1, ["\(shownPath):1:1: error: the manifest is larger than \(ProviderManifest.maximumFileSize) bytes"])
         } catch {
@@ -45,7 +45,7 @@ package enum RegisterProvidersCommand {
             let code = Data(RegistrationCode.generate(manifest, manifestPath: absolutePath, moduleName: moduleName).utf8)
             do {
                 // Written only when it changes; what is there is read no further than the new code's size.
-                if (try? PrivateFiles.readFile(atPath: outputPath, limit: code.count)) != code {
+                if (try? ExternalFile.read(atPath: outputPath, limit: code.count)) != code {
                     try code.write(to: URL(fileURLWithPath: outputPath), options: .atomic)
                 }
             } catch {

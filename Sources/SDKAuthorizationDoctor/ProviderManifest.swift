@@ -44,7 +44,7 @@ package struct ProviderManifest: Sendable, Equatable {
     package init(contentsOf url: URL) throws(Failure) {
         let data: Data
         do {
-            data = try PrivateFiles.readFile(atPath: url.path, limit: AuthorizationConfiguration.maximumFileSize)
+            data = try ExternalFile.read(atPath: url.path, limit: AuthorizationConfiguration.maximumFileSize)
         } catch .tooLarge {
             throw Self.tooLarge
         } catch {

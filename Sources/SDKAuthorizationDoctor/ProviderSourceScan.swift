@@ -54,7 +54,7 @@ package enum ProviderSourceScan {
         var total = 0
         for case let url as URL in walker where url.pathExtension == "swift" {
             do {
-                let data = try PrivateFiles.readFile(atPath: url.path, limit: maximumSourceBytes - total)
+                let data = try ExternalFile.read(atPath: url.path, limit: maximumSourceBytes - total)
                 total += data.count
                 sources.append(data)
             } catch .tooLarge {

@@ -31,6 +31,7 @@ public enum JWTClaimValue: Sendable, Equatable {
 /// encodes as `{"iat":1700000000,"payload_type":"auth_token"}` with `JSONEncoder` (sorted keys), and
 /// decodes back to the same values.
 extension JWTClaimValue: Codable {
+    /// Decodes any JSON value: `null`, a boolean, a number, a string, an array or an object.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -48,6 +49,7 @@ extension JWTClaimValue: Codable {
         }
     }
 
+    /// Encodes the JSON value this stands for.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -239,7 +241,18 @@ public struct JWTClaims: Sendable, Equatable {
     ///
     /// A date claim named in `unreadDates` that holds no number (nor such a string) is read as
     /// `nil` instead of failing: for a claim the caller only passes on, which the server judges.
-    package init(decoding token: String, digitStringDates: Set<String>, unreadDates: Set<String> = []) throws(JWTDecodingError) {
+    ///
+    /// ```swift
+    /// // A payload the app's server signed with `"iat": "1700000000"`, or a Ruby Time as a date string.
+    /// let claims = try JWTClaims(decoding: signed, digitStringDates: ["iat"], unreadDates: ["iat"])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - token: The compact JWT.
+    ///   - digitStringDates: Date claims (`exp`, `iat`) also taken as a string of digits.
+    ///   - unreadDates: Date claims read as `nil`, not refused, when they hold no date.
+    /// - Throws: ``JWTDecodingError`` for every malformed input; never traps.
+    public init(decoding token: String, digitStringDates: Set<String>, unreadDates: Set<String> = []) throws(JWTDecodingError) {
         guard token.utf8.count <= Self.maximumTokenLength else { throw .tooLarge(limit: Self.maximumTokenLength) }
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3 else { throw .wrongSegmentCount(segments.count) }
@@ -305,7 +318,7 @@ public struct JWTClaims: Sendable, Equatable {
     }
 
     /// The longest digit string taken as a date (12 digits: beyond the year 30000).
-    package static let maximumDigitStringDateLength = 12
+    public static let maximumDigitStringDateLength = 12
 
     private static func date(_ payload: [String: JWTClaimValue], _ name: String, digitString: Bool = false, lenient: Bool = false) throws(JWTDecodingError) -> Date? {
         switch payload[name] {

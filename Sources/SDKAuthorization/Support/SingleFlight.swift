@@ -71,7 +71,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         /// With ``abandonsUnwatchedFlights``: one flight's work at a time. An abandoned flight's work
         /// runs until its runner calls ``finish(_:with:)`` (which it must, however the work ends),
         /// and no new flight starts before then.
-        package var waitsForAbandonedWork: Bool
+        var waitsForAbandonedWork: Bool
 
         package init(flightLifetime: TimeInterval? = nil, flightTimeoutError: (@Sendable () -> any Error)? = nil,
                      abandonsUnwatchedFlights: Bool = false, waitsForAbandonedWork: Bool = false,

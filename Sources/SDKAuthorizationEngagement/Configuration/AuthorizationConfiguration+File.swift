@@ -87,7 +87,7 @@ extension AuthorizationConfiguration {
     public init(contentsOf url: URL) throws(ConfigurationError) {
         let data: Data
         do {
-            data = try PrivateFiles.readFile(atPath: url.path, limit: Self.maximumFileSize)
+            data = try ExternalFile.read(atPath: url.path, limit: Self.maximumFileSize)
         } catch .tooLarge {
             throw .fileTooLarge(limit: Self.maximumFileSize)
         } catch {

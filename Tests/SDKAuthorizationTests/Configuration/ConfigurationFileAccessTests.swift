@@ -65,11 +65,11 @@ final class ConfigurationFileAccessTests {
 
     @Test func theSharedReaderReadsAFileOfExactlyTheLimitAndRefusesOneByteMore() throws {
         try Data(repeating: 0x41, count: 10).write(to: URL(fileURLWithPath: path("ten")))
-        #expect(try PrivateFiles.readFile(atPath: path("ten"), limit: 10) == Data(repeating: 0x41, count: 10))
-        #expect(throws: PrivateFiles.ReadProblem.tooLarge(limit: 9)) { try PrivateFiles.readFile(atPath: path("ten"), limit: 9) }
+        #expect(try ExternalFile.read(atPath: path("ten"), limit: 10) == Data(repeating: 0x41, count: 10))
+        #expect(throws: ExternalFile.Problem.tooLarge(limit: 9)) { try ExternalFile.read(atPath: path("ten"), limit: 9) }
     }
 
     @Test func anEndlessDeviceIsRefusedAsNotARegularFile() {
-        #expect(throws: PrivateFiles.ReadProblem.notARegularFile) { try PrivateFiles.readFile(atPath: "/dev/zero", limit: 10) }
+        #expect(throws: ExternalFile.Problem.notARegularFile) { try ExternalFile.read(atPath: "/dev/zero", limit: 10) }
     }
 }

@@ -23,6 +23,19 @@ struct RefreshBoundsTests {
         return AuthorizedHTTPClient(authorizer: authorizer, transport: transport)
     }
 
+    /// A server that answers 401 to every request, once `held` opens; `arrived` counts the requests
+    /// that reached it.
+    func heldUnauthorizedServer() -> (api: RecordingTransport, held: AsyncGate, arrived: Counter) {
+        let held = AsyncGate()
+        let arrived = Counter()
+        let api = RecordingTransport { _ in
+            _ = arrived.increment()
+            await held.wait()
+            return ServerResponse(statusCode: 401)
+        }
+        return (api, held, arrived)
+    }
+
     func start(_ client: AuthorizedHTTPClient) -> Task<Result<ServerResponse, RequestError>, Never> {
         Task { [url] () -> Result<ServerResponse, RequestError> in
             do throws(RequestError) { return .success(try await client.send(OutgoingRequest(method: "GET", url: url))) } catch { return .failure(error) }
@@ -111,13 +124,7 @@ struct RefreshBoundsTests {
     @Test func aRequestRejectedAfterALogoutFailsAsClearedWithoutARefreshOrASecondSend() async throws {
         let refreshes = Counter()
         let provider = try RefreshingTokenProvider(token: .init("a0"), clock: clock, diagnostics: sink) { .init("a\(refreshes.increment())") }
-        let held = AsyncGate()
-        let arrived = Counter()
-        let api = RecordingTransport { _ in
-            _ = arrived.increment()
-            await held.wait()
-            return ServerResponse(statusCode: 401)
-        }
+        let (api, held, arrived) = heldUnauthorizedServer()
         let request = start(try client(provider, transport: api))
         await eventually("the request reached the server", { arrived.current == 1 })
         provider.clearToken()
@@ -134,13 +141,7 @@ struct RefreshBoundsTests {
         let wrapped = ScriptedProvider(.token(token), .token("after-logout"))
         wrapped.rejectionDecision = .retry
         let cache = CachingAuthorizationProvider(wrapping: wrapped, clock: clock)
-        let held = AsyncGate()
-        let arrived = Counter()
-        let api = RecordingTransport { _ in
-            _ = arrived.increment()
-            await held.wait()
-            return ServerResponse(statusCode: 401)
-        }
+        let (api, held, arrived) = heldUnauthorizedServer()
         let request = start(try client(cache, transport: api))
         await eventually("the request reached the server", { arrived.current == 1 })
         await cache.identityDidChange()

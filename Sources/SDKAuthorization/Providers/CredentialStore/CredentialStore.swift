@@ -138,7 +138,7 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
     /// What a log line may say about a store's failure: the message of a ``CredentialStoreError``
     /// (which never holds a token), so a missing Keychain entitlement reads as one; only the type
     /// of any other error, whose text could hold anything.
-    package static func summary(of error: any Error) -> String {
+    public static func summary(of error: any Error) -> String {
         (error as? CredentialStoreError)?.message ?? RequestError.summary(of: error)
     }
 
