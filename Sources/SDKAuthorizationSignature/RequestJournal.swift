@@ -14,6 +14,32 @@ struct QueuedEntry: Sendable, Equatable {
     let enqueuedAt: Date
     let userId: String?
     let request: OutgoingRequest
+    /// How old it was at a moment the next launch can find again; `nil` in files written before
+    /// marks were kept (their age is read from the wall clock, from ``enqueuedAt``).
+    var mark: AgeMark? = nil
+}
+
+/// How old a queued request was at one moment: `counted` seconds when the wall clock said `wall`
+/// and the monotonic clock `uptime`, in the system's boot session `boot`.
+///
+/// The monotonic clock goes on across launches within one boot of the system, so a later launch
+/// in the same boot session counts the time between on it, and a wall-clock change never ages a
+/// request. A new boot restarts the monotonic clock: the time since the mark can then only be read
+/// from the wall clock (never less than 0), and the first launch of that boot marks every request
+/// again with the age it counted, so what was counted is kept.
+struct AgeMark: Sendable, Equatable {
+    var counted: TimeInterval
+    var wall: Date
+    var uptime: TimeInterval
+    /// The system's boot session identifier (at most ``JournalCodec/maximumBootSessionLength``
+    /// bytes); empty when the platform gives none, and then the wall clock is always used.
+    var boot: [UInt8]
+
+    /// The request's age when the wall clock says `wall`, the monotonic clock `uptime`, in boot session `boot`.
+    func age(wall now: Date, uptime nowUptime: TimeInterval, boot current: [UInt8]) -> TimeInterval {
+        if !boot.isEmpty, boot == current, nowUptime >= uptime { return counted + (nowUptime - uptime) }
+        return counted + max(0, now.timeIntervalSince(wall))
+    }
 }
 
 /// The journal's records: an entry was queued, its sending began, it is finished (sent or given up).
@@ -27,7 +53,9 @@ enum JournalRecord: Sendable, Equatable {
 ///
 /// File: a 16-byte header (`SDKAUTHQ`, version 1, seven zero bytes), then records, each
 /// `length (UInt32, big-endian) | CRC-32 of the body (UInt32) | body`, the body being a type byte
-/// and its payload. Reading stops at the first record that is cut short, fails its checksum or does
+/// and its payload. An entry's payload may end with its age mark (``AgeMark``: a 1, the counted age,
+/// the wall time and the monotonic time as 64-bit floats, the boot session's length and bytes);
+/// files written before marks were kept have none and still read. Reading stops at the first record that is cut short, fails its checksum or does
 /// not decode: everything before it is recovered, and the caller reports the rest.
 enum JournalCodec {
     static let header: [UInt8] = Array("SDKAUTHQ".utf8) + [1, 0, 0, 0, 0, 0, 0, 0]
@@ -36,6 +64,8 @@ enum JournalCodec {
     static let maximumBodyLength = 1 << 20
     static let maximumURLLength = 8_192
     static let maximumHeaderCount = 64
+    /// The longest boot session identifier an age mark keeps (a UUID's text is 36 bytes).
+    static let maximumBootSessionLength = 64
 
     enum RecordType: UInt8 { case entry = 1, sending = 2, done = 3 }
 
@@ -72,6 +102,16 @@ enum JournalCodec {
                 body.append(contentsOf: data)
             } else {
                 body.append(0)
+            }
+            // The age mark is an optional tail, so files written before it was kept still read.
+            if let mark = entry.mark {
+                body.append(1)
+                append64(mark.counted.bitPattern, to: &body)
+                append64(mark.wall.timeIntervalSince1970.bitPattern, to: &body)
+                append64(mark.uptime.bitPattern, to: &body)
+                let boot = mark.boot.prefix(maximumBootSessionLength)
+                body.append(UInt8(boot.count))
+                body.append(contentsOf: boot)
             }
         case .sending(let id):
             body.append(RecordType.sending.rawValue)
@@ -201,8 +241,17 @@ enum JournalCodec {
                 guard let count = reader.uint32(), Int(count) <= maximumBodyLength, let data = reader.bytes(Int(count)) else { return nil }
                 body = Data(data)
             }
+            var mark: AgeMark?
+            if !reader.atEnd {
+                guard reader.uint8() == 1, let counted = reader.uint64().map(Double.init(bitPattern:)),
+                      let wall = reader.uint64().map(Double.init(bitPattern:)), let uptime = reader.uint64().map(Double.init(bitPattern:)),
+                      let bootLength = reader.uint8(), Int(bootLength) <= maximumBootSessionLength, let boot = reader.bytes(Int(bootLength)),
+                      counted.isFinite, counted >= 0, wall.isFinite, uptime.isFinite
+                else { return nil }
+                mark = AgeMark(counted: counted, wall: Date(timeIntervalSince1970: wall), uptime: uptime, boot: Array(boot))
+            }
             guard reader.atEnd, date.timeIntervalSince1970.isFinite else { return nil }
-            return .entry(QueuedEntry(id: id, enqueuedAt: date, userId: user, request: OutgoingRequest(method: method, url: url, headers: headers, body: body)))
+            return .entry(QueuedEntry(id: id, enqueuedAt: date, userId: user, request: OutgoingRequest(method: method, url: url, headers: headers, body: body), mark: mark))
         }
     }
 

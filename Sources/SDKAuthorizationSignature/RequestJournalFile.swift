@@ -150,7 +150,13 @@ final class RequestJournalFile: Sendable {
     /// should not change the permissions of a directory the app chose), and so are a journal or lock
     /// file that is a symbolic link (nothing is read, written or chmod-ed through it) or not a
     /// regular file (a FIFO is refused without blocking on it).
-    init(directory: URL, name: String, limits: Limits, diagnostics: any DiagnosticsSink, writer: Writer = .system) throws(SignatureQueueError) {
+    ///
+    /// `remark` may give a reloaded entry a new age mark; when it does for any entry, the file is
+    /// rewritten with the new marks, so what was counted survives the next launch.
+    init(
+        directory: URL, name: String, limits: Limits, diagnostics: any DiagnosticsSink, writer: Writer = .system,
+        remark: (QueuedEntry) -> AgeMark? = { _ in nil }
+    ) throws(SignatureQueueError) {
         self.limits = limits
         self.writer = writer
         fileURL = directory.appendingPathComponent("\(name).queue")
@@ -183,10 +189,17 @@ final class RequestJournalFile: Sendable {
         let decoded = JournalCodec.decode(bytes)
         var recovered = State(descriptor: -1)
         var sending: Set<UUID> = []
+        var remarked = false
         for (record, size) in zip(decoded.records, decoded.sizes) {
             switch record {
-            case .entry(let entry):
-                recovered.insert(entry, size: size)
+            case .entry(var entry):
+                if let mark = remark(entry) {
+                    entry.mark = mark
+                    remarked = true
+                    recovered.insert(entry, size: JournalCodec.encode(.entry(entry)).count)
+                } else {
+                    recovered.insert(entry, size: size)
+                }
             case .sending(let id):
                 if recovered.entries[id] != nil {
                     sending.insert(id)
@@ -236,7 +249,7 @@ final class RequestJournalFile: Sendable {
         // other is rewritten with the live entries and their attempts only: no dead records, no
         // damaged tail.
         let liveRecordCount = recovered.count + recovered.attemptBytes / JournalCodec.sendingRecordLength
-        let clean = decoded.headerValid && !bytes.isEmpty && wholeFile && recovery.unreadableBytes == 0 && decoded.records.count == liveRecordCount
+        let clean = decoded.headerValid && !bytes.isEmpty && wholeFile && recovery.unreadableBytes == 0 && decoded.records.count == liveRecordCount && !remarked
         do throws(SignatureQueueError) {
             if clean {
                 // The descriptor opened without following a link: the chmod cannot reach another file.
@@ -269,6 +282,8 @@ final class RequestJournalFile: Sendable {
 
     var count: Int { state.withLock(\.count) }
     var first: QueuedEntry? { state.withLock(\.first) }
+    /// The live entries, in the order they were queued.
+    var liveEntries: [QueuedEntry] { state.withLock { $0.liveRecords.entries } }
 
     /// Whether `id` is live (queued and not finished).
     func contains(_ id: UUID) -> Bool { state.withLock { $0.entries[id] != nil } }
@@ -302,6 +317,10 @@ final class RequestJournalFile: Sendable {
     func append(_ entry: QueuedEntry) async throws(SignatureQueueError) {
         if let problem = JournalCodec.problem(with: entry) { throw .entryTooLarge(problem) }
         let bytes = JournalCodec.encode(.entry(entry))
+        // What the reader would refuse is never written: a record it cannot read back is a request lost.
+        guard bytes.count - 8 <= JournalCodec.maximumRecordLength else {
+            throw .entryTooLarge("the request takes more than \(JournalCodec.maximumRecordLength) bytes in the queue's file")
+        }
         let limits = self.limits
         let reserved = state.withLock { state -> SignatureQueueError? in
             if state.closed { return .closed }

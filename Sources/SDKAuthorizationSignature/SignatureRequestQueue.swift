@@ -218,11 +218,15 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         /// The longest a request stays queued, in seconds, from its enqueue; an older one is given up
         /// (``Undeliverable/Reason/tooOld``) (default 7 days; 60 seconds to 365 days).
         ///
-        /// While the queue is open, age is counted on the clock's monotonic time, so setting the
-        /// device's clock forward or back never gives up a request or delays its end. The monotonic
-        /// clock restarts with the device, so a request reloaded when a queue opens is as old as the
-        /// wall clock says then (its enqueue time to `now()`, never less than 0), and ages on the
-        /// monotonic clock from there: the wall clock is read once per request and launch.
+        /// Age is counted on the clock's monotonic time, so setting the device's clock forward or
+        /// back never gives up a request or delays its end: while the queue is open, and across
+        /// launches within one boot of the device (the queue's file keeps, with each request, the
+        /// age counted and the monotonic time it was counted at; for that, a custom clock's
+        /// monotonic time must count from the system's boot, as `SystemClock`'s does). The monotonic
+        /// clock restarts with the device, so the time from a request's last mark to the first
+        /// launch after a restart is read from the wall clock (never less than 0); that launch then
+        /// writes down the age it counted, so a later change of the wall clock does not age the
+        /// request again. Time the device sleeps is not counted (the monotonic clock stops).
         public var maximumAge: TimeInterval
 
         /// Creates options.
@@ -362,9 +366,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     private let state = Locked(State())
     private let subscription: Locked<SignatureFailureSubscription?> = Locked(nil)
     private let sender: Locked<Task<Void, Never>?> = Locked(nil)
-    /// The clock's two times when the queue opened: a request reloaded from the file is as old as
-    /// the wall clock then says, and ages on the monotonic clock from there.
-    private let openedAt: (monotonic: TimeInterval, wall: Date)
+    /// The system's boot session when the queue opened: a request marked in it ages on the
+    /// monotonic clock across launches.
+    private let bootSession: [UInt8]
 
     /// The platform's default directory for queue files.
     public static var defaultDirectory: URL {
@@ -381,14 +385,14 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///   - authentication: The signature mode whose users and signatures the requests carry.
     ///   - client: How requests are sent; its policy must give them the `AuthorizationScheme/signature` scheme.
     ///   - options: Capacity, backoff, pause and limits.
-    ///   - clock: Monotonic time for the backoff and the requests' age; wall time for `Retry-After` dates and the age of requests reloaded from the file.
+    ///   - clock: Monotonic time for the backoff and the requests' age; wall time for `Retry-After` dates and, after a restart of the device, for the time between launches (``Options/maximumAge``).
     ///   - diagnostics: Where recovery, failures and undeliverable requests are reported.
     ///   - random: A draw in `0...1` for the backoff's jitter (default the system's generator).
     ///   - onUndeliverable: Called for each request the queue gives up on.
     /// - Throws: ``SignatureQueueError``: a bad name or options, the queue open elsewhere, a
     ///   directory or file that cannot be used (a directory other users can write or replace, a
     ///   queue file that is a symbolic link, not a regular file or another user's).
-    public init(
+    public convenience init(
         name: String = "signature-requests",
         directory: URL = SignatureRequestQueue.defaultDirectory,
         authentication: SignatureAuthentication,
@@ -398,6 +402,19 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
         onUndeliverable: (@Sendable (Undeliverable) -> Void)? = nil
+    ) throws(SignatureQueueError) {
+        try self.init(
+            name: name, directory: directory, authentication: authentication, client: client, options: options, clock: clock,
+            diagnostics: diagnostics, random: random, onUndeliverable: onUndeliverable, bootSession: BootSession.current()
+        )
+    }
+
+    /// Opens the queue as the public initializer does, in the boot session `bootSession` (tests
+    /// name one to act out a restart of the device).
+    init(
+        name: String, directory: URL, authentication: SignatureAuthentication, client: AuthorizedHTTPClient, options: Options,
+        clock: any AuthorizationClock, diagnostics: any DiagnosticsSink, random: @escaping @Sendable () -> Double,
+        onUndeliverable: (@Sendable (Undeliverable) -> Void)?, bootSession: [UInt8]
     ) throws(SignatureQueueError) {
         guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
             throw .invalidConfiguration("a queue name has 1 to 64 letters, digits, '-' and '_'")
@@ -428,15 +445,28 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         self.diagnostics = diagnostics
         self.random = random
         self.onUndeliverable = onUndeliverable
-        openedAt = (clock.monotonicNow(), clock.now())
+        let openedAt = (uptime: clock.monotonicNow(), wall: clock.now())
+        self.bootSession = bootSession
         journal = try RequestJournalFile(
             directory: directory, name: name,
             limits: .init(maximumEntries: options.maximumEntries, maximumBytes: options.maximumBytes),
             diagnostics: diagnostics
-        )
+        ) { entry in
+            // A request marked in this boot keeps its mark: the monotonic clock still counts from it.
+            // One marked in an earlier boot (or never) is marked again with the age it has now, so
+            // what was counted survives later launches whatever the wall clock does meanwhile.
+            if let mark = entry.mark, !bootSession.isEmpty, mark.boot == bootSession, openedAt.uptime >= mark.uptime { return nil }
+            let age = Self.age(of: entry, wall: openedAt.wall, uptime: openedAt.uptime, boot: bootSession)
+            return AgeMark(counted: age, wall: openedAt.wall, uptime: openedAt.uptime, boot: bootSession)
+        }
+        // Every reloaded request ages on the monotonic clock from the age it has now.
+        let reloadedAt = Dictionary(uniqueKeysWithValues: journal.liveEntries.map { entry in
+            (entry.id, openedAt.uptime - Self.age(of: entry, wall: openedAt.wall, uptime: openedAt.uptime, boot: bootSession))
+        })
         let found = journal.recovery
         recovery = Recovery(recoveredCount: found.entries, inDoubt: found.inDoubt, unreadableBytes: found.unreadableBytes, unrecognizedFile: found.unrecognizedFile)
         let observation = authentication.observeSignatureChanges { [weak self] user in self?.signatureChanged(for: user) }
+        state.withLock { $0.queuedAt = reloadedAt }
         subscription.withLock { $0 = observation }
         let task = Task { [weak self] () async -> Void in
             guard let self else { return }
@@ -499,9 +529,13 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         }
         var request = request
         request.removeHeader(options.idempotencyHeaderName)
-        let entry = QueuedEntry(id: UUID(), enqueuedAt: clock.now(), userId: userId, request: request)
-        // Set before the sender can see the entry; forgotten when the append fails.
         let queuedAt = clock.monotonicNow()
+        let wall = clock.now()
+        let entry = QueuedEntry(
+            id: UUID(), enqueuedAt: wall, userId: userId, request: request,
+            mark: AgeMark(counted: 0, wall: wall, uptime: queuedAt, boot: bootSession)
+        )
+        // Set before the sender can see the entry; forgotten when the append fails.
         state.withLock { $0.queuedAt[entry.id] = queuedAt }
         do {
             try await journal.append(entry)
@@ -720,7 +754,13 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     /// from the file brings the age the wall clock gave it when the queue opened (never less than 0).
     private func age(of entry: QueuedEntry, now: TimeInterval, in state: State) -> TimeInterval {
         if let queuedAt = state.queuedAt[entry.id] { return now - queuedAt }
-        return max(0, openedAt.wall.timeIntervalSince(entry.enqueuedAt)) + (now - openedAt.monotonic)
+        return Self.age(of: entry, wall: clock.now(), uptime: now, boot: bootSession)
+    }
+
+    /// The age of `entry` when the clocks say `wall` and `uptime` in boot session `boot`: from its
+    /// age mark, or (a file written before marks were kept) from its enqueue time on the wall clock.
+    private static func age(of entry: QueuedEntry, wall: Date, uptime: TimeInterval, boot: [UInt8]) -> TimeInterval {
+        entry.mark?.age(wall: wall, uptime: uptime, boot: boot) ?? max(0, wall.timeIntervalSince(entry.enqueuedAt))
     }
 
     /// The attempts of `id` the server answered: those begun (its `sending` records) but the last

@@ -45,16 +45,17 @@ struct SignatureQueueAgeTests {
         await queue.close()
     }
 
-    @Test func aReloadedRequestKeepsTheAgeItHadAtOpeningAndAgesOnTheMonotonicClock() async throws {
+    @Test func aRequestReloadedAfterARestartOfTheDeviceKeepsTheAgeTheWallClockGivesItAndAgesOnTheMonotonicClock() async throws {
         let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }
         let options = SignatureRequestQueue.Options(backoff: RetryBackoff(minimum: 10, maximum: 60), maximumAge: 3_600)
         let queue = try fixture.queue(options)
         try await queue.enqueue(fixture.request(1))
         _ = await queue.waitUntilIdle()
         await queue.close()
-        // Half an hour passes while the app is not running.
+        // Half an hour passes while the app is not running and the device restarts: only the wall
+        // clock can tell how long.
         fixture.clock.setWallClock(to: fixture.clock.now().addingTimeInterval(1_800))
-        let reopened = try fixture.queue(options)
+        let reopened = try fixture.queue(options, boot: "boot-2")
         _ = await reopened.waitUntilIdle()
         // The wall clock jumps a day ahead: ignored while the queue is open.
         fixture.clock.setWallClock(to: fixture.clock.now().addingTimeInterval(86_400))
@@ -66,6 +67,105 @@ struct SignatureQueueAgeTests {
         fixture.clock.advance(by: 60)
         #expect(await reopened.waitUntilIdle() == 0)
         #expect(fixture.undeliverable.withLock { $0.first?.reason } == .tooOld)
+        await reopened.close()
+    }
+
+    // MARK: Across launches
+
+    @Test func aWallClockJumpBetweenTwoLaunchesInOneBootGivesUpNothingAndTheAgeGoesOnOnTheMonotonicClock() async throws {
+        let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }
+        let options = SignatureRequestQueue.Options(backoff: RetryBackoff(minimum: 10, maximum: 60), maximumAge: 3_600)
+        let queue = try fixture.queue(options)
+        let id = try await queue.enqueue(fixture.request(1))
+        _ = await queue.waitUntilIdle()
+        fixture.clock.advance(by: 600)
+        _ = await queue.waitUntilIdle()
+        await queue.close()
+        // The wall clock jumps eight days ahead; the app is relaunched one second later, same boot.
+        fixture.clock.setWallClock(to: fixture.clock.now().addingTimeInterval(8 * 86_400))
+        fixture.clock.advance(by: 1)
+        let reopened = try fixture.queue(options)
+        #expect(await reopened.waitUntilIdle() == 1, "not given up at the relaunch")
+        #expect(fixture.undeliverable.withLock { $0.isEmpty })
+        // 601 seconds counted before; 2,998 more on the monotonic clock: 3,599 seconds old, kept.
+        for _ in 0..<49 {
+            fixture.clock.advance(by: 60)
+            _ = await reopened.waitUntilIdle()
+        }
+        fixture.clock.advance(by: 58)
+        #expect(await reopened.waitUntilIdle() == 1, "3,599 seconds old: kept")
+        fixture.clock.advance(by: 1)
+        #expect(await reopened.waitUntilIdle() == 0, "3,600 seconds old on the monotonic clock: given up")
+        #expect(fixture.undeliverable.withLock { $0.map(\.id) } == [id])
+        #expect(fixture.undeliverable.withLock { $0.first?.reason } == .tooOld)
+        await reopened.close()
+    }
+
+    @Test func theAgeCountedBeforeARestartOfTheDeviceIsPersistedSoALaterWallClockJumpDoesNotAgeTheRequest() async throws {
+        let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }
+        let options = SignatureRequestQueue.Options(backoff: RetryBackoff(minimum: 10, maximum: 60), maximumAge: 3_600)
+        let queue = try fixture.queue(options)
+        try await queue.enqueue(fixture.request(1))
+        _ = await queue.waitUntilIdle()
+        fixture.clock.advance(by: 1_200)
+        _ = await queue.waitUntilIdle()
+        await queue.close()
+        // The device restarts; the first launch in the new boot reads 1,200 s from the wall clock and
+        // writes down what it counted.
+        let afterRestart = try fixture.queue(options, boot: "boot-2")
+        #expect(await afterRestart.waitUntilIdle() == 1)
+        await afterRestart.close()
+        let marks = try JournalCodec.decode(Array(Data(contentsOf: fixture.fileURL))).records.compactMap { record -> AgeMark? in
+            if case .entry(let entry) = record { return entry.mark }
+            return nil
+        }
+        #expect(marks.map(\.counted) == [1_200], "the file holds the age counted so far")
+        #expect(marks.map(\.boot) == [Array("boot-2".utf8)])
+        // Then, in that boot, the wall clock jumps eight days ahead before the next launch.
+        fixture.clock.setWallClock(to: fixture.clock.now().addingTimeInterval(8 * 86_400))
+        fixture.clock.advance(by: 60)
+        let reopened = try fixture.queue(options, boot: "boot-2")
+        #expect(await reopened.waitUntilIdle() == 1, "1,260 seconds old: kept")
+        #expect(fixture.undeliverable.withLock { $0.isEmpty })
+        await reopened.close()
+    }
+
+    @Test func aFileWrittenBeforeAgeMarksIsAgedByTheWallClockOnceThenMarked() async throws {
+        let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }
+        let options = SignatureRequestQueue.Options(backoff: RetryBackoff(minimum: 10, maximum: 60), maximumAge: 3_600)
+        try FileManager.default.createDirectory(at: fixture.directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let unmarked = QueuedEntry(id: UUID(), enqueuedAt: fixture.clock.now().addingTimeInterval(-1_000), userId: nil, request: fixture.request(1))
+        try Data(JournalCodec.header + JournalCodec.encode(.entry(unmarked))).write(to: fixture.fileURL)
+        let queue = try fixture.queue(options)
+        #expect(await queue.waitUntilIdle() == 1)
+        await queue.close()
+        let entries = try JournalCodec.decode(Array(Data(contentsOf: fixture.fileURL))).records.compactMap { record -> QueuedEntry? in
+            if case .entry(let entry) = record { return entry }
+            return nil
+        }
+        #expect(entries.map(\.id) == [unmarked.id])
+        #expect(entries.first?.mark?.counted == 1_000, "the wall clock's age, written down")
+        fixture.clock.setWallClock(to: fixture.clock.now().addingTimeInterval(8 * 86_400))
+        let reopened = try fixture.queue(options)
+        #expect(await reopened.waitUntilIdle() == 1, "the jump after the mark is not counted")
+        await reopened.close()
+    }
+
+    @Test func aRequestTooLargeForTheFilesRecordLimitIsRefusedAtEnqueueInsteadOfLostAtRelaunch() async throws {
+        let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }
+        let queue = try fixture.queue(.init(backoff: RetryBackoff(minimum: 10, maximum: 60)))
+        var headers = ["Content-Type": "application/json"]
+        for number in 0..<20 { headers["X-Field-\(number)"] = String(repeating: "v", count: 8_000) }
+        let large = OutgoingRequest(method: "POST", url: dataURL, headers: headers, body: Data(count: 1 << 20))
+        await #expect(throws: SignatureQueueError.self) { try await queue.enqueue(large) }
+        let kept = try await queue.enqueue(fixture.request(2))
+        _ = await queue.waitUntilIdle()
+        await queue.close()
+        let reopened = try fixture.queue(.init(backoff: RetryBackoff(minimum: 10, maximum: 60)))
+        #expect(reopened.recovery.recoveredCount == 1)
+        #expect(reopened.recovery.unreadableBytes == 0)
+        #expect(await reopened.waitUntilIdle() == 1)
+        _ = kept
         await reopened.close()
     }
 }

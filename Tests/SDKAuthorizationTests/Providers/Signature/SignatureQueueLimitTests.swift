@@ -103,9 +103,10 @@ struct SignatureQueueLimitTests {
         let id = try await queue.enqueue(fixture.request(1))
         _ = await queue.waitUntilIdle()
         await queue.close()
-        // Seven days pass on the wall clock while the app is not running (the monotonic clock restarts).
+        // Seven days pass on the wall clock while the app is not running and the device restarts
+        // (the monotonic clock restarts, so only the wall clock can tell).
         fixture.clock.setWallClock(to: fixture.clock.now().addingTimeInterval(7 * 86_400))
-        let reopened = try fixture.queue()
+        let reopened = try fixture.queue(boot: "boot-2")
         #expect(await reopened.waitUntilIdle() == 0)
         #expect(fixture.transport.requests.count == 1, "not sent again")
         #expect(fixture.undeliverable.withLock { $0.map(\.id) } == [id])

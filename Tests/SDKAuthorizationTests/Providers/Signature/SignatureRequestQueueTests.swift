@@ -32,11 +32,13 @@ struct QueueFixture {
         subscription = authentication.subscribeToFailures { failure in events.withLock { $0.append(failure) } }
     }
 
-    func queue(_ options: SignatureRequestQueue.Options = .init(), random: Double = 0.5) throws -> SignatureRequestQueue {
+    /// Opens the queue in boot session `boot` of the system (another one acts out a restart of the device).
+    func queue(_ options: SignatureRequestQueue.Options = .init(), random: Double = 0.5, boot: String = "boot-1") throws -> SignatureRequestQueue {
         let undeliverable = self.undeliverable
         return try SignatureRequestQueue(
             name: "test", directory: directory, authentication: authentication, client: client, options: options,
-            clock: clock, diagnostics: sink, random: { random }, onUndeliverable: { item in undeliverable.withLock { $0.append(item) } }
+            clock: clock, diagnostics: sink, random: { random }, onUndeliverable: { item in undeliverable.withLock { $0.append(item) } },
+            bootSession: Array(boot.utf8)
         )
     }
 
