@@ -168,4 +168,12 @@ struct SignatureQueueAgeTests {
         _ = kept
         await reopened.close()
     }
+
+    #if os(Linux)
+    @Test func theBootSessionOnLinuxIsTheKernelsBootIDTheSameAtEveryCall() {
+        let session = BootSession.current()
+        #expect(session.count == 36, "a UUID's text, without its newline")
+        #expect(session == BootSession.current())
+    }
+    #endif
 }
