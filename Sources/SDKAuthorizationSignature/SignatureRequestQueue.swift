@@ -363,6 +363,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     private let diagnostics: any DiagnosticsSink
     private let random: @Sendable () -> Double
     private let onUndeliverable: (@Sendable (Undeliverable) -> Void)?
+    /// Where `onUndeliverable` runs, in the order requests were given up: off the sender, so an app
+    /// callback that is slow or blocks never holds the queue's sending.
+    private let undeliverableDeliveries = DispatchQueue(label: "SDKAuthorization.SignatureRequestQueue.undeliverable")
     private let state = Locked(State())
     private let subscription: Locked<SignatureFailureSubscription?> = Locked(nil)
     private let sender: Locked<Task<Void, Never>?> = Locked(nil)
@@ -388,7 +391,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///   - clock: Monotonic time for the backoff and the requests' age; wall time for `Retry-After` dates and, after a restart of the device, for the time between launches (``Options/maximumAge``).
     ///   - diagnostics: Where recovery, failures and undeliverable requests are reported.
     ///   - random: A draw in `0...1` for the backoff's jitter (default the system's generator).
-    ///   - onUndeliverable: Called for each request the queue gives up on.
+    ///   - onUndeliverable: Called for each request the queue gives up on, once it is removed from
+    ///     the file, in the order they were given up, on a serial queue of the queue's own (never on
+    ///     the sender: a slow callback holds no request); ``undeliverableDelivered()`` waits for it.
     /// - Throws: ``SignatureQueueError``: a bad name or options, the queue open elsewhere, a
     ///   directory or file that cannot be used (a directory other users can write or replace, a
     ///   queue file that is a symbolic link, not a regular file or another user's).
@@ -620,12 +625,29 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         }
     }
 
+    /// Returns once every request given up before the call has been handed to `onUndeliverable`.
+    ///
+    /// `onUndeliverable` runs off the sender, so ``flush()`` may return before it has been called
+    /// for the requests that pass gave up; await this before checking what it received.
+    public func undeliverableDelivered() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            undeliverableDeliveries.async { continuation.resume() }
+        }
+    }
+
     /// Returns once the sender has nothing to do before its next wake-up: the queue is empty, or
-    /// every lane is paused, waits for a signature or for a time that has not come. For tests on a
-    /// manual clock.
+    /// every lane is paused, waits for a signature or for a time that has not come; then, unless
+    /// `deliveries` is false, once `onUndeliverable` has been called for every request given up so
+    /// far. For tests on a manual clock.
     ///
     /// - Returns: How many requests are queued.
-    func waitUntilIdle() async -> Int {
+    func waitUntilIdle(deliveries: Bool = true) async -> Int {
+        let count = await waitUntilSenderIdle()
+        if deliveries { await undeliverableDelivered() }
+        return count
+    }
+
+    private func waitUntilSenderIdle() async -> Int {
         await withCheckedContinuation { continuation in
             let now = clock.monotonicNow()
             let idle = state.withLock { state -> Bool in
@@ -929,8 +951,11 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         default: "cannot be delivered and is removed"
         }
         diagnostics.log(.error, "Request queue \(LogText.escaped(name)): request \(entry.id.uuidString) \(why): \(error.description)")
-        onUndeliverable?(Undeliverable(id: entry.id, userId: entry.userId, error: error, reason: reason))
         await finish(entry)
+        if let onUndeliverable {
+            let undeliverable = Undeliverable(id: entry.id, userId: entry.userId, error: error, reason: reason)
+            undeliverableDeliveries.async { onUndeliverable(undeliverable) }
+        }
         state.withLock { state in
             state.unanswered.remove(entry.id)
             if state.lanes[entry.lane]?.lastFailure?.id == entry.id { state.lanes[entry.lane]?.lastFailure = nil }
