@@ -260,7 +260,8 @@ public final class SingleFlight<Value: Sendable>: Sendable {
         state.withLock { $0.waiters.entries.count } + alarms.heldRecords
     }
 
-    /// Changes the current value under the lock (marking it rejected, say).
+    /// Changes the current value under the lock (marking it rejected, say). `body` must not call
+    /// back into this instance: the lock is not reentrant.
     public func modify<Result>(_ body: (inout Value?) -> Result) -> Result {
         state.withLock { body(&$0.value) }
     }
@@ -270,7 +271,8 @@ public final class SingleFlight<Value: Sendable>: Sendable {
         state.withLock { state in state.generation == generation ? body(&state.value) : nil }
     }
 
-    /// The current value, when `isUsable` accepts it.
+    /// The current value, when `isUsable` accepts it. `isUsable` runs under the lock, as in every
+    /// call that takes one: keep it short and never call back into this instance.
     public func usableValue(_ isUsable: (Value) -> Bool) -> Value? {
         state.withLock { state in state.value.flatMap { isUsable($0) ? $0 : nil } }
     }
