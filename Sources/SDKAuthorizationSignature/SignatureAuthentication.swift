@@ -382,6 +382,6 @@ public final class SignatureFailureSubscription: Sendable {
 public enum SignatureMode: NamedProviderFactory {
     public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
         try SignatureAuthentication(headerName: SignatureAuthentication.defaultHeaderName,
-                                    sendsSignatures: context.modeSettings.signatureAuthenticationEnabled, diagnostics: context.diagnostics)
+                                    sendsSignatures: context.modeSettings.bool("signatureAuthenticationEnabled") ?? true, diagnostics: context.diagnostics)
     }
 }

@@ -375,7 +375,13 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
 
     /// The platform's default directory for queue files.
     public static var defaultDirectory: URL {
-        applicationDataDirectory(apple: "Queues", elsewhere: "queues")
+        // Beside the credential store's default directory, in the framework's data directory.
+        #if canImport(Darwin)
+        let name = "Queues"
+        #else
+        let name = "queues"
+        #endif
+        return FileCredentialStore.defaultDirectory.deletingLastPathComponent().appendingPathComponent(name, isDirectory: true)
     }
 
     /// Opens the queue `name` in `directory` (creating it when missing), reloads what it holds and

@@ -198,7 +198,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
 
     public var description: String {
         let hasToken = refresh.current != nil
-        return "TokenExchangeProvider(\(exchangeURL.redactedForLog), token: \(hasToken ? "set, redacted" : "none"))"
+        return "TokenExchangeProvider(\(LogText.url(exchangeURL)), token: \(hasToken ? "set, redacted" : "none"))"
     }
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .class) }
@@ -604,7 +604,7 @@ extension PayloadSigner {
 /// type at run time when the `SDKAuthorizationTokenExchange` product is linked.
 public enum TokenExchangeMode: NamedProviderFactory {
     public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
-        guard let exchangeURL = context.modeSettings.tokenExchangeURL else { throw ConfigurationError.missingKey("tokenExchangeURL") }
+        guard let exchangeURL = context.modeSettings.url("tokenExchangeURL") else { throw ConfigurationError.missingKey("tokenExchangeURL") }
         return try TokenExchangeProvider(
             exchangeURL: exchangeURL,
             signer: .unset,

@@ -71,7 +71,7 @@ public struct AuthorizationOptions: Sendable, Equatable {
     }
 
     /// The largest number of seconds any duration option accepts (one day).
-    package static let maximumSeconds: TimeInterval = 86_400
+    public static let maximumSeconds: TimeInterval = 86_400
 
     /// The header names always dropped on a redirect to another origin.
     static let alwaysSensitiveHeaderNames: Set<String> = ["authorization", "cookie", "cookie2", "proxy-authorization", "www-authenticate"]

@@ -182,7 +182,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Removes the provider of `scheme`; its requests then fail with ``RequestError/Code/noProvider``.
-    package func removeProvider(for scheme: AuthorizationScheme) {
+    public func removeProvider(for scheme: AuthorizationScheme) {
         state.withLock { state in
             state.providers[scheme] = nil
             state.unboundedSchemes.remove(scheme)

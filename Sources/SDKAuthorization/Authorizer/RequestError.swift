@@ -126,7 +126,20 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
     /// Where a sentence names a request that has no endpoint: filled in by ``naming(_:)``.
     static let requestPlaceholder = "\u{FFFC}request\u{FFFC}"
 
-    package init(_ code: Code, _ detail: String, endpoint: EndpointID? = nil, wasSent: Bool = false, scheme: AuthorizationScheme? = nil,
+    /// Creates an error: how a mode (or any provider) reports a failure with one of the framework's
+    /// codes or a code of its own (``Code`` is extensible).
+    ///
+    /// - Parameters:
+    ///   - code: What went wrong.
+    ///   - detail: A sentence that says what happened, shown in the description and logs: never a
+    ///     credential, and text from outside escaped with ``LogText``.
+    ///   - endpoint: The endpoint of the request, when known (``withEndpoint(_:)`` adds it later).
+    ///   - wasSent: Whether any attempt of the request reached the transport; a caller retries a
+    ///     request that was not sent more readily, so say `true` whenever it may have been.
+    ///   - scheme: The scheme whose credential was concerned, when one was.
+    ///   - response: The server's response, when there was one.
+    ///   - underlyingError: The error behind this one.
+    public init(_ code: Code, _ detail: String, endpoint: EndpointID? = nil, wasSent: Bool = false, scheme: AuthorizationScheme? = nil,
          response: ServerResponse? = nil, underlyingError: (any Error)? = nil) {
         storage = Storage(code: code, endpoint: endpoint, scheme: scheme, response: response, underlyingError: underlyingError, template: detail)
         self.wasSent = wasSent
@@ -146,10 +159,10 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
     static let maximumForeignDetailLength = 500
 
     /// The error with its message made safe to log, for an error that app code (a provider, a
-    /// signer) made and the framework passes on: cut at ``maximumForeignDetailLength`` characters,
+    /// signer) made and the framework passes on: cut at 500 characters,
     /// with control characters, line separators and bidirectional controls escaped. The same error
     /// when its message is safe already.
-    package func sanitized() -> RequestError {
+    public func sanitized() -> RequestError {
         let safe = LogText.readable(detail, limit: Self.maximumForeignDetailLength)
         guard safe != detail else { return self }
         return RequestError(code, safe, endpoint: endpoint, wasSent: wasSent, scheme: scheme, response: response, underlyingError: underlyingError)
@@ -196,7 +209,7 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
 
     /// The error's type and, for a `URLError`, its code: never its description, which may hold a URL
     /// with secrets in its query.
-    package static func summary(of error: any Error) -> String {
+    public static func summary(of error: any Error) -> String {
         if let urlError = error as? URLError { return "URLError \(urlError.code.rawValue)" }
         return "\(type(of: error))"
     }
@@ -326,8 +339,9 @@ extension RequestError {
         RequestError(.redirectRefused, "The redirect of \(name(endpoint)) was not followed: \(reason)", endpoint: endpoint, wasSent: true, response: response)
     }
 
-    /// This error for `endpoint`, when it names none yet.
-    package func withEndpoint(_ endpoint: EndpointID?) -> RequestError {
+    /// This error for `endpoint`, when it names none yet: a mode that makes an error away from the
+    /// request (a refresh shared by several requests) names each request's endpoint this way.
+    public func withEndpoint(_ endpoint: EndpointID?) -> RequestError {
         guard self.endpoint == nil, let endpoint else { return self }
         return RequestError(code, detail, endpoint: endpoint, wasSent: wasSent, scheme: scheme, response: response, underlyingError: underlyingError)
     }

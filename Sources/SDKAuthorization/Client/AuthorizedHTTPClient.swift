@@ -33,20 +33,24 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// The authorization seam this client sends through.
     public let authorizer: RequestAuthorizer
     /// What the client was made from beside its authorizer, for the module that made it (the
-    /// Engagement configuration), or `nil`.
-    package let attachment: (any Sendable)?
+    /// Engagement configuration, which its `configuration` property reads), or `nil`.
+    public let attachment: (any Sendable)?
 
     private let transport: any HTTPTransport
     /// Run by ``identityDidChange()`` instead of telling the authorizer's providers, or `nil` to tell them.
     private let identityChange: (@Sendable () async throws(ConfigurationError) -> Void)?
 
-    /// Creates a client around `authorizer`, with what it was made from and what an identity change does.
+    /// Creates a client around `authorizer`, with what it was made from and what an identity change
+    /// does: for a module that makes clients from a configuration of its own, as the Engagement
+    /// mode's configuration initializers do.
     ///
     /// - Parameters:
+    ///   - authorizer: The authorization seam the client sends through.
+    ///   - transport: What sends each request.
     ///   - attachment: Kept as ``attachment``; the client never reads it.
     ///   - identityChange: Run by ``identityDidChange()`` in place of telling the authorizer's
     ///     providers, its error rethrown; `nil` tells them.
-    package init(
+    public init(
         authorizer: RequestAuthorizer, transport: any HTTPTransport, attachment: (any Sendable)?,
         identityChange: (@Sendable () async throws(ConfigurationError) -> Void)?
     ) {

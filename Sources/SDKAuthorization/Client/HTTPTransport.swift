@@ -136,8 +136,9 @@ extension HTTPTransport {
 }
 
 extension URL {
-    /// Scheme, host, port and path, without user info, query or fragment: what a log may show.
-    package var redactedForLog: String {
+    /// Scheme, host, port and path, without user info, query or fragment: what a log may show
+    /// (``LogText/url(_:)``).
+    var redactedForLog: String {
         var components = URLComponents()
         components.scheme = scheme
         components.host = host

@@ -1,15 +1,23 @@
 /// The rules every header field the framework sends must pass, checked on the UTF-8 bytes.
 ///
-/// - A name is an HTTP token (RFC 9110 section 5.1): ASCII letters, digits and ``!#$%&'*+-.^_`|~``.
+/// - A name is an HTTP token (RFC 9110 section 5.1): ASCII letters, digits, `!#$%&'*+-.^_|~` and the backtick.
 /// - A value holds visible ASCII, space and horizontal tab only (RFC 9110 section 5.5, without
 ///   `obs-text`): no CR, LF, NUL or other control character, and no non-ASCII byte (U+2028 or
 ///   U+202E would reach the wire as raw UTF-8).
 /// - A bearer token is an RFC 6750 `b64token`: letters, digits and `-._~+/`, then `=` padding.
-package enum HeaderFieldRules {
-    package enum Verdict: Equatable { case valid, empty, forbiddenCharacters }
+public enum HeaderFieldRules {
+    /// What ``check(_:)`` and ``checkBearer(_:)`` find.
+    public enum Verdict: Equatable, Sendable {
+        /// It may be sent.
+        case valid
+        /// It is empty or blank.
+        case empty
+        /// It holds a byte the rule does not allow.
+        case forbiddenCharacters
+    }
 
     /// Whether `byte` may appear in an HTTP token.
-    package static func isTokenByte(_ byte: UInt8) -> Bool {
+    static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
@@ -23,7 +31,7 @@ package enum HeaderFieldRules {
     }
 
     /// Whether `name` is a valid header field name.
-    package static func isValidName(_ name: String) -> Bool {
+    public static func isValidName(_ name: String) -> Bool {
         !name.utf8.isEmpty && name.utf8.allSatisfy(isTokenByte)
     }
 
@@ -40,19 +48,19 @@ package enum HeaderFieldRules {
     }()
 
     /// Whether `value` may be sent as a header field value.
-    package static func isValidValue(_ value: String) -> Bool {
+    public static func isValidValue(_ value: String) -> Bool {
         var value = value
         return value.withUTF8 { bytes in bytes.allSatisfy { byteClasses[Int($0)] != 0 } }
     }
 
     /// Whether a caller-supplied header may be sent.
-    package static func isValidHeader(name: String, value: String) -> Bool {
+    public static func isValidHeader(name: String, value: String) -> Bool {
         isValidName(name) && isValidValue(value)
     }
 
     /// A credential (API key, project token, ID token): not empty or blank, and only visible ASCII
     /// and space (no tab: a credential has no use for one). One pass over the UTF-8 bytes.
-    package static func check(_ credential: String) -> Verdict {
+    public static func check(_ credential: String) -> Verdict {
         var credential = credential
         return credential.withUTF8 { bytes in
             var blank = true
@@ -69,7 +77,7 @@ package enum HeaderFieldRules {
 
     /// A bearer token (RFC 6750 `b64token`): `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
     /// One pass over the UTF-8 bytes; ``Verdict/empty`` for a blank token.
-    package static func checkBearer(_ token: String) -> Verdict {
+    public static func checkBearer(_ token: String) -> Verdict {
         var token = token
         return token.withUTF8 { bytes in
             var blank = true, sawPadding = false, grammar = true, characters = 0
@@ -102,7 +110,7 @@ extension HeaderFieldRules {
     /// The header names (lower case) that frame the message, belong to one hop, or that the
     /// transport or the body's encoding owns. `Proxy-*` and pseudo-headers (`:authority`...) are
     /// owned too; ``isTransportOwnedName(_:)`` checks those by prefix.
-    package static let transportOwnedNames: Set<String> = [
+    public static let transportOwnedNames: Set<String> = [
         "host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer", "keep-alive",
         "cookie", "set-cookie", "content-type", "content-encoding", "expect", "date", "via",
     ]
@@ -112,7 +120,7 @@ extension HeaderFieldRules {
     /// (``transportOwnedNames``), any `Proxy-*` field, or an HTTP/2 pseudo-header (`:` first).
     ///
     /// Every site that accepts such a name from the SDK author asks this one function.
-    package static func isTransportOwnedName(_ name: String) -> Bool {
+    public static func isTransportOwnedName(_ name: String) -> Bool {
         let bytes = name.utf8
         guard let first = bytes.first else { return false }
         if first == UInt8(ascii: ":") { return true }
@@ -129,12 +137,12 @@ extension HeaderFieldRules {
     /// Whether two header field names are the same name: equal but for the case of ASCII letters
     /// (RFC 9110 section 5.1). No Unicode case folding: a name is an ASCII token, and `K` (Kelvin
     /// sign) is not `k`.
-    package static func sameName(_ lhs: String, _ rhs: String) -> Bool {
+    public static func sameName(_ lhs: String, _ rhs: String) -> Bool {
         lhs.utf8.elementsEqual(rhs.utf8) { asciiLowercased($0) == asciiLowercased($1) }
     }
 
     /// `byte` with an ASCII capital letter made small; every other byte as it is.
-    package static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+    static func asciiLowercased(_ byte: UInt8) -> UInt8 {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 }

@@ -122,7 +122,10 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
     private let storage: Storage
 
     /// Creates an error with `code` and `message` (for codes added in extensions).
-    package init(_ code: Code, _ message: String) {
+    ///
+    /// The message is shown and logged as it is: name keys and fields, never a credential's value,
+    /// and escape text from outside with ``LogText``.
+    public init(_ code: Code, _ message: String) {
         self.init(code, message, context: Context())
     }
 
@@ -347,11 +350,11 @@ extension ConfigurationError {
 extension ConfigurationError {
     /// The longest provider name a configuration accepts, in Unicode scalars (256): the lookup
     /// messages repeat a name up to this length, so an accepted name always appears whole.
-    package static let maximumProviderNameLength = 256
+    public static let maximumProviderNameLength = 256
 
     /// Refuses a credential that is empty (or blank) or holds a character a header cannot carry,
     /// naming `field` in the error.
-    package static func checkCredential(_ credential: String, field: String) throws(ConfigurationError) {
+    public static func checkCredential(_ credential: String, field: String) throws(ConfigurationError) {
         switch HeaderFieldRules.check(credential) {
         case .valid: return
         case .empty: throw .emptyCredential(field: field)
@@ -361,7 +364,10 @@ extension ConfigurationError {
 
     /// `value` without user info, query or fragment, escaped and cut: what a message may repeat of
     /// a URL that may hold a password or a secret query.
-    package static func sanitizedURLText(_ value: String) -> String {
+    ///
+    /// - Parameter value: A URL as text, well formed or not.
+    /// - Returns: The text to put in a message.
+    public static func sanitizedURLText(_ value: String) -> String {
         // Unicode scalars, not Characters: a combining mark after '@' or '?' must not hide it.
         var scalars = Array(value.unicodeScalars)
         var suffix = ""

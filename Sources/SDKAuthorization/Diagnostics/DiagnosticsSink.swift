@@ -84,7 +84,11 @@ public protocol DiagnosticsSink: Sendable {
 }
 
 extension DiagnosticsSink {
-    package func log(_ level: DiagnosticLevel, _ message: @autoclosure () -> String,
+    /// Records one diagnostic made of these parts; `message` is built only when called.
+    ///
+    /// What a mode writes here reaches the app's logs: escape text from outside with
+    /// ``LogText`` and never pass a credential.
+    public func log(_ level: DiagnosticLevel, _ message: @autoclosure () -> String,
              endpoint: EndpointID? = nil, scheme: AuthorizationScheme? = nil, event: String? = nil) {
         record(Diagnostic(level: level, message: message(), endpoint: endpoint, scheme: scheme, event: event))
     }

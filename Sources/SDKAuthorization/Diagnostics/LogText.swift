@@ -1,10 +1,12 @@
+import Foundation
+
 /// Makes text from outside (names from configuration, endpoints, header names) safe to put in a
 /// log line or an error message: control characters, line and paragraph separators, bidirectional
 /// overrides and other non-ASCII are written as `\u{...}`, so a value cannot forge a log line or hide
 /// its content, and long values are cut.
-package enum LogText {
+public enum LogText {
     /// `value` quoted and escaped, at most `limit` characters of it.
-    package static func escaped(_ value: String, limit: Int = 128) -> String {
+    public static func escaped(_ value: String, limit: Int = 128) -> String {
         var result = "'"
         var count = 0
         for scalar in value.unicodeScalars {
@@ -25,7 +27,7 @@ package enum LogText {
 
     /// `value` escaped as by ``escaped(_:limit:)`` but without quotes, for names already known to be
     /// mostly plain (endpoint and type names).
-    package static func plain(_ value: String, limit: Int = 128) -> String {
+    public static func plain(_ value: String, limit: Int = 128) -> String {
         let quoted = escaped(value, limit: limit)
         return String(quoted.dropFirst().dropLast())
     }
@@ -35,7 +37,7 @@ package enum LogText {
     /// line (control characters, line and paragraph separators, bidirectional controls) is escaped.
     /// Cut at `ConfigurationError.maximumProviderNameLength` Unicode scalars, the longest name a
     /// configuration accepts, so an accepted name always appears whole.
-    package static func typeName(_ value: String) -> String {
+    public static func typeName(_ value: String) -> String {
         readable(value, limit: ConfigurationError.maximumProviderNameLength)
     }
 
@@ -43,7 +45,7 @@ package enum LogText {
     /// log line escaped (control characters, line and paragraph separators, bidirectional
     /// controls), cut at `limit` characters: for sentences from outside (an app's own error message)
     /// that are meant to be read.
-    package static func readable(_ value: String, limit: Int) -> String {
+    public static func readable(_ value: String, limit: Int) -> String {
         var result = ""
         for (count, scalar) in value.unicodeScalars.enumerated() {
             if count == limit {
@@ -63,7 +65,7 @@ package enum LogText {
     /// and what ``readable(_:limit:)`` escapes written as `\u{...}`, cut at `limit` characters. For
     /// tools that echo a value from a file (the doctor, the registration generator), so every tool
     /// escapes what it echoes the same way.
-    package static func doubleQuoted(_ value: String, limit: Int) -> String {
+    public static func doubleQuoted(_ value: String, limit: Int) -> String {
         var result = "\""
         for (count, scalar) in value.unicodeScalars.enumerated() {
             if count == limit {
@@ -78,6 +80,13 @@ package enum LogText {
             }
         }
         return result + "\""
+    }
+
+    /// `url`'s scheme, host, port and path, without its user information, query or fragment (a
+    /// query is shown as `?…`): what a log or a description may show of a URL that may carry a
+    /// password or a secret in its query.
+    public static func url(_ url: URL) -> String {
+        url.redactedForLog
     }
 
     /// Control characters (C0, DEL, C1 such as U+0085), line and paragraph separators,

@@ -7,18 +7,23 @@ import Foundation
 /// - A key repeated in one object is refused: tools disagree on which value wins.
 /// - Numbers must be finite and at most 64 characters; strings must be valid UTF-8 without raw
 ///   control characters; nothing but white space may follow the value.
-package enum BoundedJSONReader {
-    package enum Failure: Error, Equatable {
+public enum BoundedJSONReader {
+    /// Why the input is not read. A failure never repeats the input beyond a duplicate key.
+    public enum Failure: Error, Equatable {
+        /// The input is not JSON, or holds what the reader refuses; `offset` is the byte where
+        /// reading stopped.
         case syntax(offset: Int)
+        /// Nesting deeper than `limit`.
         case tooDeep(limit: Int)
+        /// A key repeated in one object (escape it with ``LogText`` before showing it).
         case duplicateKey(String)
     }
 
     /// The default nesting limit: far above any JWT or configuration file.
-    package static let defaultMaximumDepth = 32
+    public static let defaultMaximumDepth = 32
 
     /// Parses `data` as one JSON value.
-    package static func parse(_ data: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Failure) -> JWTClaimValue {
+    public static func parse(_ data: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(Failure) -> JWTClaimValue {
         try parse(reading: Array(data), maximumDepth: maximumDepth)
     }
 

@@ -123,7 +123,9 @@ public struct JWTDecodingError: Error, LocalizedError, Sendable, Equatable, Cust
     public let limit: Int?
 
     /// Creates an error with `code` and `message` (for codes added in extensions).
-    package init(_ code: Code, _ message: String) {
+    ///
+    /// The message is shown and logged as it is: never the token or a part of it.
+    public init(_ code: Code, _ message: String) {
         self.init(code, message, segmentCount: nil)
     }
 
@@ -336,7 +338,7 @@ public struct JWTClaims: Sendable, Equatable {
     }
 
     /// The number a string of 1 to ``maximumDigitStringDateLength`` ASCII digits spells, else `nil`.
-    package static func wholeSeconds(_ text: String) -> TimeInterval? {
+    static func wholeSeconds(_ text: String) -> TimeInterval? {
         let digits = text.utf8
         guard !digits.isEmpty, digits.count <= maximumDigitStringDateLength,
               digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })

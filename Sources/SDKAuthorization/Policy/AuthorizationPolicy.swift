@@ -38,15 +38,6 @@ public struct AuthorizationPolicy: Sendable, Equatable {
         self.rules = rules
     }
 
-    /// A policy of `catalogue`'s endpoints in order, each with its scheme, taken as they are: for a
-    /// vendor catalogue whose templates are known good, which ``add(_:scheme:)`` would only check again.
-    package init(catalogue: [(endpoint: Endpoint, scheme: AuthorizationScheme)]) {
-        for (endpoint, scheme) in catalogue {
-            entries[endpoint.id] = Entry(endpoint: endpoint, scheme: scheme)
-            order.append(endpoint.id)
-        }
-    }
-
     /// Every endpoint, in the order added.
     public var endpoints: [Endpoint] { order.compactMap { entries[$0]?.endpoint } }
 

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// A host that holds anything else (`%`, `@`, `/`, NUL, white space, non-ASCII, an IPv6 zone) is
 /// no host: it never matches a rule, an authorized domain or a catalogue origin.
-package enum HostName {
+public enum HostName {
     /// `host` lower-cased, without its trailing dot or IPv6 brackets, or `nil` when it is not a
     /// host. An IPv6 literal may come bracketed (`[::1]`) or bare (`::1`, as `URL.host` gives it).
     static func normalized(_ host: String) -> String? {
@@ -35,11 +35,11 @@ package enum HostName {
 
     /// Whether `host` is a loopback host: `localhost`, an IPv4 address in `127.0.0.0/8` or the IPv6
     /// address `::1` (bracketed or not, in any of its spellings). Case and a trailing dot are
-    /// ignored; anything that is not a host (``normalized(_:)``) is not loopback. The decision is
+    /// ignored; anything that is not a host (see ``HostName``) is not loopback. The decision is
     /// on the text alone, without name resolution: a name that resolves to `127.0.0.1` is not
     /// loopback here. The one place the framework makes this decision (http is allowed only on a
     /// loopback host).
-    package static func isLoopback(_ host: String) -> Bool {
+    public static func isLoopback(_ host: String) -> Bool {
         guard let host = normalized(host) else { return false }
         return isNormalizedLoopback(host)
     }
@@ -67,7 +67,7 @@ package enum HostName {
 
     /// The normalized host of `url`, or `nil` when it has none or it is not a host. The host as the
     /// URL spells it must hold no `%`: `api%2Eexample.com` is not `api.example.com`.
-    package static func host(of url: URL) -> String? {
+    public static func host(of url: URL) -> String? {
         if #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) {
             // The host as the URL spells it, escapes kept: one with a `%` is no host.
             guard let host = url.host(percentEncoded: true), !host.isEmpty, !host.utf8.contains(UInt8(ascii: "%")) else { return nil }

@@ -14,18 +14,32 @@ public struct ProviderFactoryContext: Sendable {
     public let diagnostics: any DiagnosticsSink
     /// The client's event observer, if any: give it to a provider that reports ``AuthorizationEvent``s.
     public let observer: (any AuthorizationEventObserver)?
-    /// The configuration being loaded, as the registry that loads it knows it.
-    package let loadedConfiguration: any Sendable
-    /// The built-in modes' settings from the configuration, for the modes' products, which see
-    /// the core only.
-    package let modeSettings: BuiltInModeSettings
-    /// The client's transport, when the registry knows it: a mode that calls the platform itself
-    /// (the token exchange) sends through it.
-    package let transport: (any HTTPTransport)?
+    /// The configuration being loaded, as the registry that loads it knows it (the Engagement
+    /// mode's registry gives its `AuthorizationConfiguration`): a factory that knows the
+    /// registry's type casts it.
+    public let loadedConfiguration: any Sendable
+    /// The settings the configuration carried for the modes, each under the key the configuration
+    /// uses (`tokenExchangeURL`, say): how a mode reads its own settings without knowing the
+    /// configuration's type.
+    public let modeSettings: ModeSettings
+    /// The client's transport, when the registry knows it: a mode that calls a server itself
+    /// (the token exchange) sends through it, so the app's transport and its tests see the call.
+    public let transport: (any HTTPTransport)?
 
-    package init(baseURL: URL, configuration: any Sendable, clock: any AuthorizationClock, diagnostics: any DiagnosticsSink,
-                 observer: (any AuthorizationEventObserver)?, modeSettings: BuiltInModeSettings = BuiltInModeSettings(),
-                 transport: (any HTTPTransport)? = nil) {
+    /// Creates a context, as a registry does before it asks a factory for its provider (and as a
+    /// factory's tests do).
+    ///
+    /// - Parameters:
+    ///   - baseURL: The base URL of the configuration being loaded.
+    ///   - configuration: The configuration being loaded, kept as ``loadedConfiguration``.
+    ///   - clock: The clock the client uses.
+    ///   - diagnostics: The client's diagnostics sink.
+    ///   - observer: The client's event observer, if any.
+    ///   - modeSettings: The settings the configuration carried for the modes.
+    ///   - transport: The client's transport, when known.
+    public init(baseURL: URL, configuration: any Sendable, clock: any AuthorizationClock, diagnostics: any DiagnosticsSink,
+                observer: (any AuthorizationEventObserver)?, modeSettings: ModeSettings = ModeSettings(),
+                transport: (any HTTPTransport)? = nil) {
         self.baseURL = baseURL
         self.loadedConfiguration = configuration
         self.clock = clock
@@ -36,18 +50,58 @@ public struct ProviderFactoryContext: Sendable {
     }
 }
 
-/// What a configuration says to the built-in modes chosen by name, each under the file key the
-/// user wrote (the keys are documented with the configuration).
-package struct BuiltInModeSettings: Sendable, Equatable {
-    /// The signature mode sends signatures (Braze's `EnableSDKAuthentication`); `true` unless the
-    /// configuration turns it off.
-    package var signatureAuthenticationEnabled: Bool
-    /// The token-exchange mode's exchange endpoint, already checked; `nil` when not configured.
-    package var tokenExchangeURL: URL?
+/// What a configuration says to the modes it may choose by name: values under keys, each key the
+/// configuration's own name for the setting (`tokenExchangeURL`, `signatureAuthenticationEnabled`
+/// in the Engagement configuration).
+///
+/// The registry that loads a configuration fills it; a ``NamedProviderFactory`` reads the keys of
+/// its own mode from ``ProviderFactoryContext/modeSettings``:
+///
+/// ```swift
+/// guard let url = context.modeSettings.url("partnerTokenURL") else {
+///     throw ConfigurationError.missingKey("partnerTokenURL")
+/// }
+/// ```
+///
+/// Values are checked by whoever reads the configuration; a mode still checks what it relies on.
+public struct ModeSettings: Sendable, Equatable {
+    /// One setting's value.
+    public enum Value: Sendable, Equatable {
+        /// A switch.
+        case bool(Bool)
+        /// Text.
+        case string(String)
+        /// A URL.
+        case url(URL)
+    }
 
-    package init(signatureAuthenticationEnabled: Bool = true, tokenExchangeURL: URL? = nil) {
-        self.signatureAuthenticationEnabled = signatureAuthenticationEnabled
-        self.tokenExchangeURL = tokenExchangeURL
+    /// Every setting, by key.
+    public let values: [String: Value]
+
+    /// Settings made of `values`; none by default.
+    public init(_ values: [String: Value] = [:]) {
+        self.values = values
+    }
+
+    /// The value under `key`, or `nil` when the configuration carried none.
+    public subscript(key: String) -> Value? { values[key] }
+
+    /// The switch under `key`, or `nil` when there is none or it is not a switch.
+    public func bool(_ key: String) -> Bool? {
+        guard case .bool(let value)? = values[key] else { return nil }
+        return value
+    }
+
+    /// The text under `key`, or `nil` when there is none or it is not text.
+    public func string(_ key: String) -> String? {
+        guard case .string(let value)? = values[key] else { return nil }
+        return value
+    }
+
+    /// The URL under `key`, or `nil` when there is none or it is not a URL.
+    public func url(_ key: String) -> URL? {
+        guard case .url(let value)? = values[key] else { return nil }
+        return value
     }
 }
 

@@ -9,9 +9,9 @@ import Foundation
 /// unless the instance keeps it (``init(clock:keepsIdleDriver:)``): then it ends only when it next
 /// wakes and finds nothing, so requests that set and cancel one alarm each, one after another,
 /// share one driver instead of starting one apiece.
-package final class Alarms: Sendable {
+public final class Alarms: Sendable {
     /// One alarm, to cancel it.
-    package struct Alarm: Sendable, Hashable {
+    public struct Alarm: Sendable, Hashable {
         fileprivate let id: UInt64
     }
 
@@ -29,21 +29,25 @@ package final class Alarms: Sendable {
     private let keepsIdleDriver: Bool
     private let state = Locked(State())
 
-    /// - Parameter keepsIdleDriver: Let the driver sleep on when the last alarm is cancelled (one
-    ///   alarm per request, set and cancelled around each request, as a request deadline is).
-    package init(clock: any AuthorizationClock, keepsIdleDriver: Bool = false) {
+    /// An instance with no alarm and no driver task.
+    ///
+    /// - Parameters:
+    ///   - clock: The clock whose monotonic time the alarms' times are on.
+    ///   - keepsIdleDriver: Let the driver sleep on when the last alarm is cancelled (one
+    ///     alarm per request, set and cancelled around each request, as a request deadline is).
+    public init(clock: any AuthorizationClock, keepsIdleDriver: Bool = false) {
         self.clock = clock
         self.keepsIdleDriver = keepsIdleDriver
     }
 
     /// Alarms set and not yet run or cancelled, and their times (for leak tests).
-    package var heldRecords: Int {
+    public var heldRecords: Int {
         state.withLock { $0.actions.count + $0.times.count }
     }
 
     /// Runs `action` once `clock.monotonicNow()` reaches `uptime` (soon, if it has already), unless
     /// the alarm is cancelled first.
-    package func schedule(at uptime: TimeInterval, _ action: @escaping @Sendable () -> Void) -> Alarm {
+    public func schedule(at uptime: TimeInterval, _ action: @escaping @Sendable () -> Void) -> Alarm {
         state.withLock { state in
             let id = state.nextID
             state.nextID += 1
@@ -63,7 +67,7 @@ package final class Alarms: Sendable {
 
     /// Forgets `alarm`; its action will not run (it may be running already). Once no alarm is left
     /// the times of cancelled ones are dropped at once, and the driver is cancelled unless kept.
-    package func cancel(_ alarm: Alarm) {
+    public func cancel(_ alarm: Alarm) {
         state.withLock { state in
             guard state.actions.removeValue(forKey: alarm.id) != nil, state.actions.isEmpty else { return }
             state.times.removeAll(keepingCapacity: state.times.count <= 1_024)

@@ -49,3 +49,5 @@ struct NumberedQueue<Entry> {
         }
     }
 }
+
+extension NumberedQueue: Sendable where Entry: Sendable {}

@@ -23,9 +23,9 @@ import Darwin
 /// Nothing is repaired: a directory or file someone else could have planted or swapped is not
 /// believed, and changing permissions an app chose is not the framework's call. Each caller words
 /// the ``Problem`` in its own error.
-package enum PrivateFiles {
+public enum PrivateFiles {
     /// Why a directory or file is not used.
-    package enum Problem: Error, Equatable, Sendable {
+    public enum Problem: Error, Equatable, Sendable {
         /// The directory is a symbolic link, a file or something else that is not a directory.
         case notADirectory
         /// The directory is owned by another user.
@@ -49,10 +49,13 @@ package enum PrivateFiles {
     /// Verifies `directory` as the type says, creating it (and missing parents) owner-only when it
     /// does not exist and `creating` is true.
     ///
-    /// - Parameter forbidden: The permission bits group and others must not have: `0o077` for
-    ///   secrets (owner-only), `0o022` where reading is harmless but writing is not.
+    /// - Parameters:
+    ///   - directory: The directory's URL.
+    ///   - forbidden: The permission bits group and others must not have: `0o077` for secrets
+    ///     (owner-only), `0o022` where reading is harmless but writing is not.
+    ///   - creating: Whether to create the directory when it does not exist.
     /// - Returns: `false` when the directory does not exist and `creating` is false.
-    package static func verifyDirectory(_ directory: URL, forbidding forbidden: UInt32, creating: Bool) throws(Problem) -> Bool {
+    public static func verifyDirectory(_ directory: URL, forbidding forbidden: UInt32, creating: Bool) throws(Problem) -> Bool {
         let path = directory.path
         var status = stat()
         if lstat(path, &status) != 0 {
@@ -73,11 +76,13 @@ package enum PrivateFiles {
     /// Opens the file at `path` as the type says.
     ///
     /// - Parameters:
+    ///   - path: The file's path.
     ///   - flags: `open(2)` flags; `O_NOFOLLOW`, `O_NONBLOCK` and `O_CLOEXEC` are added, and the
     ///     descriptor is made blocking again once it is known to be a regular file.
     ///   - forbidden: The permission bits group and others must not have on an existing file.
-    /// - Returns: The descriptor, or -1 when the file does not exist and `flags` does not create it.
-    package static func openRegularFile(_ path: String, flags: Int32, forbidding forbidden: UInt32) throws(Problem) -> Int32 {
+    /// - Returns: The descriptor, which the caller closes, or -1 when the file does not exist and
+    ///   `flags` does not create it.
+    public static func openRegularFile(_ path: String, flags: Int32, forbidding forbidden: UInt32) throws(Problem) -> Int32 {
         let descriptor = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
         if descriptor < 0 {
             let code = errno

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Every built-in provider that refreshes keeps its credential here (`IDTokenStore`,
 /// `TokenExchangeProvider`, ``CachingAuthorizationProvider``, ``RefreshingTokenProvider``), so they
-/// share one set of guarantees:
+/// share one set of guarantees; a mode of your own that refreshes a credential can keep it here too:
 /// - **One flight.** Requests that find no usable value while a flight runs join it; the first one
 ///   that finds none starts it. A flight older than ``Configuration/flightLifetime`` takes no new
 ///   waiters: the next request starts a new one.
@@ -14,7 +14,7 @@ import Foundation
 /// - **Each wait ends on its own** at the earliest of its wait limit (``Outcome/timedOut``), the
 ///   request's ``RequestDeadline`` (``Outcome/deadlineExceeded``) and its task's cancellation
 ///   (``Outcome/cancelled``); the others keep waiting.
-/// - **Generations.** ``reset()`` (logout, identity change) ends every wait with
+/// - **Generations.** ``reset(updating:thenRemove:)`` (logout, identity change) ends every wait with
 ///   ``Outcome/cleared`` and starts a new generation: a flight of an earlier generation that
 ///   finishes late is discarded, neither installed nor stored (``persist(_:generation:)``).
 /// - **Abandoned flights.** With ``Configuration/abandonsUnwatchedFlights``, a flight whose waiters
@@ -29,9 +29,9 @@ import Foundation
 /// One lock guards the value, the flight and the waiters; continuations are resumed outside it.
 /// The waits' limits are kept in one heap with one alarm, at the earliest; a flight's lifetime is an
 /// alarm of its own.
-package final class SingleFlight<Value: Sendable>: Sendable {
+public final class SingleFlight<Value: Sendable>: Sendable {
     /// How a wait ended.
-    package enum Outcome: Sendable {
+    public enum Outcome: Sendable {
         /// A usable value: the current one, or the one a flight (or ``set(_:)``) delivered.
         case value(Value)
         /// The flight failed with this error.
@@ -40,40 +40,63 @@ package final class SingleFlight<Value: Sendable>: Sendable {
         case timedOut
         /// The request's deadline passed first.
         case deadlineExceeded
-        /// ``reset()`` ran while it waited (logout).
+        /// ``reset(updating:thenRemove:)`` ran while it waited (logout).
         case cleared
         /// Its task was cancelled.
         case cancelled
     }
 
     /// One flight, as its runner holds it: finishing it after a reset or after it was abandoned does nothing.
-    package struct Flight: Sendable, Equatable {
-        package let number: UInt64
-        package let generation: UInt64
+    public struct Flight: Sendable, Equatable {
+        /// The flight's number, counting from 1 in each instance.
+        public let number: UInt64
+        /// The generation the flight belongs to: give it to ``SingleFlight/persist(_:generation:)``
+        /// to store what the flight delivered.
+        public let generation: UInt64
     }
 
     /// How a flight ended, for the owner's events and logs.
-    package enum FlightEnd: Sendable, Equatable {
-        case succeeded, failed, timedOut, cleared, abandoned
+    public enum FlightEnd: Sendable, Equatable {
+        /// It delivered a value.
+        case succeeded
+        /// It failed.
+        case failed
+        /// It reached ``Configuration/flightLifetime``.
+        case timedOut
+        /// A reset ended it.
+        case cleared
+        /// Every waiter left it and it was cancelled (``Configuration/abandonsUnwatchedFlights``).
+        case abandoned
     }
 
-    package struct Configuration: Sendable {
+    /// How flights behave: their lifetime, what ends them, and who is told.
+    public struct Configuration: Sendable {
         /// Seconds after which a running flight takes no new waiters (the next request starts a new
         /// one); `nil`, never.
-        package var flightLifetime: TimeInterval?
+        public var flightLifetime: TimeInterval?
         /// What a flight that reaches its lifetime fails its waiters with; `nil` leaves them
         /// waiting until their own limits.
-        package var flightTimeoutError: (@Sendable () -> any Error)?
+        public var flightTimeoutError: (@Sendable () -> any Error)?
         /// Cancel and forget a flight once every waiter has left it by deadline or cancellation.
-        package var abandonsUnwatchedFlights: Bool
+        public var abandonsUnwatchedFlights: Bool
         /// Told when a flight ends, and how, with its age in seconds; outside the lock.
-        package var flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)?
+        public var flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)?
         /// With ``abandonsUnwatchedFlights``: one flight's work at a time. An abandoned flight's work
         /// runs until its runner calls ``finish(_:with:)`` (which it must, however the work ends),
         /// and no new flight starts before then.
-        var waitsForAbandonedWork: Bool
+        public var waitsForAbandonedWork: Bool
 
-        package init(flightLifetime: TimeInterval? = nil, flightTimeoutError: (@Sendable () -> any Error)? = nil,
+        /// A configuration; by default flights live until they finish, keep running when every
+        /// waiter has left, and nobody is told when they end.
+        ///
+        /// - Parameters:
+        ///   - flightLifetime: ``flightLifetime``.
+        ///   - flightTimeoutError: ``flightTimeoutError``.
+        ///   - abandonsUnwatchedFlights: ``abandonsUnwatchedFlights``.
+        ///   - waitsForAbandonedWork: ``waitsForAbandonedWork``.
+        ///   - flightEnded: ``flightEnded``.
+
+        public init(flightLifetime: TimeInterval? = nil, flightTimeoutError: (@Sendable () -> any Error)? = nil,
                      abandonsUnwatchedFlights: Bool = false, waitsForAbandonedWork: Bool = false,
                      flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)? = nil) {
             self.flightLifetime = flightLifetime
@@ -85,7 +108,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     /// What a request does when it finds no usable value.
-    package enum Join: Sendable {
+    public enum Join: Sendable {
         /// Wait; when no flight runs, call `start` (outside the lock) with the new flight. It may
         /// return what cancels the flight's work, run when the flight is abandoned or reset.
         case wait(start: @Sendable (Flight) -> (@Sendable () -> Void)?)
@@ -208,7 +231,13 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     /// report its inout accesses as a race).
     private let persistence = NSLock()
 
-    package init(clock: any AuthorizationClock, configuration: Configuration = Configuration(), value: Value? = nil) {
+    /// An instance with no flight.
+    ///
+    /// - Parameters:
+    ///   - clock: The clock whose monotonic time the waits' limits and the flights' lifetimes are on.
+    ///   - configuration: How flights behave.
+    ///   - value: The current value to begin with (a stored credential), or `nil`.
+    public init(clock: any AuthorizationClock, configuration: Configuration = Configuration(), value: Value? = nil) {
         self.clock = clock
         self.configuration = configuration
         self.alarms = Alarms(clock: clock)
@@ -218,37 +247,39 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     // MARK: Reading
 
     /// The current value, usable or not.
-    package var current: Value? { state.withLock { $0.value } }
+    public var current: Value? { state.withLock { $0.value } }
 
-    /// The current generation: bumped by every ``reset(thenRemove:)``.
-    package var generation: UInt64 { state.withLock { $0.generation } }
+    /// The current generation: bumped by every ``reset(updating:thenRemove:)``.
+    public var generation: UInt64 { state.withLock { $0.generation } }
 
     /// How many requests wait now.
-    package var waitingCount: Int { state.withLock { $0.waitingCount } }
+    public var waitingCount: Int { state.withLock { $0.waitingCount } }
 
     /// Waits and alarms still held; zero when nothing waits (for leak tests).
-    package var heldRecords: Int {
+    public var heldRecords: Int {
         state.withLock { $0.waiters.entries.count } + alarms.heldRecords
     }
 
-    /// Changes the current value under the lock (marking it rejected, say).
-    package func modify<Result>(_ body: (inout Value?) -> Result) -> Result {
+    /// Changes the current value under the lock (marking it rejected, say). `body` must not call
+    /// back into this instance: the lock is not reentrant.
+    public func modify<Result>(_ body: (inout Value?) -> Result) -> Result {
         state.withLock { body(&$0.value) }
     }
 
     /// Changes the current value under the lock only while `generation` is current; nil otherwise.
-    package func modify<Result>(ifGeneration generation: UInt64, _ body: (inout Value?) -> Result) -> Result? {
+    public func modify<Result>(ifGeneration generation: UInt64, _ body: (inout Value?) -> Result) -> Result? {
         state.withLock { state in state.generation == generation ? body(&state.value) : nil }
     }
 
-    /// The current value, when `isUsable` accepts it.
-    package func usableValue(_ isUsable: (Value) -> Bool) -> Value? {
+    /// The current value, when `isUsable` accepts it. `isUsable` runs under the lock, as in every
+    /// call that takes one: keep it short and never call back into this instance.
+    public func usableValue(_ isUsable: (Value) -> Bool) -> Value? {
         state.withLock { state in state.value.flatMap { isUsable($0) ? $0 : nil } }
     }
 
     /// The current value when `isUsable` accepts it; otherwise ``wait(deadline:waitLimit:generation:isUsable:join:)``.
     /// With `generation`, only while that generation is current: after a reset, ``Outcome/cleared``.
-    package func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
+    public func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
                        isUsable: (Value) -> Bool, join: Join) async -> Outcome {
         let found = state.withLock { state -> Outcome? in
             if let generation, state.generation != generation { return .cleared }
@@ -261,7 +292,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     /// Waits for a usable value, as `join` says, until `waitLimit` seconds pass, `deadline`
     /// passes, or the task is cancelled, whichever comes first. With `generation`, it waits (and
     /// starts a flight) only while that generation is current; otherwise it ends with ``Outcome/cleared``.
-    package func wait(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
+    public func wait(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
                       isUsable: (Value) -> Bool, join: Join) async -> Outcome {
         let now = clock.monotonicNow()
         var endsAt = waitLimit.map { now + $0 } ?? .infinity
@@ -492,7 +523,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     ///
     /// - Returns: How many waiters it resumed, or `nil` when `result` was discarded.
     @discardableResult
-    package func finish(_ flight: Flight, with result: Result<Value, any Error>) -> Int? {
+    public func finish(_ flight: Flight, with result: Result<Value, any Error>) -> Int? {
         let now = clock.monotonicNow()
         var restart: (Flight, Start)?
         let taken = state.withLock { state -> (resumed: Resumptions, ended: EndedFlight?)? in
@@ -542,7 +573,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     ///
     /// - Returns: The generation it belongs to, for ``persist(_:generation:)``.
     @discardableResult
-    package func set(_ value: Value) -> UInt64 {
+    public func set(_ value: Value) -> UInt64 {
         let now = clock.monotonicNow()
         let (resumed, ended, generation) = state.withLock { state in
             state.value = value
@@ -564,7 +595,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     /// what it changed (the identity the new generation belongs to, say); it must not call back into
     /// this instance. `remove` runs after, under the persistence lock, so no save of an earlier
     /// generation can follow it.
-    package func reset(updating update: (_ generation: UInt64) -> Void = { _ in }, thenRemove remove: () -> Void = {}) {
+    public func reset(updating update: (_ generation: UInt64) -> Void = { _ in }, thenRemove remove: () -> Void = {}) {
         let now = clock.monotonicNow()
         let (resumed, ended) = state.withLock { state in
             state.generation += 1
@@ -589,7 +620,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
     /// Runs `save` under the persistence lock, only while `generation` is still current: a value
     /// that a reset has made obsolete is never written, and a reset's removal never comes before a
     /// save of the generation it ended.
-    package func persist(_ save: () -> Void, generation: UInt64) {
+    public func persist(_ save: () -> Void, generation: UInt64) {
         persistence.lock()
         defer { persistence.unlock() }
         guard state.withLock({ $0.generation }) == generation else { return }
@@ -600,7 +631,7 @@ package final class SingleFlight<Value: Sendable>: Sendable {
 extension SingleFlight.Outcome {
     /// What a request gets from a wait that ended without a value or a flight's failure, as every
     /// built-in provider reports it: the deadline, a logout, or a cancellation.
-    package func requestError(for context: AuthorizationContext) -> any Error {
+    public func requestError(for context: AuthorizationContext) -> any Error {
         switch self {
         case .deadlineExceeded: RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
         case .cleared: RequestError.credentialCleared(endpoint: context.endpoint)

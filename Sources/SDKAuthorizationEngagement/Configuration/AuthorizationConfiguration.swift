@@ -149,13 +149,15 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
     }
 
     /// What the built-in modes read from this configuration.
-    var modeSettings: BuiltInModeSettings {
-        BuiltInModeSettings(signatureAuthenticationEnabled: signatureAuthenticationEnabled, tokenExchangeURL: tokenExchangeURL)
+    var modeSettings: ModeSettings {
+        var values: [String: ModeSettings.Value] = ["signatureAuthenticationEnabled": .bool(signatureAuthenticationEnabled)]
+        if let tokenExchangeURL { values["tokenExchangeURL"] = .url(tokenExchangeURL) }
+        return ModeSettings(values)
     }
 
     /// Every value, the credential redacted.
     public var description: String {
-        "AuthorizationConfiguration(projectToken: \(LogText.escaped(projectToken, limit: 64)), baseURL: \(baseURL.redactedForLog), authorization: \(authorization?.description ?? "none"), advancedAuthEnabled: \(advancedAuthEnabled), providerLookup: \(providerLookup), customerTokenCaching: \(customerTokenCaching)\(signatureAuthenticationEnabled ? "" : ", signatureAuthenticationEnabled: false")\(tokenExchangeURL.map { ", tokenExchangeURL: \($0.redactedForLog)" } ?? ""))"
+        "AuthorizationConfiguration(projectToken: \(LogText.escaped(projectToken, limit: 64)), baseURL: \(LogText.url(baseURL)), authorization: \(authorization?.description ?? "none"), advancedAuthEnabled: \(advancedAuthEnabled), providerLookup: \(providerLookup), customerTokenCaching: \(customerTokenCaching)\(signatureAuthenticationEnabled ? "" : ", signatureAuthenticationEnabled: false")\(tokenExchangeURL.map { ", tokenExchangeURL: \(LogText.url($0))" } ?? ""))"
     }
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }

@@ -108,7 +108,11 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
     public let reason: String
 
     /// Creates an error with `code` and `reason` (for codes added in extensions).
-    package init(_ code: Code, reason: String) {
+    ///
+    /// - Parameters:
+    ///   - code: What went wrong.
+    ///   - reason: What went wrong, in words; never a credential.
+    public init(_ code: Code, reason: String) {
         self.code = code
         self.reason = reason
     }
@@ -177,13 +181,14 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
     }
 }
 
-/// The one rule for identities, shared by the stores and the providers that name one.
-package enum CredentialIdentity {
+/// The one rule for identities (the user a credential belongs to), shared by the stores and the
+/// providers that name one: 1 to 100 UTF-8 bytes, compared as exact bytes (``CredentialStore``'s rule).
+public enum CredentialIdentity {
     /// How long an identity may be, in UTF-8 bytes.
-    package static let lengths = 1...100
+    public static let lengths = 1...100
 
     /// Whether `identity` has an acceptable length.
-    package static func isValid(_ identity: String) -> Bool { lengths.contains(identity.utf8.count) }
+    public static func isValid(_ identity: String) -> Bool { lengths.contains(identity.utf8.count) }
 
     /// Whether two identities are the same user: the same UTF-8 bytes (``CredentialStore``'s rule),
     /// not `String`'s canonical equivalence.
@@ -198,7 +203,15 @@ package enum CredentialIdentity {
 
     /// Checks an identity a provider was given, and that a credential store comes with one; errors
     /// name `key`.
-    package static func check(_ identity: String?, hasStore: Bool, key: String) throws(ConfigurationError) {
+    ///
+    /// - Parameters:
+    ///   - identity: The user the provider's credential belongs to, or `nil` for none.
+    ///   - hasStore: Whether the provider keeps its credential in a ``CredentialStore``, which
+    ///     needs an identity.
+    ///   - key: The name of the setting, for the error.
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` when `identity` has a length
+    ///   outside ``lengths``, or is `nil` while `hasStore` is true.
+    public static func check(_ identity: String?, hasStore: Bool, key: String) throws(ConfigurationError) {
         if let identity {
             guard isValid(identity) else { throw .invalidValue(key: key, reason: "must be 1 to 100 UTF-8 bytes") }
         } else if hasStore {

@@ -189,7 +189,7 @@ func verifyPrivateDirectory(_ directory: URL, creating: Bool) throws(CredentialS
 /// `Library/Application Support/SDKAuthorization/<apple>` in the user's domain on Apple platforms;
 /// `$XDG_DATA_HOME/SDKAuthorization/<elsewhere>` (or `~/.local/share/SDKAuthorization/<elsewhere>`)
 /// elsewhere.
-package func applicationDataDirectory(apple: String, elsewhere: String) -> URL {
+func applicationDataDirectory(apple: String, elsewhere: String) -> URL {
     #if canImport(Darwin)
     let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
         ?? FileManager.default.temporaryDirectory
