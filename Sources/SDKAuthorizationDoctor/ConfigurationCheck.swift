@@ -1,4 +1,5 @@
 import Foundation
+import ProviderRegistrationGenerator
 import SDKAuthorization
 import SDKAuthorizationEngagement
 
@@ -44,7 +45,7 @@ package enum ConfigurationCheck {
     /// The error a client made from `configuration` would refuse to start with, if any.
     static func startUpError(_ configuration: AuthorizationConfiguration, manifest: ProviderManifest?) -> ConfigurationError? {
         let registry = ProviderRegistry()
-        for entry in manifest?.providers ?? [] {
+        for entry in manifest?.entries ?? [] {
             registry.register(name: entry.name) { _ in DeclaredProvider() }
         }
         do {

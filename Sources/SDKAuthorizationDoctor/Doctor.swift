@@ -1,4 +1,5 @@
 import Foundation
+import ProviderRegistrationGenerator
 import SDKAuthorization
 
 /// The authorization doctor behind `sdkauth-config` and the `authorization-doctor` and
@@ -135,13 +136,17 @@ package enum Doctor {
         let manifestPath = ConfigurationFiles.displayPath(manifestURL, root: root)
         var findings: [Finding] = []
         if manifests[manifestURL] == nil {
-            do throws(ProviderManifest.Failure) {
-                let manifest = try ProviderManifest(contentsOf: manifestURL)
+            // The build-time generator's reader: the same limits, and each problem as the build
+            // reports it (`path:line:column: error: entry "Name": message`).
+            switch ProviderManifest.read(atPath: manifestURL.path) {
+            case .success(let manifest):
                 manifests[manifestURL] = .some(manifest)
                 findings += ProviderSourceScan.check(manifest, at: manifestURL, shownAs: manifestPath)
-            } catch {
+            case .failure(let problems):
                 manifests[manifestURL] = .some(nil)
-                findings.append(Finding(.error, file: manifestPath, key: error.key, error.message))
+                findings += problems.list.map { problem in
+                    Finding(.error, file: "\(manifestPath):\(problem.position)", problem.entry.map { "\($0): \(problem.message)" } ?? problem.message)
+                }
             }
         }
         guard case .some(.some(let manifest)) = manifests[manifestURL] else {

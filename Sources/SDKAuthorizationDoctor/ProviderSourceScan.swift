@@ -1,4 +1,5 @@
 import Foundation
+import ProviderRegistrationGenerator
 import SDKAuthorization
 
 /// Looks through a target's Swift sources for the types its ``ProviderManifest`` declares: a source
@@ -14,17 +15,21 @@ package enum ProviderSourceScan {
     static let maximumSourceBytes = 8 << 20
 
     /// The protocol an entry's mode needs.
-    static func requiredProtocol(for mode: String) -> String {
-        mode == "factory" ? "NamedProviderFactory" : "AuthorizationProviderType"
+    static func requiredProtocol(for mode: ProviderManifest.Mode) -> String {
+        mode == .factory ? "NamedProviderFactory" : "AuthorizationProviderType"
+    }
+
+    /// The type's own name: its last part, without generic arguments (`App.Outer.Provider<Swift.Int>` is `Provider`).
+    static func lastName(_ type: String) -> String {
+        String(type.prefix { $0 != "<" }.split(separator: ".").last ?? "")
     }
 
     /// Warnings for `manifest`, found at `manifestURL`, shown as `manifestPath`.
     package static func check(_ manifest: ProviderManifest, at manifestURL: URL, shownAs manifestPath: String) -> [Finding] {
         let target = manifestURL.deletingLastPathComponent()
         let module = target.lastPathComponent
-        let inTarget = manifest.providers.enumerated().filter { $0.element.type.split(separator: ".").first.map(String.init) == module }
+        let inTarget = manifest.entries.enumerated().filter { $0.element.type.split(separator: ".").first.map(String.init) == module }
         guard !inTarget.isEmpty, let sources = swiftSources(in: target) else { return [] }
-        func lastName(_ type: String) -> String { String(type.split(separator: ".").last ?? "") }
         // One pass over the sources for every entry's name, however many entries there are.
         let found = inheritanceClauses(of: Set(inTarget.map { lastName($0.element.type) }), in: sources)
         var findings: [Finding] = []
@@ -32,12 +37,13 @@ package enum ProviderSourceScan {
             let clauses = found[lastName(entry.type)] ?? (0, [])
             let needed = requiredProtocol(for: entry.mode)
             let key = "providers[\(index)].type"
+            let file = "\(manifestPath):\(entry.typeLine)"
             if clauses.declarations == 0 {
-                findings.append(Finding(.warning, file: manifestPath, key: key,
+                findings.append(Finding(.warning, file: file, key: key,
                                         "\(entry.type), declared for \(LogText.typeName(entry.name)), is not declared as a class, struct, enum or actor in the sources of \(module)"))
             } else if !clauses.text.contains(where: { mentions(needed, in: $0) }) {
-                findings.append(Finding(.warning, file: manifestPath, key: key,
-                                        "\(entry.type), declared for \(LogText.typeName(entry.name)) with mode \(entry.mode), does not conform to \(needed) as far as the sources of \(module) show"))
+                findings.append(Finding(.warning, file: file, key: key,
+                                        "\(entry.type), declared for \(LogText.typeName(entry.name)) with mode \(entry.mode.rawValue), does not conform to \(needed) as far as the sources of \(module) show"))
             }
         }
         return findings

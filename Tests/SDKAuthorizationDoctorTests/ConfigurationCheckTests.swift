@@ -189,7 +189,7 @@ struct ConfigurationCheckTests {
         try package.write("authorization.json", Files.good)
         let report = run(package)
         #expect(report.exitStatus == 1)
-        #expect(errors(report).map(\.file) == ["sdkauth-providers.json", "authorization.json"])
-        #expect(errors(report).first?.key == "providers[0].type")
+        #expect(errors(report).map(\.file) == ["sdkauth-providers.json:1:56", "authorization.json"])
+        #expect(errors(report).first?.message.hasPrefix(#"entry "ExponeaAuthProvider": "Unqualified" is not a module-qualified Swift type name"#) == true)
     }
 }
