@@ -11,8 +11,18 @@ struct AuthorizationDoctor: CommandPlugin {
         let tool = try context.tool(named: "sdkauth-config")
         let process = Process()
         process.executableURL = tool.url
-        // The tool reads relative paths, and looks for files, from the package directory.
-        process.arguments = ["--package-directory", context.package.directoryURL.path] + arguments
+        // The tool reads relative paths, and looks for files, from the package directory. It is
+        // told which SDKAuthorization products the package's targets link (directly or through
+        // other targets; test targets left out), so a built-in mode name whose product is not
+        // linked is an error, as it is in the app.
+        var linked: Set<String> = []
+        for target in context.package.targets where (target as? SourceModuleTarget)?.kind != .test {
+            for dependency in target.recursiveTargetDependencies where dependency.name.hasPrefix("SDKAuthorization") {
+                linked.insert(dependency.name)
+            }
+        }
+        process.arguments = ["--package-directory", context.package.directoryURL.path,
+                             "--linked-products", linked.sorted().joined(separator: ",")] + arguments
         try process.run()
         process.waitUntilExit()
         if process.terminationStatus != 0 {

@@ -6,20 +6,27 @@ import SDKAuthorization
 /// `validate-authorization-config` command plugins.
 ///
 /// ```
-/// sdkauth-config [--package-directory DIR] [--jwt TOKEN|-] [FILE ...]
+/// sdkauth-config [--package-directory DIR] [--linked-products LIST] [--jwt TOKEN|-] [FILE ...]
 /// ```
 ///
 /// - `FILE ...`: check these configuration files (relative paths are read from the package
 ///   directory, else the current one, which is also where paths are shown from and the highest
 ///   folder a provider manifest is looked for in);
+/// - `--linked-products LIST`: the products the app links, comma-separated (may be empty): a
+///   built-in mode name whose product is not among them is an error, as it is in the app. The
+///   `authorization-doctor` plugin passes the SDKAuthorization products the package's targets
+///   depend on; without it every built-in mode is taken as linked, and a note says so;
 /// - `--jwt TOKEN`: decode a token's header and claims (`-` reads it from standard input);
 /// - neither: check every configuration file in the package directory (see
 ///   ``ConfigurationFiles/rule``), or say that there is none.
 package enum Doctor {
     package static let usage = """
         usage: swift package authorization-doctor [--jwt TOKEN] [FILE ...]   (or validate-authorization-config)
-               sdkauth-config [--package-directory DIR] [--jwt TOKEN|-] [FILE ...]
+               sdkauth-config [--package-directory DIR] [--linked-products LIST] [--jwt TOKEN|-] [FILE ...]
           FILE ...      check these authorization configuration files (JSON or property list)
+          --linked-products LIST
+                        the products the app links, comma-separated (the plugin passes them); a
+                        built-in mode name whose product is not linked is an error
           --jwt TOKEN   decode a JWT's header and claims and check alg and exp ('-' reads standard input)
           (neither)     check every configuration file in the package: \(ConfigurationFiles.rule)
         """
@@ -46,6 +53,8 @@ package enum Doctor {
         package var token: String?
         package var files: [String] = []
         package var help = false
+        /// `--linked-products`: nil when not given.
+        package var linkedProducts: Set<String>?
     }
 
     /// Reads the arguments (without the program name). `readStandardInput` gives the token for `--jwt -`.
@@ -64,9 +73,12 @@ package enum Doctor {
                 optionsEnded = true
             case "-h", "--help":
                 request.help = true
-            case "--package-directory", "--jwt":
+            case "--package-directory", "--jwt", "--linked-products":
                 guard let value = inline ?? rest.popFirst() else { return .failure(UsageError("\(option) needs a value")) }
-                if option == "--package-directory" {
+                if option == "--linked-products" {
+                    guard request.linkedProducts == nil else { return .failure(UsageError("--linked-products is given twice")) }
+                    request.linkedProducts = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+                } else if option == "--package-directory" {
                     request.packageDirectory = value
                 } else {
                     guard request.token == nil else { return .failure(UsageError("--jwt is given twice")) }
@@ -118,7 +130,7 @@ package enum Doctor {
         }
         var manifests = ManifestCache()
         for file in files {
-            report.findings += checkFile(file, root: base, manifests: &manifests)
+            report.findings += checkFile(file, root: base, manifests: &manifests, linkedProducts: request.linkedProducts)
         }
         return report
     }
@@ -128,10 +140,10 @@ package enum Doctor {
 
     /// One file's findings, preceded by its manifest's the first time that manifest is read (a
     /// broken manifest is an error of its own, and the file is then not checked for start-up).
-    static func checkFile(_ file: URL, root: URL?, manifests: inout ManifestCache) -> [Finding] {
+    static func checkFile(_ file: URL, root: URL?, manifests: inout ManifestCache, linkedProducts: Set<String>? = nil) -> [Finding] {
         let shown = ConfigurationFiles.displayPath(file, root: root)
         guard let manifestURL = ConfigurationFiles.manifestURL(for: file, root: root) else {
-            return ConfigurationCheck.check(file, displayPath: shown, manifest: nil)
+            return ConfigurationCheck.check(file, displayPath: shown, target: .init(linkedProducts: linkedProducts))
         }
         let manifestPath = ConfigurationFiles.displayPath(manifestURL, root: root)
         var findings: [Finding] = []
@@ -152,7 +164,8 @@ package enum Doctor {
         guard case .some(.some(let manifest)) = manifests[manifestURL] else {
             return findings + [Finding(.error, file: shown, "not checked for start-up: its provider manifest \(manifestPath) is invalid")]
         }
-        return findings + ConfigurationCheck.check(file, displayPath: shown, manifest: manifest)
+        return findings + ConfigurationCheck.check(file, displayPath: shown,
+                                                   target: .init(manifest: manifest, manifestURL: manifestURL, linkedProducts: linkedProducts))
     }
 
     private static func splitInline(_ argument: String) -> (String, String?) {
