@@ -21,7 +21,7 @@ import SDKAuthorizationEngagement
 /// run-time lookup may find: declared in the target's sources, or in another module.
 package enum ConfigurationCheck {
     /// What the doctor knows of the target a configuration file belongs to.
-    package struct Target {
+    struct Target {
         /// Its provider manifest, if it has one.
         var manifest: ProviderManifest?
         /// Where the manifest is: its folder is the target's, and its name the module's.
@@ -29,7 +29,7 @@ package enum ConfigurationCheck {
         /// The products the app links (`--linked-products`), or nil when the doctor was not told.
         var linkedProducts: Set<String>?
 
-        package init(manifest: ProviderManifest? = nil, manifestURL: URL? = nil, linkedProducts: Set<String>? = nil) {
+        init(manifest: ProviderManifest? = nil, manifestURL: URL? = nil, linkedProducts: Set<String>? = nil) {
             self.manifest = manifest
             self.manifestURL = manifestURL
             self.linkedProducts = linkedProducts
@@ -39,14 +39,8 @@ package enum ConfigurationCheck {
         var module: String? { manifestURL?.deletingLastPathComponent().lastPathComponent }
     }
 
-    /// The findings for the file at `url`, shown as `displayPath`. `manifest` is the target's
-    /// provider manifest, if it has one.
-    package static func check(_ url: URL, displayPath: String, manifest: ProviderManifest?) -> [Finding] {
-        check(url, displayPath: displayPath, target: Target(manifest: manifest))
-    }
-
     /// The findings for the file at `url`, shown as `displayPath`, in `target`.
-    package static func check(_ url: URL, displayPath: String, target: Target) -> [Finding] {
+    static func check(_ url: URL, displayPath: String, target: Target) -> [Finding] {
         let configuration: AuthorizationConfiguration
         do {
             configuration = try AuthorizationConfiguration(contentsOf: url)
@@ -82,11 +76,6 @@ package enum ConfigurationCheck {
         case .implicitName(let name): name
         case .registeredClassName(let name): name
         }
-    }
-
-    /// The error a client made from `configuration` would refuse to start with, if any.
-    static func startUpError(_ configuration: AuthorizationConfiguration, manifest: ProviderManifest?) -> ConfigurationError? {
-        startUpError(configuration, target: Target(manifest: manifest))
     }
 
     /// The error a client made from `configuration` in `target` would refuse to start with, if any.

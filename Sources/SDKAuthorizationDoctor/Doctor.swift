@@ -54,7 +54,7 @@ package enum Doctor {
         package var files: [String] = []
         package var help = false
         /// `--linked-products`: nil when not given.
-        package var linkedProducts: Set<String>?
+        var linkedProducts: Set<String>?
     }
 
     /// Reads the arguments (without the program name). `readStandardInput` gives the token for `--jwt -`.

@@ -14,6 +14,14 @@ struct DoctorArgumentsTests {
         #expect(request == Doctor.Request(packageDirectory: "/p", token: "t.o.k", files: ["a.json", "--odd-name.json"]))
     }
 
+    @Test func linkedProductsAreACommaSeparatedListThatMayBeEmptyAndIsGivenOnce() throws {
+        #expect(try parse().get().linkedProducts == nil)
+        #expect(try parse("--linked-products", "SDKAuthorizationIDToken, SDKAuthorization").get().linkedProducts == ["SDKAuthorizationIDToken", "SDKAuthorization"])
+        #expect(try parse("--linked-products", "").get().linkedProducts == [])
+        #expect(try parse("--linked-products=").get().linkedProducts == [])
+        #expect(parse("--linked-products", "A", "--linked-products", "B") == .failure(Doctor.UsageError("--linked-products is given twice")))
+    }
+
     @Test func jwtDashReadsTheTokenFromStandardInput() throws {
         #expect(try parse("--jwt", "-", input: "a.b.c\n").get().token == "a.b.c\n")
     }
