@@ -127,6 +127,21 @@ struct ConfigurationCheckTests {
         #expect(run(package, "--linked-products", "", "registered-authorization.json").exitStatus == 1)
     }
 
+    @Test func eachTargetIsJudgedByWhatItLinks() throws {
+        let package = try ScratchPackage()
+        let file = Files.advanced(#""providerName": "\#(BuiltInProviderName.idTokenRefresh)""#)
+        try package.write("Sources/Linking/authorization.json", file)
+        try package.write("Sources/Plain/authorization.json", file)
+        try package.write("Config/authorization.json", file)
+        let report = run(package, "--linked-products", "SDKAuthorizationIDToken",
+                         "--target-products", package.url.appendingPathComponent("Sources/Linking").path + "=SDKAuthorizationIDToken,SDKAuthorization",
+                         "--target-products", "Sources/Plain=SDKAuthorization")
+        #expect(report.findings.map(\.file) == ["Config/authorization.json", "Sources/Linking/authorization.json", "Sources/Plain/authorization.json"])
+        // Outside every target: the package's list; in a target: the target's.
+        #expect(report.findings.map(\.severity) == [.note, .note, .error])
+        #expect(report.findings.last?.message.contains("link SDKAuthorizationIDToken to the app's target") == true)
+    }
+
     @Test func aProviderClassThatIsNotAnNSObjectFailsUnderTheiOSConvention() throws {
         let package = try ScratchPackage()
         try package.write("Sources/App/sdkauth-providers.json", #"{"providers": [{"name": "ExponeaAuthProvider", "type": "App.PlainProvider", "mode": "customerToken"}]}"#)

@@ -20,6 +20,9 @@ struct DoctorArgumentsTests {
         #expect(try parse("--linked-products", "").get().linkedProducts == [])
         #expect(try parse("--linked-products=").get().linkedProducts == [])
         #expect(parse("--linked-products", "A", "--linked-products", "B") == .failure(Doctor.UsageError("--linked-products is given twice")))
+        #expect(try parse("--target-products", "/p/a=b/Sources/App=A,B", "--target-products", "Other=").get().targetProducts
+                == ["/p/a=b/Sources/App": ["A", "B"], "Other": []])
+        #expect(parse("--target-products", "NoList") == .failure(Doctor.UsageError("--target-products needs DIR=LIST")))
     }
 
     @Test func jwtDashReadsTheTokenFromStandardInput() throws {
