@@ -501,7 +501,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         var context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt, deadline: deadline)
         guard scheme != .none else { return (context, nil) }
         guard let provider = provider(for: scheme) else {
-            throw scheme == .apiKey ? .missingProjectAuthorization(endpoint: endpointID) : .noProvider(endpoint: endpointID, scheme: scheme)
+            throw .noProvider(endpoint: endpointID, scheme: scheme)
         }
         context.refreshWindow = refreshWindowGate(for: scheme)
         context.issuedGeneration = issuedGeneration

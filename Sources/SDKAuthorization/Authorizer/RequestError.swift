@@ -37,8 +37,6 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         public static let ambiguousPath = Code(rawValue: "ambiguousPath")
         /// The policy names a scheme for which no provider is installed. Not sent.
         public static let noProvider = Code(rawValue: "noProvider")
-        /// The API-key scheme applies but no project authorization is configured. Not sent.
-        public static let missingProjectAuthorization = Code(rawValue: "missingProjectAuthorization")
         /// The provider returned `nil` or an empty token. Not sent.
         public static let missingCustomerToken = Code(rawValue: "missingCustomerToken")
         /// The provider's credential cannot go into a header (CR, LF, non-ASCII, not a `b64token`). Not sent.
@@ -239,11 +237,6 @@ extension RequestError {
     /// No provider is installed for the scheme the policy names.
     public static func noProvider(endpoint: EndpointID?, scheme: AuthorizationScheme = .bearer) -> RequestError {
         RequestError(.noProvider, "\(name(endpoint)) needs a \(scheme) credential, but no authorization provider is loaded for it", endpoint: endpoint, scheme: scheme)
-    }
-
-    /// The endpoint uses the API-key scheme but the configuration has no authorization.
-    public static func missingProjectAuthorization(endpoint: EndpointID?) -> RequestError {
-        RequestError(.missingProjectAuthorization, "\(name(endpoint)) needs the project authorization (API key), but none is configured", endpoint: endpoint, scheme: .apiKey)
     }
 
     /// The provider returned `nil` or an empty token.

@@ -2,8 +2,9 @@ import Foundation
 
 /// Why a configuration was refused. Its ``message`` is the text the framework also logs at error level.
 ///
-/// The provider-lookup errors carry the exact messages that the Exponea SDKs document, so an app's
-/// existing troubleshooting guide keeps working.
+/// The core's codes are about what any configuration may get wrong (a credential, a key, a file, a
+/// provider); a configuration or a mode adds codes of its own in an extension (the Engagement mode's
+/// provider-lookup codes carry the exact messages the Exponea SDKs document).
 ///
 /// It is a struct with a ``Code`` rather than an enum, as ``RequestError`` is: later modules add
 /// codes without breaking any caller's exhaustive `switch`. Match on ``code`` and read the context
@@ -31,17 +32,11 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
         /// Creates a code.
         public init(rawValue: String) { self.rawValue = rawValue }
 
-        /// A `Basic ...` authorization was configured.
-        public static let basicAuthenticationNotSupported = Code(rawValue: "basicAuthenticationNotSupported")
         /// A credential is empty or only white space; ``ConfigurationError/field`` names it.
         public static let emptyCredential = Code(rawValue: "emptyCredential")
         /// A credential holds a CR, LF or other control character (header injection);
         /// ``ConfigurationError/field`` names it.
         public static let credentialContainsControlCharacters = Code(rawValue: "credentialContainsControlCharacters")
-        /// The project token is empty.
-        public static let emptyProjectToken = Code(rawValue: "emptyProjectToken")
-        /// The base URL is not an absolute `http` or `https` URL with a host; ``ConfigurationError/value`` repeats it.
-        public static let invalidBaseURL = Code(rawValue: "invalidBaseURL")
         /// A configuration file names keys this framework does not know; ``ConfigurationError/keys`` lists them.
         public static let unknownKeys = Code(rawValue: "unknownKeys")
         /// A configuration file gives a key a value of the wrong type.
@@ -60,24 +55,8 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
         public static let duplicateKey = Code(rawValue: "duplicateKey")
         /// A value starts or ends with white space, which would change its meaning.
         public static let surroundingWhitespace = Code(rawValue: "surroundingWhitespace")
-        /// iOS convention: advanced auth is enabled but no type is registered under the provider name.
-        public static let advancedAuthEnabledWithoutProvider = Code(rawValue: "advancedAuthEnabledWithoutProvider")
-        /// iOS convention: the type found under the name is not an `NSObject` subclass.
-        public static let providerIsNotNSObject = Code(rawValue: "providerIsNotNSObject")
-        /// iOS convention: the type found does not conform to `AuthorizationProviderType`.
-        public static let providerDoesNotConform = Code(rawValue: "providerDoesNotConform")
-        /// Android convention: advanced auth is enabled but no provider class is named.
-        public static let advancedAuthEnabledButProviderNotNamed = Code(rawValue: "advancedAuthEnabledButProviderNotNamed")
-        /// Android convention: the named class cannot be found.
-        public static let registeredClassNotFound = Code(rawValue: "registeredClassNotFound")
-        /// Android convention: the named class does not implement `AuthorizationProviderType`.
-        public static let registeredClassDoesNotImplement = Code(rawValue: "registeredClassDoesNotImplement")
         /// A registered provider factory threw while creating the provider.
         public static let providerCreationFailed = Code(rawValue: "providerCreationFailed")
-        /// The policy sends a customer token to endpoints, but advanced auth is disabled.
-        public static let customerTokenEndpointsWithoutAdvancedAuth = Code(rawValue: "customerTokenEndpointsWithoutAdvancedAuth")
-        /// A provider was passed to the client, but advanced auth is disabled.
-        public static let providerWithoutAdvancedAuth = Code(rawValue: "providerWithoutAdvancedAuth")
         /// The policy names a scheme for which no provider was given.
         public static let missingProvider = Code(rawValue: "missingProvider")
         /// An endpoint was added twice to the policy.
@@ -121,12 +100,21 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
 
     private let storage: Storage
 
-    /// Creates an error with `code` and `message` (for codes added in extensions).
+    /// Creates an error with `code`, `message` and the context that applies to the code (for codes
+    /// added in extensions, as a mode or a configuration of its own adds them).
     ///
     /// The message is shown and logged as it is: name keys and fields, never a credential's value,
-    /// and escape text from outside with ``LogText``.
-    public init(_ code: Code, _ message: String) {
-        self.init(code, message, context: Context())
+    /// and escape text from outside with ``LogText``. Each context value is what the property of the
+    /// same name returns.
+    public init(
+        _ code: Code, _ message: String, field: String? = nil, key: String? = nil, keys: [String]? = nil, value: String? = nil,
+        expected: String? = nil, reason: String? = nil, path: String? = nil, limit: Int? = nil, name: String? = nil,
+        scheme: String? = nil, endpoint: String? = nil, endpoints: [String]? = nil
+    ) {
+        self.init(code, message, context: Context(
+            field: field, key: key, keys: keys, value: value, expected: expected, reason: reason, path: path, limit: limit,
+            name: name, scheme: scheme, endpoint: endpoint, endpoints: endpoints
+        ))
     }
 
     init(_ code: Code, _ message: String, context: Context) {
@@ -155,8 +143,8 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
     public var key: String? { storage.context.key }
     /// The unknown keys, in the order given, for ``Code/unknownKeys``.
     public var keys: [String]? { storage.context.keys }
-    /// The refused base URL as the message repeats it (without user info, query or fragment), for
-    /// ``Code/invalidBaseURL``.
+    /// The refused value as the message repeats it (the Engagement configuration's refused base URL,
+    /// without user info, query or fragment).
     public var value: String? { storage.context.value }
     /// What the key's value must be, for ``Code/wrongType``.
     public var expected: String? { storage.context.expected }
@@ -167,15 +155,14 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
     public var path: String? { storage.context.path }
     /// The largest file read, in bytes, for ``Code/fileTooLarge``.
     public var limit: Int? { storage.context.limit }
-    /// The provider's type or registered name, for the provider-lookup codes and
-    /// ``Code/providerCreationFailed``.
+    /// The provider's type or registered name, for ``Code/providerCreationFailed`` and the
+    /// provider-lookup codes a registry adds.
     public var name: String? { storage.context.name }
     /// The scheme that has no provider, for ``Code/missingProvider``.
     public var scheme: String? { storage.context.scheme }
     /// The endpoint concerned, for ``Code/duplicateEndpoint`` and ``Code/unknownEndpoint``.
     public var endpoint: String? { storage.context.endpoint }
-    /// The endpoints concerned, for ``Code/customerTokenEndpointsWithoutAdvancedAuth`` and
-    /// ``Code/missingProvider``.
+    /// The endpoints concerned, for ``Code/missingProvider`` (and codes a configuration adds).
     public var endpoints: [String]? { storage.context.endpoints }
 
     /// Whether the two errors have the same code and message.
@@ -207,10 +194,6 @@ extension ConfigurationError {
         return ConfigurationError(code, message, context: context)
     }
 
-    /// A `Basic ...` authorization was configured.
-    public static let basicAuthenticationNotSupported: ConfigurationError = make(
-        .basicAuthenticationNotSupported, "Basic authentication is not supported by mobile SDK for security reasons.")
-
     /// The credential named `field` is empty or only white space.
     public static func emptyCredential(field: String) -> ConfigurationError {
         make(.emptyCredential, "The \(field) is empty; a credential must not be empty.") { $0.field = field }
@@ -220,15 +203,6 @@ extension ConfigurationError {
     public static func credentialContainsControlCharacters(field: String) -> ConfigurationError {
         make(.credentialContainsControlCharacters,
              "The \(field) contains a control character (CR, LF or another); it would break the HTTP header and is refused.") { $0.field = field }
-    }
-
-    /// The project token is empty.
-    public static let emptyProjectToken: ConfigurationError = make(.emptyProjectToken, "The projectToken is empty.")
-
-    /// The base URL `value` is not an absolute `http` or `https` URL with a host; pass it
-    /// sanitized, since the message repeats it.
-    public static func invalidBaseURL(_ value: String) -> ConfigurationError {
-        make(.invalidBaseURL, "The baseURL '\(value)' is not an absolute http or https URL with a host (and no query or fragment).") { $0.value = value }
     }
 
     /// A configuration file names `keys`, which this framework does not know.
@@ -285,37 +259,6 @@ extension ConfigurationError {
         make(.surroundingWhitespace, "The configuration key '\(key)' starts or ends with white space; remove it.") { $0.key = key }
     }
 
-    /// iOS convention: advanced auth is enabled but no type is registered under the provider name.
-    public static let advancedAuthEnabledWithoutProvider: ConfigurationError = make(
-        .advancedAuthEnabledWithoutProvider, "Advanced authorization flag has been enabled without provider")
-
-    /// iOS convention: the type found under `name` is not an `NSObject` subclass.
-    public static func providerIsNotNSObject(name: String) -> ConfigurationError {
-        make(.providerIsNotNSObject, "Class \(LogText.typeName(name)) does not conform to NSObject") { $0.name = name }
-    }
-
-    /// iOS convention: the type found under `name` does not conform to `AuthorizationProviderType`.
-    public static func providerDoesNotConform(name: String) -> ConfigurationError {
-        make(.providerDoesNotConform, "Class \(LogText.typeName(name)) does not conform to AuthorizationProviderType") { $0.name = name }
-    }
-
-    /// Android convention: advanced auth is enabled but no provider class is named.
-    public static let advancedAuthEnabledButProviderNotNamed: ConfigurationError = make(
-        .advancedAuthEnabledButProviderNotNamed, "Advanced auth has been enabled but provider has not been found")
-
-    /// Android convention: the class named `name` cannot be found.
-    public static func registeredClassNotFound(name: String) -> ConfigurationError {
-        make(.registeredClassNotFound, "Registered \(LogText.typeName(name)) class has not been found") { $0.name = name }
-    }
-
-    /// Android convention: the class named `name` does not implement `AuthorizationProviderType`.
-    public static func registeredClassDoesNotImplement(name: String) -> ConfigurationError {
-        make(.registeredClassDoesNotImplement,
-             // The protocol's name as the message has always given it; `String(reflecting:)` would now
-             // name its module, SDKAuthorizationEngagement.
-             "Registered \(LogText.typeName(name)) class has to implement SDKAuthorization.AuthorizationProviderType") { $0.name = name }
-    }
-
     /// The provider factory registered as `name` threw while creating the provider, for `reason`.
     public static func providerCreationFailed(name: String, reason: String) -> ConfigurationError {
         make(.providerCreationFailed,
@@ -324,17 +267,6 @@ extension ConfigurationError {
             $0.reason = reason
         }
     }
-
-    /// The policy sends a customer token to `endpoints`, but advanced auth is disabled, so no provider exists.
-    public static func customerTokenEndpointsWithoutAdvancedAuth(_ endpoints: [String]) -> ConfigurationError {
-        make(.customerTokenEndpointsWithoutAdvancedAuth,
-             "Endpoints \(endpoints.sorted().joined(separator: ", ")) need a customer token, but advancedAuthEnabled is false.") { $0.endpoints = endpoints }
-    }
-
-    /// A provider was passed to the client, but advanced auth is disabled, so it would never be asked.
-    public static let providerWithoutAdvancedAuth: ConfigurationError = make(
-        .providerWithoutAdvancedAuth,
-        "A customer-token provider was given, but advancedAuthEnabled is false; enable advanced auth or pass no provider.")
 
     /// The policy sends `scheme` credentials to `endpoints`, but no provider was given for it.
     public static func missingProvider(scheme: String, endpoints: [String]) -> ConfigurationError {

@@ -24,9 +24,6 @@ public struct EndpointID: RawRepresentable, Hashable, Sendable, ExpressibleByStr
 /// the part it lands in, so a value holding `/`, `?` or `&` cannot change the path, and a value of
 /// `.` or `..` is refused.
 public struct Endpoint: Hashable, Sendable {
-    /// The placeholder replaced by the project token.
-    public static let projectTokenPlaceholder = "<projectToken>"
-
     /// The endpoint's name.
     public let id: EndpointID
     /// The HTTP method, e.g. `POST`.
