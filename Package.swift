@@ -106,17 +106,52 @@ let package = Package(
         ),
         // Test support only (no product): the time limit every suite of the test targets carries,
         // and files that misbehave when read (FIFOs, sparse giants) for the readers' tests.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
+        .target(name: "TestSupport", dependencies: ["SDKAuthorization"], path: "Tests/TestSupport", swiftSettings: strictSettings),
+        // The Engagement mode's test fixtures (no product), for its tests and the tests across modes.
+        .target(
+            name: "EngagementTestSupport",
+            dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement"],
+            path: "Tests/EngagementTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "ProviderRegistrationGeneratorTests",
             dependencies: ["ProviderRegistrationGenerator", "TestSupport"],
             swiftSettings: strictSettings
         ),
+        // The core's tests import no mode: what they prove holds for any mode built on the core.
         .testTarget(
             name: "SDKAuthorizationTests",
+            dependencies: ["SDKAuthorization", "SDKAuthorizationTesting", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // Each mode's tests, with the core and that mode only.
+        .testTarget(
+            name: "SDKAuthorizationEngagementTests",
+            dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationTesting", "TestSupport", "EngagementTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SDKAuthorizationIDTokenTests",
+            dependencies: ["SDKAuthorization", "SDKAuthorizationIDToken", "SDKAuthorizationTesting", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SDKAuthorizationSignatureTests",
+            dependencies: ["SDKAuthorization", "SDKAuthorizationSignature", "SDKAuthorizationTesting", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SDKAuthorizationTokenExchangeTests",
+            dependencies: ["SDKAuthorization", "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // Tests across modes: built-in modes chosen by name, several modes in one client or process.
+        .testTarget(
+            name: "SDKAuthorizationModesTests",
             dependencies: [
                 "SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
-                "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting", "TestSupport",
+                "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting", "TestSupport", "EngagementTestSupport",
             ],
             swiftSettings: strictSettings
         ),

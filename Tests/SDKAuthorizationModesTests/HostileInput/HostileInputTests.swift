@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorizationTesting
+import EngagementTestSupport
 import Testing
 import TestSupport
 @testable import SDKAuthorization
@@ -332,21 +333,21 @@ struct HostileInputTests {
     // MARK: Registry finds every type Swift can name
 
     @Test func nestedAndGenericProviderClassesAreFoundByName() throws {
-        for name in ["SDKAuthorizationTests.ProviderNamespace.NestedAuthProvider", "SDKAuthorizationTests.GenericAuthProvider<Swift.Int>",
-                     "SDKAuthorizationTests.GenericAuthProvider<SDKAuthorizationTests.StructNamedAsProvider>"] {
+        for name in ["SDKAuthorizationModesTests.ProviderNamespace.NestedAuthProvider", "SDKAuthorizationModesTests.GenericAuthProvider<Swift.Int>",
+                     "SDKAuthorizationModesTests.GenericAuthProvider<SDKAuthorizationModesTests.StructNamedAsProvider>"] {
             for lookup in [ProviderLookup.implicitName(name), .registeredClassName(name)] {
                 let client = try AuthorizedHTTPClient(
                     configuration: AuthorizationConfiguration(projectToken: "p", baseURL: "https://a.example", authorization: "Token k",
                                                               advancedAuthEnabled: true, providerLookup: lookup),
                     transport: RecordingTransport(), diagnostics: RecordingDiagnosticsSink()
                 )
-                #expect((client.provider as? CustomerTokenProvider)?.providerTypeName.hasPrefix("SDKAuthorizationTests.") == true, "\(name)")
+                #expect((client.provider as? CustomerTokenProvider)?.providerTypeName.hasPrefix("SDKAuthorizationModesTests.") == true, "\(name)")
             }
         }
     }
 
     @Test func aStructNamedAsTheProviderGetsTheMessageThatFits() {
-        let name = "SDKAuthorizationTests.StructNamedAsProvider"
+        let name = "SDKAuthorizationModesTests.StructNamedAsProvider"
         #expect(throws: ConfigurationError.providerIsNotNSObject(name: name)) {
             try AuthorizedHTTPClient(configuration: AuthorizationConfiguration(projectToken: "p", baseURL: "https://a.example", authorization: "Token k",
                                                                                advancedAuthEnabled: true, providerLookup: .implicitName(name)),
@@ -359,7 +360,7 @@ struct HostileInputTests {
         }
     }
 
-    @Test(arguments: ["SDKAuthorizationTests.Nope", "Nope", "SDKAuthorizationTests.ProviderNamespace.Missing", "1Bad.Name", "A.B<", "A.B<C.D,E.F,G.H,I.J>",
+    @Test(arguments: ["SDKAuthorizationModesTests.Nope", "Nope", "SDKAuthorizationModesTests.ProviderNamespace.Missing", "1Bad.Name", "A.B<", "A.B<C.D,E.F,G.H,I.J>",
                       "A.B<C.D<E.F<G.H<I.J>>>>", "A.B.C.D.E.F.G"])
     func namesThatNameNoTypeAreNotFound(name: String) {
         #expect(SwiftTypeLookup.type(named: name) == nil)

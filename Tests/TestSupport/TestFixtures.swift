@@ -1,11 +1,11 @@
 import Foundation
 import Testing
-import SDKAuthorization
-import SDKAuthorizationEngagement
-import SDKAuthorizationTesting
+
+// Fixtures every test target shares: unsigned JWTs, and the check that a README section's Swift
+// blocks are the code a test compiles.
 
 /// Builds an unsigned JWT with the given payload; the signature segment is a fixed string.
-func makeJWT(_ payload: [String: Any], header: [String: Any] = ["alg": "RS256", "typ": "JWT"]) -> String {
+public func makeJWT(_ payload: [String: Any], header: [String: Any] = ["alg": "RS256", "typ": "JWT"]) -> String {
     func segment(_ object: [String: Any]) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return base64URL(data)
@@ -13,67 +13,12 @@ func makeJWT(_ payload: [String: Any], header: [String: Any] = ["alg": "RS256", 
     return "\(segment(header)).\(segment(payload)).c2lnbmF0dXJl"
 }
 
-func base64URL(_ data: Data) -> String {
+public func base64URL(_ data: Data) -> String {
     data.base64EncodedString()
         .replacingOccurrences(of: "+", with: "-")
         .replacingOccurrences(of: "/", with: "_")
         .replacingOccurrences(of: "=", with: "")
 }
-
-func engagementConfiguration(
-    authorization: String? = "Token api-key-1",
-    advancedAuthEnabled: Bool = false,
-    providerLookup: ProviderLookup = .default,
-    caching: CustomerTokenCaching = .disabled
-) throws -> AuthorizationConfiguration {
-    try AuthorizationConfiguration(
-        projectToken: "project-1",
-        baseURL: "https://api.example.com",
-        authorization: authorization,
-        advancedAuthEnabled: advancedAuthEnabled,
-        providerLookup: providerLookup,
-        customerTokenCaching: caching
-    )
-}
-
-/// A registry whose `ExponeaAuthProvider` is a native scripted provider.
-func registry(with provider: any AuthorizationProvider, name: String = ProviderLookup.defaultImplicitName) -> ProviderRegistry {
-    let registry = ProviderRegistry()
-    registry.register(name: name) { _ in provider }
-    return registry
-}
-
-// Exponea-shaped provider classes used by the registry and client tests.
-
-final class ExampleAuthProvider: NSObject, AuthorizationProviderType {
-    static let token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1MSJ9.c2ln"
-    required override init() {}
-    func getAuthorizationToken() -> String? { Self.token }
-}
-
-final class NilReturningAuthProvider: NSObject, AuthorizationProviderType {
-    required override init() {}
-    func getAuthorizationToken() -> String? { nil }
-}
-
-final class EmptyReturningAuthProvider: NSObject, AuthorizationProviderType {
-    required override init() {}
-    func getAuthorizationToken() -> String? { "" }
-}
-
-final class InjectingAuthProvider: NSObject, AuthorizationProviderType {
-    required override init() {}
-    func getAuthorizationToken() -> String? { "abc\r\nX-Injected: yes" }
-}
-
-/// Conforms but is not an NSObject subclass (fails the iOS convention, passes the Android one).
-final class PlainSwiftAuthProvider: AuthorizationProviderType {
-    required init() {}
-    func getAuthorizationToken() -> String? { "plain.swift.token" }
-}
-
-/// An NSObject subclass that does not conform.
-final class NotAnAuthProvider: NSObject {}
 
 /// Checks that every Swift block of the README section headed `heading` stands, line for line
 /// (indentation and blank lines aside), in the test source `source`, where top-level functions are
@@ -81,7 +26,7 @@ final class NotAnAuthProvider: NSObject {}
 /// compared with the source's own when `importsMatch`, so a block that compiles only with an import
 /// it does not print fails; otherwise they are ignored (a test file imports more). Returns how many
 /// blocks the section has.
-func readmeBlocksMatchCompiledCopy(heading: String, source sourcePath: String, importsMatch: Bool = false,
+public func readmeBlocksMatchCompiledCopy(heading: String, source sourcePath: String, importsMatch: Bool = false,
                                    sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
     var root = URL(fileURLWithPath: sourcePath).deletingLastPathComponent()
     while !FileManager.default.fileExists(atPath: root.appendingPathComponent("README.md").path), root.path != "/" {

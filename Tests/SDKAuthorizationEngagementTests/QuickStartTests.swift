@@ -1,4 +1,5 @@
 import Foundation
+import EngagementTestSupport
 import Testing
 import TestSupport
 import SDKAuthorization

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorizationTesting
+import EngagementTestSupport
 import Testing
 import TestSupport
 @testable import SDKAuthorization
@@ -158,7 +159,7 @@ struct ProviderRegistryTests {
 
     @Test func nsClassFromStringFindsAModuleQualifiedSwiftProviderClass() async throws {
         let name = String(reflecting: ExampleAuthProvider.self)
-        #expect(name == "SDKAuthorizationTests.ExampleAuthProvider")
+        #expect(name == "EngagementTestSupport.ExampleAuthProvider")
         let transport = RecordingTransport()
         let client = try AuthorizedHTTPClient(
             configuration: engagementConfiguration(advancedAuthEnabled: true, providerLookup: .registeredClassName(name)),
@@ -302,10 +303,3 @@ struct ProviderRegistryTests {
     }
 }
 
-/// A thread-safe counter for factories.
-final class Counter: Sendable {
-    private let value = Locked(0)
-    /// Adds one and returns the new value.
-    func increment() -> Int { value.withLock { $0 += 1; return $0 } }
-    var current: Int { value.withLock { $0 } }
-}

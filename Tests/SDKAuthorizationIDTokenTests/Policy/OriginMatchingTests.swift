@@ -196,7 +196,7 @@ struct OriginMatchingTests {
     }
 
     @Test func aRuleForAnOriginMatchesItsSchemeHostAndPort() throws {
-        let rule = try AuthorizationRule(origin: #require(URL(string: "http://127.0.0.1:8080/api")), path: "/braze/**", scheme: .signature)
+        let rule = try AuthorizationRule(origin: #require(URL(string: "http://127.0.0.1:8080/api")), path: "/braze/**", scheme: AuthorizationScheme("signature"))
         #expect(rule.description == "* http://127.0.0.1:8080/braze/** -> signature")
         #expect(rule.matches(try request("http://127.0.0.1:8080/braze/apps/1/data")))
         #expect(!rule.matches(try request("http://127.0.0.1:8081/braze/apps/1/data")))

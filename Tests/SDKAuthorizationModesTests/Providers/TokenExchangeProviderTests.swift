@@ -6,13 +6,6 @@ import TestSupport
 @testable import SDKAuthorizationIDToken
 @testable import SDKAuthorizationTokenExchange
 
-/// A credential store in memory, keyed by the identity's exact bytes as every store must be.
-final class MemoryCredentialStore: CredentialStore, Sendable {
-    let stored = Locked<[ExactBytesKey: StoredCredential]>([:])
-    func load(identity: String) throws -> StoredCredential? { stored.withLock { $0[ExactBytesKey(identity)] } }
-    func save(_ credential: StoredCredential, identity: String) throws { stored.withLock { $0[ExactBytesKey(identity)] = credential } }
-    func remove(identity: String) throws { _ = stored.withLock { $0.removeValue(forKey: ExactBytesKey(identity)) } }
-}
 
 @Suite("Payload-signing and token-exchange mode", .hangLimit)
 struct TokenExchangeProviderTests {

@@ -14,11 +14,6 @@ import TestSupport
 @testable import SDKAuthorizationSignature
 @testable import SDKAuthorizationTokenExchange
 
-/// The hash of the task the caller runs in, to tell "the caller's task" from "a task of its own".
-func currentTaskHash() -> Int? {
-    withUnsafeCurrentTask { $0?.hashValue }
-}
-
 /// An app provider that answers at once, and says so.
 struct ImmediateProvider: AuthorizationProvider {
     let token: String
@@ -34,34 +29,6 @@ struct ImmediateProvider: AuthorizationProvider {
 final class AnsweringProviderClass: NSObject, AuthorizationProviderType {
     required override init() {}
     func getAuthorizationToken() -> String? { "class.jwt.token" }
-}
-
-/// A transport that ends its sends by the deadline it is handed: it records the deadline and the
-/// task it ran in, then answers through `answer`.
-final class DeadlineEndingTransport: HTTPTransport {
-    let deadlines = Locked<[RequestDeadline]>([])
-    let tasks = Locked<[Int?]>([])
-    let sentWithoutDeadline = Locked(0)
-    private let answer: @Sendable (OutgoingRequest, RequestDeadline, any AuthorizationClock) async throws -> ServerResponse
-
-    init(answer: @escaping @Sendable (OutgoingRequest, RequestDeadline, any AuthorizationClock) async throws -> ServerResponse = { _, _, _ in
-        ServerResponse(statusCode: 200)
-    }) {
-        self.answer = answer
-    }
-
-    var endsByDeadline: Bool { true }
-
-    func send(_ request: OutgoingRequest) async throws -> ServerResponse {
-        sentWithoutDeadline.withLock { $0 += 1 }
-        return ServerResponse(statusCode: 200)
-    }
-
-    func send(_ request: OutgoingRequest, deadline: RequestDeadline, clock: any AuthorizationClock) async throws -> ServerResponse {
-        deadlines.withLock { $0.append(deadline) }
-        tasks.withLock { $0.append(currentTaskHash()) }
-        return try await answer(request, deadline, clock)
-    }
 }
 
 /// A request runs in its caller's task when everything that may make it wait ends by its deadline

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorizationTesting
+import EngagementTestSupport
 import Testing
 import TestSupport
 @testable import SDKAuthorization

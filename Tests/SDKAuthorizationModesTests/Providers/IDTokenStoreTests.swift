@@ -6,39 +6,6 @@ import TestSupport
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
 
-/// A gate an async test opens once; every waiter resumes then.
-final class AsyncGate: Sendable {
-    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        waiters.forEach { $0.resume() }
-    }
-}
-
-/// Yields until `condition` holds; records an issue instead of hanging forever.
-func eventually(_ what: String, _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
-    for _ in 0..<200_000 {
-        if condition() { return }
-        await Task.yield()
-    }
-    Issue.record("never happened: \(what)", sourceLocation: sourceLocation)
-}
 
 @Suite("Async refresh-callback mode (ID token store)", .hangLimit)
 struct IDTokenStoreTests {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SDKAuthorizationTesting
+import EngagementTestSupport
 import Testing
 import TestSupport
 @testable import SDKAuthorization
