@@ -273,6 +273,49 @@ struct CredentialNamespaceTests {
     }
 }
 
+/// No process-global mutable state in the framework: what one tenant changes, another never sees.
+@Suite("No process-global mutable state", .hangLimit)
+struct NoGlobalMutableStateTests {
+    /// The lines of a Swift file that declare mutable state shared by the whole process: a stored
+    /// `static var` (a `@TaskLocal` one is per task), `nonisolated(unsafe)`, a top-level `var`.
+    static func globalMutableState(in text: String) -> [String] {
+        text.split(separator: "\n").map(String.init).filter { line in
+            let code = line.trimmingCharacters(in: .whitespaces)
+            if code.hasPrefix("//") { return false }
+            if code.contains("nonisolated(unsafe)") || line.hasPrefix("var ") { return true }
+            guard let range = code.range(of: "static var "), !code.contains("@TaskLocal") else { return false }
+            let rest = code[range.upperBound...]
+            guard let brace = rest.firstIndex(of: "{") else { return true }
+            return rest[..<brace].contains("=")
+        }
+    }
+
+    @Test func aStoredStaticVarAnUnsafeGlobalOrATopLevelVarIsFound() {
+        let text = """
+        enum Shared { static var cache: [String: String] = [:] }
+        enum Computed { static var now: Date { Date() } }
+        nonisolated(unsafe) let counter = Counter()
+        var registry = [String]()
+        @TaskLocal static var pinned: Int?
+        // static var commented = 1
+        """
+        #expect(Self.globalMutableState(in: text) == [
+            "enum Shared { static var cache: [String: String] = [:] }", "nonisolated(unsafe) let counter = Counter()", "var registry = [String]()",
+        ])
+    }
+
+    @Test func theFrameworksSourcesHoldNoProcessGlobalMutableState() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../Sources").standardized
+        let files = try #require(FileManager.default.enumerator(atPath: root.path)).compactMap { $0 as? String }
+            .filter { $0.hasSuffix(".swift") && !$0.hasSuffix("main.swift") }
+        #expect(files.count > 50)
+        for file in files {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            #expect(Self.globalMutableState(in: text).isEmpty, "\(file)")
+        }
+    }
+}
+
 /// One SDK's signature mode: its own user (the same user ID as the other SDK's), transport and queue
 /// under the default queue name.
 struct QueueSDK {
