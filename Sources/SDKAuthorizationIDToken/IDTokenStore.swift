@@ -124,7 +124,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   - observer: Told when a refresh starts and finishes and when a request's wait starts and
     ///     ends (`AuthorizationEvent`); `nil`, the default, costs nothing.
     ///   - credentialStore: Opt-in: where the ID token is kept between launches, under
-    ///     `credentialIdentity`, so a cold start has the last token without waiting for the app.
+    ///     `credentialIdentity` in the store's slot of kind `CredentialKind/idToken` (no other mode
+    ///     or namespace reads it), so a cold start has the last token without waiting for the app.
     ///     It is loaded here, saved by ``setIDToken(_:)`` and removed by ``clearIDToken()``.
     ///   - credentialIdentity: The user the stored token belongs to (their ID, 1 to 100 bytes);
     ///     required with a `credentialStore`: there is no shared default, so one user's token never

@@ -273,6 +273,24 @@ struct CredentialNamespaceTests {
     }
 }
 
+/// The README's "Two SDKs in one app" example, verbatim, so it keeps compiling.
+enum TwoSDKsREADME {
+    static func makeChatSDKModes(userID: String, exchangeURL: URL, signer: PayloadSigner) throws -> (IDTokenStore, TokenExchangeProvider) {
+        let namespace = try CredentialNamespace("com.example.chat-sdk")          // your SDK's bundle identifier
+        let store = PlatformCredentialStore(namespace: namespace)                 // its own Keychain service or directory
+        let idTokens = try IDTokenStore(authorizedDomains: ["chat.example.com"], credentialStore: store, credentialIdentity: userID)
+        let exchange = try TokenExchangeProvider(exchangeURL: exchangeURL, signer: signer, identity: userID, store: store)
+        return (idTokens, exchange)
+    }
+}
+
+@Suite("README two-SDKs example", .hangLimit)
+struct TwoSDKsREADMETests {
+    @Test func theTwoSDKsExampleInTheREADMEIsTheCodeCompiledHere() throws {
+        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Two SDKs in one app", source: #filePath) == 1)
+    }
+}
+
 /// No process-global mutable state in the framework: what one tenant changes, another never sees.
 @Suite("No process-global mutable state", .hangLimit)
 struct NoGlobalMutableStateTests {
