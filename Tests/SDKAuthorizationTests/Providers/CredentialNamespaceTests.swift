@@ -50,6 +50,12 @@ struct CredentialNamespaceTests {
         }, identity: userID, store: store, transport: transport, clock: clock, diagnostics: diagnostics ?? sink)
     }
 
+    /// Waits until the exchange mode's save, which follows the delivery of its token, has landed.
+    func exchangedTokenStored(_ token: String, in store: any CredentialStore, sourceLocation: SourceLocation = #_sourceLocation) async {
+        await eventually("the exchanged token is stored", { (try? store.load(identity: userID, kind: .tokenExchange))??.token == token },
+                         sourceLocation: sourceLocation)
+    }
+
     // MARK: Names
 
     @Test(arguments: [
@@ -98,6 +104,7 @@ struct CredentialNamespaceTests {
         try idTokens.setIDToken(idToken("id-token-1"))
         let exchange = try exchange(store, issuer: "sdk", signatures: signatures)
         #expect(try await exchange.credential(for: context) == .bearer("exchanged-sdk-1"))
+        await exchangedTokenStored("exchanged-sdk-1", in: store)
         #expect(signatures.current == 1, "the exchange happened")
 
         // The exchange mode has stored its token too: the ID-token mode's cold start must not take it.
@@ -123,6 +130,7 @@ struct CredentialNamespaceTests {
         try idTokens.setIDToken(idToken("id-token-1"))
         let exchange = try exchange(store, issuer: "sdk", signatures: signatures, diagnostics: sink)
         #expect(try await exchange.credential(for: context) == .bearer("exchanged-sdk-1"))
+        await exchangedTokenStored("exchanged-sdk-1", in: store)
         #expect(signatures.current == 1)
         #expect(sink.messages(at: .warning).contains { $0.contains("written by idtoken of com.example.tests, not token-exchange of com.example.tests") })
         let coldIDTokens = try idTokenStore(store)
@@ -210,6 +218,7 @@ struct CredentialNamespaceTests {
         let signatures = Counter()
         let exchange = try exchange(store, issuer: "new", signatures: signatures)
         #expect(try await exchange.credential(for: context) == .bearer("exchanged-new-1"))
+        await exchangedTokenStored("exchanged-new-1", in: store)
         #expect(signatures.current == 1)
         #expect(sink.messages(at: .warning).contains { $0.contains("no recorded owner") })
         #expect(try store.load(identity: userID, kind: .tokenExchange)?.token == "exchanged-new-1", "the new token replaced it")
@@ -236,6 +245,7 @@ struct CredentialNamespaceTests {
             try idTokens.setIDToken(idToken("id-token-of-sdk-\(sdk)"))
             let exchange = try exchange(FileCredentialStore(namespace: namespace), issuer: "sdk-\(sdk)", signatures: signatures[sdk])
             #expect(try await exchange.credential(for: context) == .bearer("exchanged-sdk-\(sdk)-1"))
+            await exchangedTokenStored("exchanged-sdk-\(sdk)-1", in: FileCredentialStore(namespace: namespace))
         }
         #expect(signatures.map(\.current) == [1, 1])
 

@@ -31,10 +31,10 @@ public struct CredentialNamespace: Sendable, Hashable, Codable, CustomStringConv
     ///   that is empty, longer than 100 bytes, not ASCII letters, digits, `-`, `_` and `.`, or not
     ///   at least two non-empty labels separated by `.`.
     public init(_ name: String) throws(ConfigurationError) {
-        let bytes = Array(name.utf8)
-        guard (3...Self.maximumLength).contains(bytes.count) else {
+        guard (3...Self.maximumLength).contains(name.utf8.count) else {
             throw .invalidValue(key: "namespace", reason: "must be 3 to 100 bytes, reverse-DNS such as your bundle identifier (com.example.sdk)")
         }
+        let bytes = Array(name.utf8)
         guard bytes.allSatisfy({ $0 == UInt8(ascii: ".") || Self.isLabelByte($0) }) else {
             throw .invalidValue(key: "namespace", reason: "may hold only ASCII letters, digits, '-', '_' and '.' (reverse-DNS such as com.example.sdk)")
         }

@@ -180,7 +180,8 @@ public final class KeychainCredentialStore: CredentialStore, Sendable {
     /// Creates the store of `namespace` for `service` (by default
     /// `SDKAuthorization.credentials.<namespace>`), in `accessGroup` when one is given.
     public init(namespace: CredentialNamespace, service: String? = nil, accessGroup: String? = nil) {
-        self.items = KeychainItemStore(namespace: namespace, service: service, accessGroup: accessGroup, keychain: SecurityKeychain())
+        let items = KeychainItemStore(namespace: namespace, service: service, accessGroup: accessGroup, keychain: SecurityKeychain())
+        self.items = items
         self.namespace = namespace
         self.service = items.service
         self.accessGroup = accessGroup
