@@ -124,7 +124,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   - observer: Told when a refresh starts and finishes and when a request's wait starts and
     ///     ends (`AuthorizationEvent`); `nil`, the default, costs nothing.
     ///   - credentialStore: Opt-in: where the ID token is kept between launches, under
-    ///     `credentialIdentity`, so a cold start has the last token without waiting for the app.
+    ///     `credentialIdentity` in the store's slot of kind `CredentialKind/idToken` (no other mode
+    ///     or namespace reads it), so a cold start has the last token without waiting for the app.
     ///     It is loaded here, saved by ``setIDToken(_:)`` and removed by ``clearIDToken()``.
     ///   - credentialIdentity: The user the stored token belongs to (their ID, 1 to 100 bytes);
     ///     required with a `credentialStore`: there is no shared default, so one user's token never
@@ -240,7 +241,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// `RequestError/Code/credentialCleared`; a refresh that returns after this is neither
     /// installed nor stored.
     public func clearIDToken() {
-        refresh.reset(thenRemove: { persist { try $0.remove(identity: $1) } })
+        refresh.reset(thenRemove: { persist { try $0.remove(identity: $1, kind: .idToken) } })
     }
 
     /// Makes `identity` (the user's ID, 1 to 100 bytes, compared as exact UTF-8 bytes as
@@ -276,7 +277,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     private static func loadStored(from store: (any CredentialStore)?, identity: String?, diagnostics: any DiagnosticsSink) -> IDToken? {
         guard let store, let identity else { return nil }
         do {
-            if let saved = try store.load(identity: identity), HeaderFieldRules.check(saved.token) == .valid { return IDToken(saved.token) }
+            if let saved = try store.load(identity: identity, kind: .idToken), HeaderFieldRules.check(saved.token) == .valid { return IDToken(saved.token) }
         } catch {
             diagnostics.log(.warning, "The stored ID token could not be read (\(CredentialStoreError.summary(of: error))); waiting for setIDToken")
         }
@@ -304,7 +305,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// Stores `token` unless a logout has come since it was set.
     private func save(_ token: IDToken, generation: UInt64) {
-        refresh.persist({ persist { try $0.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: $1) } },
+        refresh.persist({ persist { try $0.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: $1, kind: .idToken) } },
                         generation: generation)
     }
 

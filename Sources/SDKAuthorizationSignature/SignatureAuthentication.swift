@@ -23,7 +23,8 @@ extension AuthorizationScheme {
 /// var policy = AuthorizationPolicy()
 /// policy.add(try AuthorizationRule(host: "sdk.example.com", path: "/api/**", scheme: .signature))
 /// let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.signature: authentication]))
-/// let queue = try SignatureRequestQueue(authentication: authentication, client: client)
+/// let directory = SignatureRequestQueue.defaultDirectory(for: try CredentialNamespace("com.example.sdk"))
+/// let queue = try SignatureRequestQueue(directory: directory, authentication: authentication, client: client)
 /// try await queue.enqueue(OutgoingRequest(method: "POST", url: dataURL, body: events))
 /// ```
 ///

@@ -135,7 +135,8 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
 /// without holding up the requests of other users.
 ///
 /// ```swift
-/// let queue = try SignatureRequestQueue(authentication: authentication, client: client)
+/// let directory = SignatureRequestQueue.defaultDirectory(for: try CredentialNamespace("com.example.sdk"))
+/// let queue = try SignatureRequestQueue(directory: directory, authentication: authentication, client: client)
 /// let id = try await queue.enqueue(OutgoingRequest(method: "POST", url: dataURL, body: events))
 /// ```
 ///
@@ -373,15 +374,20 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     /// monotonic clock across launches.
     private let bootSession: [UInt8]
 
-    /// The platform's default directory for queue files.
-    public static var defaultDirectory: URL {
-        // Beside the credential store's default directory, in the framework's data directory.
+    /// The platform's default directory for the queue files of `namespace` (the SDK, usually its
+    /// bundle identifier): a subdirectory named after it of `Library/Application Support/SDKAuthorization/Queues`
+    /// on Apple platforms, of `$XDG_DATA_HOME/SDKAuthorization/queues` (or
+    /// `~/.local/share/SDKAuthorization/queues`) elsewhere. Two SDKs in one app never share a queue
+    /// file this way, even with the same queue name.
+    public static func defaultDirectory(for namespace: CredentialNamespace) -> URL {
+        // Beside the credential store's default directories, in the framework's data directory.
         #if canImport(Darwin)
         let name = "Queues"
         #else
         let name = "queues"
         #endif
-        return FileCredentialStore.defaultDirectory.deletingLastPathComponent().appendingPathComponent(name, isDirectory: true)
+        return FileCredentialStore.defaultDirectory(for: namespace).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(name, isDirectory: true).appendingPathComponent(namespace.name, isDirectory: true)
     }
 
     /// Opens the queue `name` in `directory` (creating it when missing), reloads what it holds and
@@ -389,8 +395,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///
     /// - Parameters:
     ///   - name: 1 to 64 letters, digits, `-` and `_`; one queue per name and directory at a time.
-    ///   - directory: Where the file lives; default ``defaultDirectory``. It must not be writable by
-    ///     other users.
+    ///   - directory: Where the file lives: your SDK's own directory, usually
+    ///     ``defaultDirectory(for:)`` with your namespace. It must not be writable by other users.
     ///   - authentication: The signature mode whose users and signatures the requests carry.
     ///   - client: How requests are sent; its policy must give them the `AuthorizationScheme/signature` scheme.
     ///   - options: Capacity, backoff, pause and limits.
@@ -405,7 +411,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     ///   queue file that is a symbolic link, not a regular file or another user's).
     public convenience init(
         name: String = "signature-requests",
-        directory: URL = SignatureRequestQueue.defaultDirectory,
+        directory: URL,
         authentication: SignatureAuthentication,
         client: AuthorizedHTTPClient,
         options: Options = Options(),

@@ -11,7 +11,8 @@ import SDKAuthorization
 ///     exchangeURL: URL(string: "https://platform.example.com/ccai/exchange")!,
 ///     signer: .async { payload in try await myServer.sign(payload.claims) },
 ///     defaultClaims: ["push_token": .string(pushToken)],
-///     store: FileCredentialStore()
+///     identity: userID,
+///     store: PlatformCredentialStore(namespace: try CredentialNamespace("com.example.chat-sdk"))
 /// )
 /// var policy = AuthorizationPolicy()
 /// policy.add(try AuthorizationRule(host: "platform.example.com", path: "/ccai/**", scheme: .bearer))
@@ -314,7 +315,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             return binding.identity
         }) else { return }
         do {
-            if let stored = try store.load(identity: identity), let expiresAt = stored.expiresAt {
+            if let stored = try store.load(identity: identity, kind: .tokenExchange), let expiresAt = stored.expiresAt {
                 // A stored expiry counts on the monotonic clock from now, at most the longest
                 // lifetime an exchange gives.
                 let remaining = min(expiresAt.timeIntervalSince(clock.now()), Self.maximumLifetime)
@@ -332,7 +333,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     private func removeStored() {
         guard let store, let identity = binding.withLock({ $0.identity }) else { return }
         do {
-            try store.remove(identity: identity)
+            try store.remove(identity: identity, kind: .tokenExchange)
         } catch {
             diagnostics.log(.warning, "The stored auth token could not be removed (\(CredentialStoreError.summary(of: error)))")
         }
@@ -355,7 +356,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
                 // The identity of this generation: a switch resets the generation before it changes it.
                 guard let store, let identity = binding.withLock({ $0.identity }) else { return }
                 do {
-                    try store.save(token.credential, identity: identity)
+                    try store.save(token.credential, identity: identity, kind: .tokenExchange)
                 } catch {
                     diagnostics.log(.warning, "The auth token could not be stored (\(CredentialStoreError.summary(of: error))); it is kept in memory")
                 }

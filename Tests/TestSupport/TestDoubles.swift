@@ -52,6 +52,7 @@ public final class Counter: Sendable {
 /// A credential store in memory, keyed by the identity's exact bytes as every store must be.
 public final class MemoryCredentialStore: CredentialStore, Sendable {
     public let stored = Locked<[Data: StoredCredential]>([:])
+    public let namespace = CredentialNamespace.testing
     public init() {}
     public func load(identity: String) throws -> StoredCredential? { stored.withLock { $0[Data(identity.utf8)] } }
     public func save(_ credential: StoredCredential, identity: String) throws { stored.withLock { $0[Data(identity.utf8)] = credential } }
@@ -92,3 +93,8 @@ public func currentTaskHash() -> Int? {
     withUnsafeCurrentTask { $0?.hashValue }
 }
 
+
+extension CredentialNamespace {
+    /// The namespace the tests' stores belong to.
+    public static let testing = try! CredentialNamespace("com.example.tests")
+}

@@ -92,7 +92,7 @@ final class MemoryKeychain: KeychainItems, Sendable {
 @Suite("The Keychain store's logic, over an in-memory keychain", .hangLimit)
 struct KeychainItemStoreTests {
     let keychain = MemoryKeychain()
-    var store: KeychainItemStore { KeychainItemStore(service: "SDKAuthorization.credentials", accessGroup: nil, keychain: keychain) }
+    var store: KeychainItemStore { KeychainItemStore(namespace: .testing, service: "SDKAuthorization.credentials", accessGroup: nil, keychain: keychain) }
 
     @Test func aSavedCredentialIsReadBackAndRemoved() throws {
         let credential = StoredCredential(token: "token-7", expiresAt: Date(timeIntervalSince1970: 1_900_000_000))
@@ -146,8 +146,8 @@ struct KeychainItemStoreTests {
 
     @Test func storesOfAnotherServiceOrAccessGroupSeeNoneOfTheItems() throws {
         try store.save(StoredCredential(token: "token-7", expiresAt: nil), identity: "user-7")
-        let otherService = KeychainItemStore(service: "Other.credentials", accessGroup: nil, keychain: keychain)
-        let otherGroup = KeychainItemStore(service: "SDKAuthorization.credentials", accessGroup: "TEAM.shared", keychain: keychain)
+        let otherService = KeychainItemStore(namespace: .testing, service: "Other.credentials", accessGroup: nil, keychain: keychain)
+        let otherGroup = KeychainItemStore(namespace: .testing, service: "SDKAuthorization.credentials", accessGroup: "TEAM.shared", keychain: keychain)
         #expect(try otherService.load(identity: "user-7") == nil)
         #expect(try otherGroup.load(identity: "user-7") == nil)
         try otherService.remove(identity: "user-7")
@@ -176,7 +176,7 @@ struct KeychainItemStoreTests {
     }
 
     @Test func aMissingEntitlementSaysSoAndWhatToDoInstead() throws {
-        let store = KeychainItemStore(service: "SDKAuthorization.credentials", accessGroup: nil, keychain: MemoryKeychain(everyCall: KeychainStatus.missingEntitlement))
+        let store = KeychainItemStore(namespace: .testing, service: "SDKAuthorization.credentials", accessGroup: nil, keychain: MemoryKeychain(everyCall: KeychainStatus.missingEntitlement))
         let expected = "Credential store: could not save the Keychain item (OSStatus -34018): this process has no Keychain entitlement (an unsigned command-line tool has none); sign it with a keychain-access-groups entitlement, or use FileCredentialStore"
         #expect(throws: CredentialStoreError(.keychainFailed, reason: String(expected.dropFirst("Credential store: ".count)))) {
             try store.save(StoredCredential(token: "secret-token", expiresAt: nil), identity: "user-7")
@@ -187,7 +187,7 @@ struct KeychainItemStoreTests {
 
     @Test func withoutTheEntitlementTheIDTokenIsKeptInMemoryAndTheLogSaysWhy() throws {
         let sink = RecordingDiagnosticsSink()
-        let store = KeychainItemStore(service: "SDKAuthorization.credentials", accessGroup: nil, keychain: MemoryKeychain(everyCall: KeychainStatus.missingEntitlement))
+        let store = KeychainItemStore(namespace: .testing, service: "SDKAuthorization.credentials", accessGroup: nil, keychain: MemoryKeychain(everyCall: KeychainStatus.missingEntitlement))
         let idTokens = try IDTokenStore(authorizedDomains: ["api.example.com"], clock: ManualClock(), diagnostics: sink, credentialStore: store, credentialIdentity: "user-7")
         try idTokens.setIDToken("secret-id-token")
         #expect(idTokens.currentToken == "secret-id-token")
@@ -211,7 +211,7 @@ struct ExactBytesIdentityTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sdkauth-exact-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let idTokens = try IDTokenStore(authorizedDomains: ["api.example.com"], clock: ManualClock(), diagnostics: RecordingDiagnosticsSink(),
-                                        credentialStore: FileCredentialStore(directory: directory), credentialIdentity: "jos\u{E9}")
+                                        credentialStore: FileCredentialStore(namespace: .testing, directory: directory), credentialIdentity: "jos\u{E9}")
         try idTokens.setIDToken("token-of-nfc")
         try idTokens.switchIdentity(to: "jose\u{301}")
         #expect(idTokens.currentToken == nil)

@@ -9,6 +9,7 @@ import TestSupport
 /// A credential store whose `remove` fails, as a read-only or full disk would make it.
 final class UnremovableCredentialStore: CredentialStore, Sendable {
     let inner = MemoryCredentialStore()
+    var namespace: CredentialNamespace { inner.namespace }
     func load(identity: String) throws -> StoredCredential? { try inner.load(identity: identity) }
     func save(_ credential: StoredCredential, identity: String) throws { try inner.save(credential, identity: identity) }
     func remove(identity: String) throws { throw CredentialStoreError.fileSystemFailed("could not remove the stored credential (errno 30)") }
@@ -72,13 +73,13 @@ struct IdentityBoundStoreTests {
             return signed(payload)
         }, identity: "user-a", store: store, transport: platform())
         #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"))
-        #expect(try store.load(identity: "user-a")?.token == "auth-token-1")
+        #expect(try store.load(identity: "user-a", kind: .tokenExchange)?.token == "auth-token-1")
 
         try exchange.switchIdentity(to: "user-b")
         #expect(exchange.currentToken == nil)
         #expect(try await exchange.credential(for: context) == .bearer("auth-token-2"), "user B signs and exchanges anew")
-        #expect(try store.load(identity: "user-b")?.token == "auth-token-2")
-        #expect(try store.load(identity: "user-a")?.token == "auth-token-1", "user A's token stays in A's slot")
+        #expect(try store.load(identity: "user-b", kind: .tokenExchange)?.token == "auth-token-2")
+        #expect(try store.load(identity: "user-a", kind: .tokenExchange)?.token == "auth-token-1", "user A's token stays in A's slot")
 
         try exchange.switchIdentity(to: "user-a")
         #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"), "user A's stored token serves A again")
@@ -100,8 +101,8 @@ struct IdentityBoundStoreTests {
         gate.open()
         await #expect(throws: RequestError.self) { try await request.value }
         for _ in 0..<1_000 { await Task.yield() }
-        #expect(try store.load(identity: "user-a") == nil)
-        #expect(try store.load(identity: "user-b") == nil)
+        #expect(try store.load(identity: "user-a", kind: .tokenExchange) == nil)
+        #expect(try store.load(identity: "user-b", kind: .tokenExchange) == nil)
         #expect(exchange.currentToken == nil)
     }
 
@@ -125,7 +126,7 @@ struct IdentityBoundStoreTests {
 
     @Test func aStoredTokenIsTrustedForAtMostADayOnTheMonotonicClock() async throws {
         let store = MemoryCredentialStore()
-        try store.save(StoredCredential(token: "stored-for-a-year", expiresAt: clock.now().addingTimeInterval(365 * 86_400)), identity: "user-a")
+        try store.save(StoredCredential(token: "stored-for-a-year", expiresAt: clock.now().addingTimeInterval(365 * 86_400)), identity: "user-a", kind: .tokenExchange)
         let exchange = try exchange(.async { [self] payload in signed(payload) }, identity: "user-a", store: store, transport: platform())
         #expect(try await exchange.credential(for: context) == .bearer("stored-for-a-year"))
         clock.advance(by: 86_400)
@@ -134,15 +135,15 @@ struct IdentityBoundStoreTests {
 
     @Test func idTokenStoreSwitchLoadsTheNewUsersTokenAndKeepsTheOldOnesStoredCopy() async throws {
         let store = MemoryCredentialStore()
-        try store.save(StoredCredential(token: "token-of-b", expiresAt: nil), identity: "user-b")
+        try store.save(StoredCredential(token: "token-of-b", expiresAt: nil), identity: "user-b", kind: .idToken)
         let idTokens = try IDTokenStore(authorizedDomains: ["api.example.com"], clock: clock, diagnostics: sink, credentialStore: store, credentialIdentity: "user-a")
         try idTokens.setIDToken("token-of-a")
-        #expect(try store.load(identity: "user-a")?.token == "token-of-a")
+        #expect(try store.load(identity: "user-a", kind: .idToken)?.token == "token-of-a")
         try idTokens.switchIdentity(to: "user-b")
         #expect(idTokens.currentToken == "token-of-b")
         try idTokens.setIDToken("new-token-of-b")
-        #expect(try store.load(identity: "user-b")?.token == "new-token-of-b")
-        #expect(try store.load(identity: "user-a")?.token == "token-of-a")
+        #expect(try store.load(identity: "user-b", kind: .idToken)?.token == "new-token-of-b")
+        #expect(try store.load(identity: "user-a", kind: .idToken)?.token == "token-of-a")
         try idTokens.switchIdentity(to: "user-c")
         #expect(idTokens.currentToken == nil, "user C has nothing stored, and B's token is not carried over")
     }

@@ -63,7 +63,7 @@ struct CredentialStoreErrorTests {
     }
 
     @Test func anIdentityOutOfRangeIsRefusedWithItsCode() {
-        let store = FileCredentialStore(directory: directory)
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
         for identity in ["", String(repeating: "a", count: 101)] {
             #expect(throws: CredentialStoreError.invalidIdentity) { try store.load(identity: identity) }
             #expect(throws: CredentialStoreError.invalidIdentity) { try store.remove(identity: identity) }
@@ -105,7 +105,7 @@ struct CredentialStoreErrorTests {
 
     @Test func anUnreadableCredentialFileHoldingATokenLeavesItOutOfEveryText() throws {
         defer { removeDirectory() }
-        let store = FileCredentialStore(directory: directory)
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
         try store.save(StoredCredential(token: secret, expiresAt: nil), identity: "user-7")
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("credential-") })
         let file = directory.appendingPathComponent(name)
@@ -125,7 +125,7 @@ struct CredentialStoreErrorTests {
 
     @Test func aCredentialRefusedForItsPermissionsOrItsDirectoryLeavesTheTokenOutOfEveryText() throws {
         defer { removeDirectory() }
-        let store = FileCredentialStore(directory: directory)
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
         try store.save(StoredCredential(token: secret, expiresAt: nil), identity: "user-7")
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("credential-") })
         #expect(chmod(directory.appendingPathComponent(name).path, 0o644) == 0)
@@ -151,14 +151,14 @@ struct CredentialStoreErrorTests {
 struct PlatformCredentialStoreTests {
     @Test func thePlatformStoreIsTheFileStoreWhereThereIsNoKeychain() throws {
         #if canImport(Security)
-        #expect(PlatformCredentialStore().service == "SDKAuthorization.credentials")
+        #expect(PlatformCredentialStore(namespace: .testing).service == "SDKAuthorization.credentials.com.example.tests")
         #else
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sdkauth-platform-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store: any CredentialStore = PlatformCredentialStore(directory: directory)
+        let store: any CredentialStore = PlatformCredentialStore(namespace: .testing, directory: directory)
         try store.save(StoredCredential(token: "t", expiresAt: nil), identity: "user-7")
         #expect(try store.load(identity: "user-7")?.token == "t")
-        #expect(PlatformCredentialStore.defaultDirectory == FileCredentialStore.defaultDirectory)
+        #expect(PlatformCredentialStore(namespace: .testing).directory == FileCredentialStore.defaultDirectory(for: .testing))
         #endif
     }
 

@@ -20,7 +20,7 @@ struct FileCredentialStoreTests {
 
     /// The path the store uses for `identity` (its hexadecimal form).
     func credentialFile(_ identity: String) throws -> URL {
-        let store = FileCredentialStore(directory: directory)
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
         try store.save(credential, identity: identity)
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("credential-") })
         return directory.appendingPathComponent(name)
@@ -30,7 +30,7 @@ struct FileCredentialStoreTests {
         defer { removeDirectory() }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         #expect(chmod(directory.path, 0o777) == 0)
-        let store = FileCredentialStore(directory: directory)
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
         do {
             try store.save(credential, identity: "user-7")
             Issue.record("saved into a 0777 directory")
@@ -45,7 +45,7 @@ struct FileCredentialStoreTests {
     @Test func aNewDirectoryIsCreatedOwnerOnly() throws {
         defer { removeDirectory() }
         let nested = directory.appendingPathComponent("credentials", isDirectory: true)
-        try FileCredentialStore(directory: nested).save(credential, identity: "user-7")
+        try FileCredentialStore(namespace: .testing, directory: nested).save(credential, identity: "user-7")
         #expect(try FileManager.default.attributesOfItem(atPath: nested.path)[.posixPermissions] as? Int == 0o700)
     }
 
@@ -54,7 +54,7 @@ struct FileCredentialStoreTests {
         let file = try credentialFile("user-7")
         #expect(chmod(file.path, 0o666) == 0)
         do {
-            _ = try FileCredentialStore(directory: directory).load(identity: "user-7")
+            _ = try FileCredentialStore(namespace: .testing, directory: directory).load(identity: "user-7")
             Issue.record("a 0666 credential file was believed")
         } catch let error as CredentialStoreError {
             #expect(error.code == .unsafeFile)
@@ -67,7 +67,7 @@ struct FileCredentialStoreTests {
         defer { removeDirectory() }
         let file = try credentialFile("user-7")
         #expect(chown(file.path, 65_534, 65_534) == 0)
-        #expect(throws: CredentialStoreError.self) { try FileCredentialStore(directory: directory).load(identity: "user-7") }
+        #expect(throws: CredentialStoreError.self) { try FileCredentialStore(namespace: .testing, directory: directory).load(identity: "user-7") }
     }
 
     @Test func aSymbolicLinkInPlaceOfACredentialFileIsNotFollowed() throws {
@@ -77,7 +77,7 @@ struct FileCredentialStoreTests {
         #expect(rename(file.path, elsewhere.path) == 0)
         #expect(symlink(elsewhere.path, file.path) == 0)
         do {
-            _ = try FileCredentialStore(directory: directory).load(identity: "user-7")
+            _ = try FileCredentialStore(namespace: .testing, directory: directory).load(identity: "user-7")
             Issue.record("a symbolic link was followed")
         } catch let error as CredentialStoreError {
             #expect(error.code == .unsafeFile)
@@ -91,7 +91,7 @@ struct FileCredentialStoreTests {
         #expect(unlink(file.path) == 0)
         #expect(mkfifo(file.path, 0o600) == 0)
         do {
-            _ = try FileCredentialStore(directory: directory).load(identity: "user-7")
+            _ = try FileCredentialStore(namespace: .testing, directory: directory).load(identity: "user-7")
             Issue.record("a FIFO was read as a credential")
         } catch let error as CredentialStoreError {
             #expect(error.code == .unsafeFile)
@@ -101,7 +101,7 @@ struct FileCredentialStoreTests {
 
     @Test func aHundredByteIdentityIsSavedLoadedAndRemoved() throws {
         defer { removeDirectory() }
-        let store = FileCredentialStore(directory: directory)
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
         let identity = String(repeating: "é", count: 50)  // 100 UTF-8 bytes, 200 hexadecimal characters
         #expect(identity.utf8.count == 100)
         try store.save(credential, identity: identity)
@@ -118,7 +118,7 @@ struct FileCredentialStoreTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try #require(chown(directory.path, 65_534, 65_534) == 0)
         #expect {
-            try FileCredentialStore(directory: directory).save(credential, identity: "user-7")
+            try FileCredentialStore(namespace: .testing, directory: directory).save(credential, identity: "user-7")
         } throws: { error in
             (error as? CredentialStoreError)?.code == .unsafeDirectory
         }
@@ -130,20 +130,20 @@ struct FileCredentialStoreTests {
         try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try #require(chmod(directory.path, 0o777) == 0)
         #expect {
-            try FileCredentialStore(directory: store).save(credential, identity: "user-7")
+            try FileCredentialStore(namespace: .testing, directory: store).save(credential, identity: "user-7")
         } throws: { error in
             guard let error = error as? CredentialStoreError else { return false }
             return error.code == .unsafeDirectory && error.reason.contains("its parent") && error.reason.contains("another user could replace it")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.path).isEmpty)
         try #require(chmod(directory.path, 0o1777) == 0)
-        try FileCredentialStore(directory: store).save(credential, identity: "user-7")
-        #expect(try FileCredentialStore(directory: store).load(identity: "user-7") == credential)
+        try FileCredentialStore(namespace: .testing, directory: store).save(credential, identity: "user-7")
+        #expect(try FileCredentialStore(namespace: .testing, directory: store).load(identity: "user-7") == credential)
     }
 
     @Test func canonicallyEquivalentIdentitiesAreTwoUsers() throws {
         defer { removeDirectory() }
-        let store = FileCredentialStore(directory: directory)
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
         try store.save(StoredCredential(token: "token-of-nfc", expiresAt: nil), identity: "jos\u{E9}")
         #expect(try store.load(identity: "jose\u{301}") == nil)
         // The NFC user's file put in the NFD user's place is not the NFD user's credential.

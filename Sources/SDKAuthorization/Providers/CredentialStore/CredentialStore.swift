@@ -1,6 +1,7 @@
 import Foundation
 
-/// A credential kept for one identity between launches: the token and, when known, when it expires.
+/// A credential kept for one identity between launches: the token, when known when it expires,
+/// and who wrote it.
 ///
 /// Its description and mirror never show the token.
 public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConvertible, CustomReflectable {
@@ -8,15 +9,20 @@ public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConver
     public var token: String
     /// When it expires (wall-clock time), if known.
     public var expiresAt: Date?
+    /// The namespace and provider kind that wrote it, recorded by
+    /// ``CredentialStore/save(_:identity:kind:)``; `nil` for a credential saved without one (by the
+    /// app, or before owners were recorded), which no provider is served.
+    public var owner: CredentialOwner?
 
-    /// Creates a stored credential.
-    public init(token: String, expiresAt: Date?) {
+    /// Creates a stored credential; `owner` is set by the store when a provider saves it.
+    public init(token: String, expiresAt: Date?, owner: CredentialOwner? = nil) {
         self.token = token
         self.expiresAt = expiresAt
+        self.owner = owner
     }
 
     public var description: String {
-        "StoredCredential(\(Redaction.redact(token)), expires: \(expiresAt.map { "\($0)" } ?? "unknown"))"
+        "StoredCredential(\(Redaction.redact(token)), expires: \(expiresAt.map { "\($0)" } ?? "unknown")\(owner.map { ", owner: \($0)" } ?? ""))"
     }
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
@@ -25,6 +31,15 @@ public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConver
 /// Keeps credentials between launches, one per identity: the user a credential belongs to, as the
 /// app names it (their ID), so one user's credential never serves another.
 ///
+/// A store belongs to one SDK, its ``namespace``, and keeps each provider kind's credential apart:
+/// the providers call ``load(identity:kind:)``, ``save(_:identity:kind:)`` and
+/// ``remove(identity:kind:)``, the store records the ``CredentialOwner`` (its namespace and the
+/// kind) with the credential and serves it only to the same namespace and kind. A credential written
+/// by another namespace or kind, or without an owner (saved with ``save(_:identity:)``, or before
+/// owners were recorded), is refused with ``CredentialStoreError/Code/foreignCredential``; the
+/// providers log that and fetch a new token, which replaces it. So two SDKs in one app, or two
+/// modes of one SDK, never send each other's tokens, even for the same user ID.
+///
 /// The token-exchange mode keeps its exchanged auth token in one; the refresh-callback mode
 /// (`IDTokenStore`) can keep its ID token in one, opt-in. The framework ships two:
 /// `KeychainCredentialStore` on Apple platforms and ``FileCredentialStore`` everywhere;
@@ -32,8 +47,9 @@ public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConver
 /// platforms, the file store on Linux):
 ///
 /// ```swift
+/// let namespace = try CredentialNamespace("com.example.chat-sdk")   // your SDK's bundle identifier
 /// let exchange = try TokenExchangeProvider(exchangeURL: exchangeURL, signer: signer,
-///                                          identity: userID, store: PlatformCredentialStore())
+///                                          identity: userID, store: PlatformCredentialStore(namespace: namespace))
 /// ```
 ///
 /// # Identities are exact bytes
@@ -47,13 +63,31 @@ public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConver
 /// (never half-written); `remove` of an identity with nothing stored succeeds. Keep the token out
 /// of logs and errors. Key and compare identities by their UTF-8 bytes (above): a `[String: …]`
 /// dictionary would give one user's credential to another whose ID is canonically equivalent.
+/// Keep a ``StoredCredential`` whole, its ``StoredCredential/owner`` included: a store that drops
+/// it serves no provider. The kind-scoped calls have default implementations over the three
+/// identity calls, which keep one slot per identity (the kinds then replace each other's
+/// credential, and refuse it); implement them to give each kind its own slot, as the framework's
+/// stores do, and check the owner (throw ``CredentialStoreError/foreignCredential(writtenBy:expected:)``).
 public protocol CredentialStore: Sendable {
-    /// The credential stored for `identity`, or `nil`.
+    /// The SDK whose credentials this store keeps; recorded in every credential a provider saves.
+    var namespace: CredentialNamespace { get }
+    /// The credential stored for `identity` in its slot without a kind, or `nil`. Providers do not
+    /// use it.
     func load(identity: String) throws -> StoredCredential?
-    /// Stores `credential` for `identity`, replacing any before.
+    /// Stores `credential` for `identity` in its slot without a kind, replacing any before.
     func save(_ credential: StoredCredential, identity: String) throws
-    /// Forgets the credential of `identity`.
+    /// Forgets the credential of `identity` in its slot without a kind.
     func remove(identity: String) throws
+    /// The credential `kind` stored for `identity`, or `nil`.
+    ///
+    /// - Throws: ``CredentialStoreError/foreignCredential(writtenBy:expected:)`` when the slot
+    ///   holds a credential another namespace or kind wrote, or one without an owner.
+    func load(identity: String, kind: CredentialKind) throws -> StoredCredential?
+    /// Stores `credential` for `identity` and `kind`, owned by ``namespace`` and `kind`, replacing
+    /// any before.
+    func save(_ credential: StoredCredential, identity: String, kind: CredentialKind) throws
+    /// Forgets the credential `kind` stored for `identity`.
+    func remove(identity: String, kind: CredentialKind) throws
 }
 
 /// Why a ``FileCredentialStore`` call failed. No text of it (``message``, `description`,
@@ -97,6 +131,9 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
         /// A Keychain call failed (Apple platforms); ``CredentialStoreError/reason`` names the call
         /// and its `OSStatus`.
         public static let keychainFailed = Code(rawValue: "keychainFailed")
+        /// The slot holds a credential another namespace or provider kind wrote, or one without an
+        /// owner; it is not served.
+        public static let foreignCredential = Code(rawValue: "foreignCredential")
 
         /// The code's name.
         public var description: String { rawValue }
@@ -164,6 +201,12 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
     /// The credential file is not a credential for the identity; it is ignored.
     public static let unreadableCredential = CredentialStoreError(
         .unreadableCredential, reason: "the stored credential for this identity is unreadable; it is ignored")
+
+    /// The slot holds a credential `writtenBy` wrote (`nil`: no owner recorded), not `expected`;
+    /// it is not served. The message names both owners, never the token.
+    public static func foreignCredential(writtenBy owner: CredentialOwner?, expected: CredentialOwner) -> CredentialStoreError {
+        CredentialStoreError(.foreignCredential, reason: "the stored credential for this identity was written by \(owner.map { "\($0)" } ?? "no recorded owner (an earlier version, or the app)"), not \(expected); it is not served")
+    }
 
     /// A file-system call failed, for `reason` (the call and its `errno`).
     public static func fileSystemFailed(_ reason: String) -> CredentialStoreError {

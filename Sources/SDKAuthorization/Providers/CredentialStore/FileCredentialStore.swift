@@ -28,23 +28,34 @@ import Darwin
 /// - Identities are 1 to 100 UTF-8 bytes, compared as exact bytes (``CredentialStore``): the file
 ///   name is their hexadecimal form, and a file that names another identity, even a canonically
 ///   equivalent one, is not the credential of this one.
+/// - Each provider kind has its own file per identity (`credential-<kind>-<hex>.json`), which
+///   records the ``CredentialOwner`` (the store's ``namespace`` and the kind); a file another
+///   namespace or kind wrote, or one without an owner, is refused with
+///   ``CredentialStoreError/Code/foreignCredential``. The identity calls without a kind use
+///   `credential-<hex>.json`, as before owners were recorded; no provider reads it.
 ///
-/// The default directory is `Library/Application Support/SDKAuthorization/Credentials` in the
-/// user's domain on Apple platforms, and `$XDG_DATA_HOME/SDKAuthorization/credentials` (or
-/// `~/.local/share/SDKAuthorization/credentials`) elsewhere. Pass another with
-/// ``init(directory:)``.
+/// The default directory is per namespace: `Library/Application Support/SDKAuthorization/Credentials/<namespace>`
+/// in the user's domain on Apple platforms, and `$XDG_DATA_HOME/SDKAuthorization/credentials/<namespace>` (or
+/// `~/.local/share/SDKAuthorization/credentials/<namespace>`) elsewhere
+/// (``defaultDirectory(for:)``). Pass another with ``init(namespace:directory:)``; give each
+/// namespace its own.
 public final class FileCredentialStore: CredentialStore, Sendable {
     /// Where credentials are kept.
     public let directory: URL
+    /// The SDK whose credentials this store keeps.
+    public let namespace: CredentialNamespace
 
-    /// Creates a store in `directory` (created on first save).
-    public init(directory: URL = FileCredentialStore.defaultDirectory) {
-        self.directory = directory
+    /// Creates the store of `namespace` in `directory` (created on first save), by default the
+    /// namespace's own directory, ``defaultDirectory(for:)``.
+    public init(namespace: CredentialNamespace, directory: URL? = nil) {
+        self.namespace = namespace
+        self.directory = directory ?? Self.defaultDirectory(for: namespace)
     }
 
-    /// The platform's default directory.
-    public static var defaultDirectory: URL {
+    /// The platform's default directory for `namespace`: a subdirectory named after it.
+    public static func defaultDirectory(for namespace: CredentialNamespace) -> URL {
         applicationDataDirectory(apple: "Credentials", elsewhere: "credentials")
+            .appendingPathComponent(namespace.name, isDirectory: true)
     }
 
     private struct File: Codable {
@@ -56,7 +67,26 @@ public final class FileCredentialStore: CredentialStore, Sendable {
     private static let maximumFileSize = 65_536
 
     public func load(identity: String) throws -> StoredCredential? {
-        let url = try fileURL(identity)
+        try load(identity: identity, from: fileURL(identity, kind: nil))
+    }
+
+    public func load(identity: String, kind: CredentialKind) throws -> StoredCredential? {
+        guard let credential = try load(identity: identity, from: fileURL(identity, kind: kind)) else { return nil }
+        try CredentialOwner(namespace: namespace, kind: kind).check(credential)
+        return credential
+    }
+
+    public func save(_ credential: StoredCredential, identity: String, kind: CredentialKind) throws {
+        var owned = credential
+        owned.owner = CredentialOwner(namespace: namespace, kind: kind)
+        try save(owned, identity: identity, to: fileURL(identity, kind: kind))
+    }
+
+    public func remove(identity: String, kind: CredentialKind) throws {
+        try remove(at: fileURL(identity, kind: kind))
+    }
+
+    private func load(identity: String, from url: URL) throws -> StoredCredential? {
         guard try verifyPrivateDirectory(directory, creating: false) else { return nil }
         let descriptor: Int32
         do {
@@ -75,10 +105,13 @@ public final class FileCredentialStore: CredentialStore, Sendable {
     }
 
     public func save(_ credential: StoredCredential, identity: String) throws {
-        let url = try fileURL(identity)
+        try save(credential, identity: identity, to: fileURL(identity, kind: nil))
+    }
+
+    private func save(_ credential: StoredCredential, identity: String, to url: URL) throws {
         _ = try verifyPrivateDirectory(directory, creating: true)
         let data = try JSONEncoder().encode(File(identity: identity, credential: credential))
-        // Short whatever the identity: a 100-byte identity's file name is 216 bytes, and this
+        // Short whatever the identity: a 100-byte identity's file name is at most 241 bytes, and this
         // name must fit the same 255-byte limit.
         let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
         // Created owner-only from the first byte (no window with the umask's permissions), written
@@ -112,7 +145,10 @@ public final class FileCredentialStore: CredentialStore, Sendable {
     }
 
     public func remove(identity: String) throws {
-        let url = try fileURL(identity)
+        try remove(at: fileURL(identity, kind: nil))
+    }
+
+    private func remove(at url: URL) throws {
         // unlink removes a symbolic link itself, never what it points to.
         guard unlink(url.path) == 0 || errno == ENOENT else {
             throw CredentialStoreError.fileSystemFailed("could not remove the stored credential (errno \(errno))")
@@ -131,9 +167,11 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         }
     }
 
-    private func fileURL(_ identity: String) throws(CredentialStoreError) -> URL {
+    /// The identity's file for `kind` (`nil`: the slot without a kind). The identity's hexadecimal
+    /// form has no `-`, so the last `-` ends the kind and no two slots share a name.
+    private func fileURL(_ identity: String, kind: CredentialKind?) throws(CredentialStoreError) -> URL {
         guard CredentialIdentity.isValid(identity) else { throw .invalidIdentity }
-        return directory.appendingPathComponent("credential-\(CredentialIdentity.hexadecimal(identity)).json")
+        return directory.appendingPathComponent("credential-\(kind.map { "\($0.rawValue)-" } ?? "")\(CredentialIdentity.hexadecimal(identity)).json")
     }
 
     /// Up to `limit` bytes of an open file.

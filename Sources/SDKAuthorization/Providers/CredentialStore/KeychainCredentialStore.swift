@@ -10,7 +10,8 @@ import Security
 struct KeychainItemKey: Hashable, Sendable {
     let service: String
     /// The identity's UTF-8 bytes in hexadecimal (``CredentialIdentity/hexadecimal(_:)``), so two
-    /// identities with different bytes never share an item, whatever the Keychain compares.
+    /// identities with different bytes never share an item, whatever the Keychain compares;
+    /// preceded by `<kind>:` for a provider kind's slot.
     let account: String
     let accessGroup: String?
 }
@@ -49,6 +50,7 @@ enum KeychainStatus {
 /// the identity and the credential as JSON. `KeychainCredentialStore` is this over the Security
 /// framework; tests run it over an in-memory keychain.
 final class KeychainItemStore: CredentialStore, Sendable {
+    let namespace: CredentialNamespace
     let service: String
     let accessGroup: String?
     private let keychain: any KeychainItems
@@ -56,8 +58,14 @@ final class KeychainItemStore: CredentialStore, Sendable {
     /// The largest item read.
     static let maximumItemSize = 65_536
 
-    init(service: String, accessGroup: String?, keychain: any KeychainItems) {
-        self.service = service
+    /// The default service of `namespace`'s items.
+    static func defaultService(for namespace: CredentialNamespace) -> String {
+        "SDKAuthorization.credentials.\(namespace.name)"
+    }
+
+    init(namespace: CredentialNamespace, service: String? = nil, accessGroup: String?, keychain: any KeychainItems) {
+        self.namespace = namespace
+        self.service = service ?? Self.defaultService(for: namespace)
         self.accessGroup = accessGroup
         self.keychain = keychain
     }
@@ -68,7 +76,35 @@ final class KeychainItemStore: CredentialStore, Sendable {
     }
 
     func load(identity: String) throws -> StoredCredential? {
-        let (status, data) = keychain.copy(try key(identity))
+        try load(identity: identity, key: key(identity, kind: nil))
+    }
+
+    func save(_ credential: StoredCredential, identity: String) throws {
+        try save(credential, identity: identity, key: key(identity, kind: nil))
+    }
+
+    func remove(identity: String) throws {
+        try remove(key: key(identity, kind: nil))
+    }
+
+    func load(identity: String, kind: CredentialKind) throws -> StoredCredential? {
+        guard let credential = try load(identity: identity, key: key(identity, kind: kind)) else { return nil }
+        try CredentialOwner(namespace: namespace, kind: kind).check(credential)
+        return credential
+    }
+
+    func save(_ credential: StoredCredential, identity: String, kind: CredentialKind) throws {
+        var owned = credential
+        owned.owner = CredentialOwner(namespace: namespace, kind: kind)
+        try save(owned, identity: identity, key: key(identity, kind: kind))
+    }
+
+    func remove(identity: String, kind: CredentialKind) throws {
+        try remove(key: key(identity, kind: kind))
+    }
+
+    private func load(identity: String, key: KeychainItemKey) throws -> StoredCredential? {
+        let (status, data) = keychain.copy(key)
         if status == KeychainStatus.itemNotFound { return nil }
         guard status == KeychainStatus.success else { throw CredentialStoreError.keychainFailed("read", status: status) }
         guard let data, data.count <= Self.maximumItemSize,
@@ -77,8 +113,7 @@ final class KeychainItemStore: CredentialStore, Sendable {
         return item.credential
     }
 
-    func save(_ credential: StoredCredential, identity: String) throws {
-        let key = try key(identity)
+    private func save(_ credential: StoredCredential, identity: String, key: KeychainItemKey) throws {
         let data = try JSONEncoder().encode(Item(identity: identity, credential: credential))
         var status = keychain.update(key, data: data)
         if status == KeychainStatus.itemNotFound {
@@ -90,31 +125,37 @@ final class KeychainItemStore: CredentialStore, Sendable {
         guard status == KeychainStatus.success else { throw CredentialStoreError.keychainFailed("save", status: status) }
     }
 
-    func remove(identity: String) throws {
-        let status = keychain.delete(try key(identity))
+    private func remove(key: KeychainItemKey) throws {
+        let status = keychain.delete(key)
         guard status == KeychainStatus.success || status == KeychainStatus.itemNotFound else {
             throw CredentialStoreError.keychainFailed("remove", status: status)
         }
     }
 
-    private func key(_ identity: String) throws(CredentialStoreError) -> KeychainItemKey {
+    private func key(_ identity: String, kind: CredentialKind?) throws(CredentialStoreError) -> KeychainItemKey {
         guard CredentialIdentity.isValid(identity) else { throw .invalidIdentity }
-        return KeychainItemKey(service: service, account: CredentialIdentity.hexadecimal(identity), accessGroup: accessGroup)
+        return KeychainItemKey(service: service, account: "\(kind.map { "\($0.rawValue):" } ?? "")\(CredentialIdentity.hexadecimal(identity))",
+                               accessGroup: accessGroup)
     }
 }
 
 #if canImport(Security)
 /// The platform's usual home for credentials: ``KeychainCredentialStore`` on Apple platforms,
-/// ``FileCredentialStore`` elsewhere. `PlatformCredentialStore()` makes one with its defaults.
+/// ``FileCredentialStore`` elsewhere. `PlatformCredentialStore(namespace:)` makes the namespace's
+/// store with the defaults.
 public typealias PlatformCredentialStore = KeychainCredentialStore
 
 /// The ``CredentialStore`` for Apple platforms: one generic-password item of the Keychain per
 /// identity, readable after the device's first unlock and never synced or restored to another
 /// device (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`).
 ///
-/// - Items are found by ``service`` and the identity (the account: the hexadecimal form of its
-///   UTF-8 bytes, so identities compare as exact bytes, as ``CredentialStore`` says), in
-///   ``accessGroup`` when one is given (to share them between an app and its extensions).
+/// - Items are found by ``service`` (by default `SDKAuthorization.credentials.<namespace>`, one
+///   per ``namespace``) and the identity (the account: the hexadecimal form of its UTF-8 bytes, so
+///   identities compare as exact bytes, as ``CredentialStore`` says, preceded by `<kind>:` for a
+///   provider kind's slot), in ``accessGroup`` when one is given (to share them between an app and
+///   its extensions).
+/// - Each item a provider saves records its ``CredentialOwner``; an item another namespace or kind
+///   wrote, or one without an owner, is refused with ``CredentialStoreError/Code/foreignCredential``.
 /// - `save` updates the identity's item, or adds it: the item is replaced whole. Two first saves
 ///   of one identity at once both succeed; the later one's credential is kept.
 /// - An item is read up to 64 KB; one that is not a credential for its identity counts as none
@@ -128,17 +169,22 @@ public typealias PlatformCredentialStore = KeychainCredentialStore
 ///
 /// Built only where the Security framework exists (`#if canImport(Security)`).
 public final class KeychainCredentialStore: CredentialStore, Sendable {
+    /// The SDK whose credentials this store keeps.
+    public let namespace: CredentialNamespace
     /// The Keychain service the items belong to.
     public let service: String
     /// The Keychain access group, or `nil` for the app's default group.
     public let accessGroup: String?
     private let items: KeychainItemStore
 
-    /// Creates a store for `service`, in `accessGroup` when one is given.
-    public init(service: String = "SDKAuthorization.credentials", accessGroup: String? = nil) {
-        self.service = service
+    /// Creates the store of `namespace` for `service` (by default
+    /// `SDKAuthorization.credentials.<namespace>`), in `accessGroup` when one is given.
+    public init(namespace: CredentialNamespace, service: String? = nil, accessGroup: String? = nil) {
+        let items = KeychainItemStore(namespace: namespace, service: service, accessGroup: accessGroup, keychain: SecurityKeychain())
+        self.items = items
+        self.namespace = namespace
+        self.service = items.service
         self.accessGroup = accessGroup
-        self.items = KeychainItemStore(service: service, accessGroup: accessGroup, keychain: SecurityKeychain())
     }
 
     public func load(identity: String) throws -> StoredCredential? {
@@ -151,6 +197,18 @@ public final class KeychainCredentialStore: CredentialStore, Sendable {
 
     public func remove(identity: String) throws {
         try items.remove(identity: identity)
+    }
+
+    public func load(identity: String, kind: CredentialKind) throws -> StoredCredential? {
+        try items.load(identity: identity, kind: kind)
+    }
+
+    public func save(_ credential: StoredCredential, identity: String, kind: CredentialKind) throws {
+        try items.save(credential, identity: identity, kind: kind)
+    }
+
+    public func remove(identity: String, kind: CredentialKind) throws {
+        try items.remove(identity: identity, kind: kind)
     }
 }
 
@@ -201,6 +259,7 @@ struct SecurityKeychain: KeychainItems {
 }
 #else
 /// The platform's usual home for credentials: `KeychainCredentialStore` on Apple platforms,
-/// ``FileCredentialStore`` elsewhere. `PlatformCredentialStore()` makes one with its defaults.
+/// ``FileCredentialStore`` elsewhere. `PlatformCredentialStore(namespace:)` makes the namespace's
+/// store with the defaults.
 public typealias PlatformCredentialStore = FileCredentialStore
 #endif

@@ -16,7 +16,8 @@ enum SignatureModeREADME {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(origin: dataURL, path: "/api/**", scheme: .signature))   // dataURL's scheme, host and port
         let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.signature: authentication]))
-        let queue = try SignatureRequestQueue(authentication: authentication, client: client)   // on disk, retried with backoff
+        let directory = SignatureRequestQueue.defaultDirectory(for: try CredentialNamespace("com.example.sdk"))   // your SDK's own
+        let queue = try SignatureRequestQueue(directory: directory, authentication: authentication, client: client)   // on disk, retried with backoff
         try await queue.enqueue(OutgoingRequest(method: "POST", url: dataURL, body: Data(#"{"user_id":"user-42","events":[]}"#.utf8)))
         return (queue, subscription)
     }

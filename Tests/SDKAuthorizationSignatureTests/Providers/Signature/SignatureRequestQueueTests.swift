@@ -115,12 +115,12 @@ struct SignatureRequestQueueTests {
         await again.close()
     }
 
-    @Test func theDefaultDirectoryIsThePlatformsApplicationDataDirectory() {
+    @Test func theDefaultDirectoryIsTheNamespacesOwnInThePlatformsApplicationDataDirectory() {
         #if canImport(Darwin)
-        #expect(SignatureRequestQueue.defaultDirectory.path.hasSuffix("Application Support/SDKAuthorization/Queues"))
+        #expect(SignatureRequestQueue.defaultDirectory(for: .testing).path.hasSuffix("Application Support/SDKAuthorization/Queues/com.example.tests"))
         #else
-        #expect(SignatureRequestQueue.defaultDirectory.path.hasSuffix("SDKAuthorization/queues"))
-        #expect(FileCredentialStore.defaultDirectory.path.hasSuffix("SDKAuthorization/credentials"))
+        #expect(SignatureRequestQueue.defaultDirectory(for: .testing).path.hasSuffix("SDKAuthorization/queues/com.example.tests"))
+        #expect(FileCredentialStore.defaultDirectory(for: .testing).path.hasSuffix("SDKAuthorization/credentials/com.example.tests"))
         #endif
     }
 
