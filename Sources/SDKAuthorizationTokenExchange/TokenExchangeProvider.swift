@@ -106,6 +106,8 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     private let diagnostics: any DiagnosticsSink
     /// The auth token, the one sign-and-exchange that runs, and the requests that wait for it.
     private let refresh: SingleFlight<ExchangedToken>
+    /// The token a rejection dropped, until the signing that replaces it asks the refresh window.
+    private let rejectedToken = Locked<String?>(nil)
     /// The signing timeouts.
     private let alarms: Alarms
     /// Whose token the store keeps, and the generation of ``refresh`` that read it. Changed with the
@@ -193,7 +195,10 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         self.refresh = SingleFlight<ExchangedToken>(clock: clock, configuration: .init(
             flightLifetime: lifetime,
             flightTimeoutError: { RequestError.exchangeFailed(reason: "no auth token within \(lifetime) seconds of signing and exchanging", response: nil, underlyingError: nil) },
-            abandonsUnwatchedFlights: true
+            abandonsUnwatchedFlights: true,
+            // A signing that ignores cancellation (a completion-handler signer) still counts as
+            // running until its lifetime ends: a new request waits for it, never starts a second.
+            waitsForAbandonedWork: true
         ))
     }
 
@@ -215,8 +220,16 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             if let token = refresh.usableValue({ $0.isFresh(on: clock, leeway: 0) }) { return .bearer(token.credential.token) }
             throw refusal.withEndpoint(context.endpoint)
         }
-        let outcome = await refresh.value(deadline: context.deadline, isUsable: { $0.isFresh(on: clock, leeway: leeway) },
-                                          join: .wait(start: { [self] flight in
+        let outcome = await refresh.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self),
+                                          isUsable: { $0.isFresh(on: clock, leeway: leeway) }, join: .wait(start: { [self] flight in
+            // Counted in the authorizer's refresh window, however this signing was started.
+            // The token this signing replaces: the current one, or the one a rejection dropped (its
+            // grant in the window is this signing's place).
+            let replacing = refresh.current.map { $0.credential.token } ?? rejectedToken.withLock { token in defer { token = nil }; return token }
+            if let refused = context.refreshWindow?.admitRefresh(replacing: replacing.map(Credential.bearer), for: context) {
+                refresh.finish(flight, with: .failure(refused))
+                return nil
+            }
             let work = Task { await signAndExchange(flight) }
             return { work.cancel() }
         }))
@@ -241,6 +254,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             token = nil
             return true
         } ?? false
+        if dropped { rejectedToken.withLock { $0 = credential.value } }
         // Only while the user it belonged to is still the current one: a switch since leaves the
         // new user's stored token alone.
         if dropped { refresh.persist(removeStored, generation: generation) }
@@ -258,6 +272,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// Forgets the auth token and its stored copy (logout). A sign-and-exchange in flight is
     /// cancelled, and what it returns late is neither used nor stored.
     public func clearUserData() {
+        rejectedToken.withLock { $0 = nil }
         // Not read again in the new generation: if the removal fails, the old token stays out of use.
         refresh.reset(updating: { generation in
             binding.withLock { $0.loadedIn = generation }
@@ -614,4 +629,10 @@ public enum TokenExchangeMode: NamedProviderFactory {
             diagnostics: context.diagnostics
         )
     }
+}
+
+extension TokenExchangeProvider: GenerationalProvider {
+    /// Bumped by every logout (``clearUserData()``) and identity switch: a request rejected after
+    /// one fails as cleared instead of signing and exchanging for it.
+    public var credentialGeneration: UInt64 { refresh.generation }
 }

@@ -19,13 +19,13 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     /// ends its wait by then; every built-in provider does. `nil` when the request has none (a
     /// context made by hand).
     public let deadline: RequestDeadline?
-    /// The authorizer's refresh window, for a built-in provider to count each refresh it starts
-    /// (``RequestAuthorizer``); `nil` for a context made by hand.
-    var refreshWindow: RefreshWindowGate?
+    /// The authorizer's refresh window, for a provider to count each refresh it starts
+    /// (``RefreshWindowGate/admitRefresh(replacing:for:)``); `nil` for a context made by hand.
+    public internal(set) var refreshWindow: RefreshWindowGate?
     /// For a retry: the provider that issued the rejected credential, and the generation it was
-    /// issued in. A built-in provider serves the retry only while that generation is current, so a
-    /// logout in between fails it as cleared instead of refreshing for it.
-    var issuedGeneration: IssuedGeneration?
+    /// issued in (``GenerationalProvider``). A provider serves the retry only while that generation
+    /// is current, so a logout in between fails it as cleared instead of refreshing for it.
+    public internal(set) var issuedGeneration: IssuedGeneration?
 
     /// Creates a context for `request`.
     public init(request: OutgoingRequest, endpoint: EndpointID? = nil, scheme: AuthorizationScheme = .bearer, attempt: Int = 1,

@@ -116,5 +116,5 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
 
 extension CachingAuthorizationProvider: GenerationalProvider {
     /// Bumped by every ``identityDidChange()``.
-    var credentialGeneration: UInt64 { refresh.generation }
+    public var credentialGeneration: UInt64 { refresh.generation }
 }

@@ -243,5 +243,5 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
 
 extension RefreshingTokenProvider: GenerationalProvider {
     /// Bumped by every ``clearToken()``.
-    var credentialGeneration: UInt64 { refresh.generation }
+    public var credentialGeneration: UInt64 { refresh.generation }
 }
