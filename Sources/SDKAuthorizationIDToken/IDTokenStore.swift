@@ -365,8 +365,17 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         let isFresh = { (token: IDToken) in token.isFresh(at: clock.now(), leeway: leeway) }
         if let token = refresh.usableValue(isFresh) { return .bearer(token.token) }
         let waitStartedAt = waitStarted(context)
-        let outcome = await refresh.wait(deadline: context.deadline, waitLimit: options.refreshTimeout, isUsable: isFresh,
-                                         join: .wait(start: { [self] flight in startRefresh(flight) }))
+        let outcome = await refresh.wait(deadline: context.deadline, waitLimit: options.refreshTimeout,
+                                         generation: context.issuedGeneration?.generation(for: self), isUsable: isFresh,
+                                         join: .wait(start: { [self] flight in
+            // Counted in the authorizer's refresh window, however this refresh was started (a
+            // rejection, a stale mark, an expiry, no token yet).
+            if let refused = context.refreshWindow?.admitRefresh(replacing: refresh.current.map { .bearer($0.token) }, for: context) {
+                refresh.finish(flight, with: .failure(refused))
+                return nil
+            }
+            return startRefresh(flight)
+        }))
         if let observer, let waitStartedAt {
             observer.observe(AuthorizationEvent(.waitEnded, endpoint: context.endpoint, duration: clock.monotonicNow() - waitStartedAt, outcome: Self.eventOutcome(outcome)))
         }
@@ -384,6 +393,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                                 endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
                 throw RequestError.credentialTimedOut(endpoint: context.endpoint, after: options.refreshTimeout)
             }
+        case .failed(let error as RequestError) where error.code == .refreshWindowExceeded || error.code == .refreshedCredentialExpired:
+            throw error.withEndpoint(context.endpoint)
         case .failed(let error):
             throw RequestError.refreshFailed(error, endpoint: context.endpoint)
         case .deadlineExceeded, .cleared, .cancelled:
@@ -423,6 +434,14 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             Task { [self] in
                 do {
                     let token = try Self.checked(try await callback())
+                    if !token.isFresh(at: clock.now(), leeway: 0) {
+                        // Installing it would only make the next request refresh again, in a loop.
+                        if let waiting = refresh.finish(flight, with: .failure(RequestError.refreshedCredentialExpired(endpoint: nil))) {
+                            diagnostics.log(.warning, "The ID token refresh returned a token that had already expired; \(waiting) waiting requests fail",
+                                            event: RequestError.Code.refreshedCredentialExpired.rawValue)
+                        }
+                        return
+                    }
                     // Taken only while no logout came since the refresh began.
                     if refresh.finish(flight, with: .success(token)) != nil {
                         warnIfExpiringSoon(token)
@@ -462,6 +481,12 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// `true`: every wait ends by the request's deadline or at cancellation.
     public var endsByDeadline: Bool { true }
+}
+
+extension IDTokenStore: GenerationalProvider {
+    /// Bumped by every ``clearIDToken()`` and identity switch: a request rejected after one fails as
+    /// cleared instead of refreshing for it.
+    public var credentialGeneration: UInt64 { refresh.generation }
 }
 
 /// The async refresh-callback mode as the registry loads it by name
