@@ -8,23 +8,32 @@ import NIOPosix
 /// and the tracing transport over URLSession's): it records every request and answers what the
 /// test's handler says, or never answers.
 public final class LoopbackServer: Sendable {
+    /// A request the server received.
     public struct Request: Sendable {
+        /// The request's method, e.g. `GET`.
         public let method: String
+        /// The request target: path and query.
         public let uri: String
+        /// The header fields, in the order received.
         public let headers: [(String, String)]
+        /// The whole body.
         public let body: Data
 
+        /// The first field named `name` (case-insensitive).
         public func header(_ name: String) -> String? {
             headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
         }
     }
 
+    /// What the server does with a request.
     public enum Reply: Sendable {
+        /// Answer with this status, header fields and body.
         case respond(status: Int, headers: [(String, String)] = [], body: String = "")
         /// Read the request and never answer.
         case hang
     }
 
+    /// Decides the reply to each request.
     public typealias Handler = @Sendable (Request) -> Reply
 
     private struct State {
@@ -64,11 +73,14 @@ public final class LoopbackServer: Sendable {
         return URL(string: "http://127.0.0.1:\(port)")!
     }
 
+    /// Closes the listening socket.
     public func stop() async throws {
         try await channel.withLockedValue { $0 }?.close()
     }
 
+    /// Every request received so far, in order.
     public var requests: [Request] { state.withLockedValue { $0.requests } }
+    /// How many connections have been closed so far.
     public var closedConnections: Int { state.withLockedValue { $0.closedConnections } }
 
     /// Returns once the server has received `count` requests.

@@ -4,7 +4,10 @@ import Foundation
 /// the check that a test file compiles the same lines: each adapter's tests hold its example
 /// verbatim inside `enum <Name> { ... }`, so the example keeps compiling, and compare.
 public enum READMEExample {
+    /// The README, its section or its Swift block, or the test file's enum, is not where the check
+    /// looks: `description` says which.
     public struct Missing: Error, CustomStringConvertible {
+        /// What is missing.
         public let description: String
     }
 
