@@ -101,8 +101,8 @@ public struct ServerResponse: Sendable, Equatable, CustomStringConvertible, Cust
 /// Sends one HTTP request and returns the response, without following redirects.
 ///
 /// The default is ``URLSessionHTTPTransport``. Tests use `RecordingTransport` from
-/// `SDKAuthorizationTesting`; an SDK can plug in its own networking stack (the Integrations package
-/// has one over AsyncHTTPClient).
+/// `SDKAuthorizationTesting`; an SDK can plug in its own networking stack (the
+/// `SDKAuthorizationAsyncHTTPClient` adapter package has one over AsyncHTTPClient).
 ///
 /// # Implementation requirements
 /// Return 3xx responses as they are, without following them. Throw for transport failures

@@ -7,25 +7,34 @@ import NIOPosix
 /// A small HTTP/1.1 server on a free loopback port, for the transports' tests (AsyncHTTPClient's,
 /// and the tracing transport over URLSession's): it records every request and answers what the
 /// test's handler says, or never answers.
-package final class LoopbackServer: Sendable {
-    package struct Request: Sendable {
-        package let method: String
-        package let uri: String
-        package let headers: [(String, String)]
-        package let body: Data
+public final class LoopbackServer: Sendable {
+    /// A request the server received.
+    public struct Request: Sendable {
+        /// The request's method, e.g. `GET`.
+        public let method: String
+        /// The request target: path and query.
+        public let uri: String
+        /// The header fields, in the order received.
+        public let headers: [(String, String)]
+        /// The whole body.
+        public let body: Data
 
-        package func header(_ name: String) -> String? {
+        /// The first field named `name` (case-insensitive).
+        public func header(_ name: String) -> String? {
             headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
         }
     }
 
-    package enum Reply: Sendable {
+    /// What the server does with a request.
+    public enum Reply: Sendable {
+        /// Answer with this status, header fields and body.
         case respond(status: Int, headers: [(String, String)] = [], body: String = "")
         /// Read the request and never answer.
         case hang
     }
 
-    package typealias Handler = @Sendable (Request) -> Reply
+    /// Decides the reply to each request.
+    public typealias Handler = @Sendable (Request) -> Reply
 
     private struct State {
         var requests: [Request] = []
@@ -42,7 +51,7 @@ package final class LoopbackServer: Sendable {
     }
 
     /// Starts a server; stop it with ``stop()``.
-    package static func start(_ handler: @escaping Handler) async throws -> LoopbackServer {
+    public static func start(_ handler: @escaping Handler) async throws -> LoopbackServer {
         let server = LoopbackServer(handler: handler)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -59,25 +68,28 @@ package final class LoopbackServer: Sendable {
     }
 
     /// `http://127.0.0.1:<port>`.
-    package var baseURL: URL {
+    public var baseURL: URL {
         let port = channel.withLockedValue { $0?.localAddress?.port } ?? 0
         return URL(string: "http://127.0.0.1:\(port)")!
     }
 
-    package func stop() async throws {
+    /// Closes the listening socket.
+    public func stop() async throws {
         try await channel.withLockedValue { $0 }?.close()
     }
 
-    package var requests: [Request] { state.withLockedValue { $0.requests } }
-    package var closedConnections: Int { state.withLockedValue { $0.closedConnections } }
+    /// Every request received so far, in order.
+    public var requests: [Request] { state.withLockedValue { $0.requests } }
+    /// How many connections have been closed so far.
+    public var closedConnections: Int { state.withLockedValue { $0.closedConnections } }
 
     /// Returns once the server has received `count` requests.
-    package func waitForRequests(_ count: Int) async {
+    public func waitForRequests(_ count: Int) async {
         await wait { $0.requests.count >= count }
     }
 
     /// Returns once `count` connections have been closed.
-    package func waitForClosedConnections(_ count: Int) async {
+    public func waitForClosedConnections(_ count: Int) async {
         await wait { $0.closedConnections >= count }
     }
 
