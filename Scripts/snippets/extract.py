@@ -26,12 +26,22 @@ import re
 import sys
 
 root, output = sys.argv[1], sys.argv[2]
-documents = ["README.md"] + sorted(
-    os.path.join(dirpath, name)[len(root) + 1:]
-    for dirpath, _, names in os.walk(os.path.join(root, "Sources"))
-    if dirpath.endswith(".docc")
-    for name in names if name.endswith(".md")
-)
+def docc_articles(directory):
+    return sorted(
+        os.path.join(dirpath, name)[len(root) + 1:]
+        for dirpath, _, names in os.walk(directory)
+        if dirpath.endswith(".docc") and "/.build" not in dirpath
+        for name in names if name.endswith(".md")
+    )
+
+
+# The README, the framework's DocC articles and each adapter package's (Integrations/<Adapter>/Sources).
+documents = ["README.md"] + docc_articles(os.path.join(root, "Sources")) + [
+    article
+    for adapter in sorted(os.listdir(os.path.join(root, "Integrations")))
+    if os.path.isdir(os.path.join(root, "Integrations", adapter, "Sources"))
+    for article in docc_articles(os.path.join(root, "Integrations", adapter, "Sources"))
+]
 annotation = re.compile(r"^<!--\s*snippet:\s*(.+?)\s*-->\s*$")
 implicit_imports = """import Foundation
 #if canImport(FoundationNetworking)
@@ -102,6 +112,9 @@ for number, block in enumerate(blocks, 1):
         if not found:
             problems.append(f"{where}: the block is not, line for line, in any Swift file under {kind[len('compiled-in '):]}")
         elsewhere.append(where)
+        continue
+    if block["document"].startswith("Integrations/"):
+        problems.append(f"{where}: an adapter's example needs the adapter's dependencies: mark it <!-- snippet: compiled-in Integrations/<Adapter> -->")
         continue
     context = None
     if kind != "compile":
