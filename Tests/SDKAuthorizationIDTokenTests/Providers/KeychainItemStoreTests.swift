@@ -105,6 +105,15 @@ struct KeychainItemStoreTests {
         try store.remove(identity: "user-7")   // nothing stored: still succeeds
     }
 
+    @Test func aCredentialTooLargeToReadBackIsRefusedAtSaveAndTheOneBeforeIsKept() throws {
+        let credential = StoredCredential(token: "token-7", expiresAt: nil)
+        try store.save(credential, identity: "user-7")
+        let huge = StoredCredential(token: String(repeating: "a", count: 70_000), expiresAt: nil)
+        #expect { try store.save(huge, identity: "user-7") } throws: { ($0 as? CredentialStoreError)?.code == .credentialTooLarge }
+        #expect(try store.load(identity: "user-7") == credential, "nothing was written that the store could not read back")
+        #expect(!String(describing: CredentialStoreError.credentialTooLarge(size: 70_100, limit: 65_536)).contains("aaaa"))
+    }
+
     @Test func twoFirstSavesAtOnceBothSucceedAndTheLastWins() async throws {
         let store = store
         // Both saves look before either adds: both find no item and both add.

@@ -26,6 +26,15 @@ struct FileCredentialStoreTests {
         return directory.appendingPathComponent(name)
     }
 
+    @Test func aCredentialTooLargeToReadBackIsRefusedAtSaveAndTheOneBeforeIsKept() throws {
+        defer { removeDirectory() }
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
+        try store.save(credential, identity: "user-7")
+        let huge = StoredCredential(token: String(repeating: "a", count: 70_000), expiresAt: nil)
+        #expect { try store.save(huge, identity: "user-7") } throws: { ($0 as? CredentialStoreError)?.code == .credentialTooLarge }
+        #expect(try store.load(identity: "user-7") == credential, "nothing was written that the store could not read back")
+    }
+
     @Test func aDirectoryWritableByOthersIsRefusedForSavingAndLoading() throws {
         defer { removeDirectory() }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

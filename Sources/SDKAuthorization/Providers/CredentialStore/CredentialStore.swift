@@ -125,6 +125,9 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
         /// The credential file is not a credential for the identity (too large, not its JSON, or
         /// another identity's); it is ignored.
         public static let unreadableCredential = Code(rawValue: "unreadableCredential")
+        /// The credential is larger than the store keeps (what it could not read back); it is not
+        /// saved, and what was stored before is kept.
+        public static let credentialTooLarge = Code(rawValue: "credentialTooLarge")
         /// The file system refused to open, inspect, create, read, write, replace or remove a file
         /// or directory; ``CredentialStoreError/reason`` names the call and its `errno`.
         public static let fileSystemFailed = Code(rawValue: "fileSystemFailed")
@@ -201,6 +204,12 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
     /// The credential file is not a credential for the identity; it is ignored.
     public static let unreadableCredential = CredentialStoreError(
         .unreadableCredential, reason: "the stored credential for this identity is unreadable; it is ignored")
+
+    /// The credential takes `size` bytes in the store, more than its `limit`: a store never saves
+    /// what it would refuse to read back.
+    public static func credentialTooLarge(size: Int, limit: Int) -> CredentialStoreError {
+        CredentialStoreError(.credentialTooLarge, reason: "the credential takes \(size) bytes, more than the \(limit) the store keeps; it is not saved")
+    }
 
     /// The slot holds a credential `writtenBy` wrote (`nil`: no owner recorded), not `expected`;
     /// it is not served. The message names both owners, never the token.

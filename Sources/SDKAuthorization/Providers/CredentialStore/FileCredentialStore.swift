@@ -111,6 +111,7 @@ public final class FileCredentialStore: CredentialStore, Sendable {
     private func save(_ credential: StoredCredential, identity: String, to url: URL) throws {
         _ = try verifyPrivateDirectory(directory, creating: true)
         let data = try JSONEncoder().encode(File(identity: identity, credential: credential))
+        guard data.count <= Self.maximumFileSize else { throw CredentialStoreError.credentialTooLarge(size: data.count, limit: Self.maximumFileSize) }
         // Short whatever the identity: a 100-byte identity's file name is at most 241 bytes, and this
         // name must fit the same 255-byte limit.
         let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")

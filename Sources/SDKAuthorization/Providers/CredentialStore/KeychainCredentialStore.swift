@@ -115,6 +115,7 @@ final class KeychainItemStore: CredentialStore, Sendable {
 
     private func save(_ credential: StoredCredential, identity: String, key: KeychainItemKey) throws {
         let data = try JSONEncoder().encode(Item(identity: identity, credential: credential))
+        guard data.count <= Self.maximumItemSize else { throw CredentialStoreError.credentialTooLarge(size: data.count, limit: Self.maximumItemSize) }
         var status = keychain.update(key, data: data)
         if status == KeychainStatus.itemNotFound {
             status = keychain.add(key, data: data)
