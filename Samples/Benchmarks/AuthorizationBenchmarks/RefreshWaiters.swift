@@ -111,6 +111,20 @@ enum WaiterFixtures {
         )
     }
 
+    /// The same wait through `client.send` with a transport that says nothing of deadlines (the default path).
+    static func clientSilentTransport(_ count: Int, callbacks: CallCounter) async throws -> WaiterCost {
+        let store = try store(callbacks: callbacks)
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "api.rover.io", scheme: .bearer))
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: store], diagnostics: QuietSink())
+        let client = AuthorizedHTTPClient(authorizer: authorizer, transport: SilentTransport())
+        let request = OutgoingRequest(method: "GET", url: roverURL)
+        return try await measureWaiters(
+            count, start: { try await client.send(request).statusCode }, waiting: { store.waitingRequestCount },
+            release: { try store.setIDToken(token) }, check: { $0 == 200 }
+        )
+    }
+
     /// The same wait through the quick start's overload, `client.send(endpoint, body:)`.
     static func clientByEndpoint(_ count: Int, callbacks: CallCounter) async throws -> WaiterCost {
         let store = try store(callbacks: callbacks)
@@ -180,7 +194,8 @@ func refreshWaiterBenchmarks() {
         let overGate = BenchmarkMetric.custom("bytes per waiter over the gate: client.send", useScalingFactor: false)
         let seamBytes = BenchmarkMetric.custom("bytes per waiter: authorizer.authorize (the seam, no client)", useScalingFactor: false)
         let endpointBytes = BenchmarkMetric.custom("bytes per waiter: client.send(endpoint, body:)", useScalingFactor: false)
-        let clientMetrics = [clientRatio, clientCallbacks, clientMicros, gateMicros, clientBytes, gateBytes, overGate, seamBytes, endpointBytes]
+        let silentBytes = BenchmarkMetric.custom("bytes per waiter: client.send, transport that declares nothing", useScalingFactor: false)
+        let clientMetrics = [clientRatio, clientCallbacks, clientMicros, gateMicros, clientBytes, gateBytes, overGate, seamBytes, endpointBytes, silentBytes]
         Benchmark("3 waiters: \(size) through client.send vs lock gate", configuration: BenchmarkSettings.rounds(rounds, metrics: clientMetrics)) { benchmark in
             do {
                 let counter = CallCounter()
@@ -201,6 +216,7 @@ func refreshWaiterBenchmarks() {
                 benchmark.measurement(overGate, max(0, client.bytesPerWaiter - gate.bytesPerWaiter))
                 benchmark.measurement(seamBytes, try await WaiterFixtures.seam(size, callbacks: CallCounter()).bytesPerWaiter)
                 benchmark.measurement(endpointBytes, try await WaiterFixtures.clientByEndpoint(size, callbacks: CallCounter()).bytesPerWaiter)
+                benchmark.measurement(silentBytes, try await WaiterFixtures.clientSilentTransport(size, callbacks: CallCounter()).bytesPerWaiter)
             } catch {
                 benchmark.fail(error)
             }

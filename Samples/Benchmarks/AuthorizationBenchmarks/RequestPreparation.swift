@@ -65,6 +65,17 @@ enum PreparationFixtures {
         )
     }
 
+    /// The API-key request through a transport that says nothing of deadlines, as an SDK's own
+    /// transport does unless its author opts in: the default path.
+    static func apiKeySilentTransport() throws -> PreparationCase {
+        let client = try AuthorizedHTTPClient(configuration: configuration(advancedAuth: false), transport: SilentTransport(), diagnostics: QuietSink())
+        return PreparationCase(
+            name: "API key, transport that declares nothing",
+            send: { _ = try await client.send(.trackEvents, body: body) },
+            floor: { blackHole(handBuiltRequest(url: trackEventsURL, method: "POST", headerName: "Authorization", headerValue: "Token \(apiKey)", body: body)) }
+        )
+    }
+
     static func bearerAsync() throws -> PreparationCase {
         let client = try AuthorizedHTTPClient(
             configuration: configuration(advancedAuth: true), provider: FixedTokenProvider(token: token),
@@ -137,6 +148,7 @@ func requestPreparationBenchmarks() {
         ("bearer, provider class", PreparationFixtures.bearerClass),
         ("bearer, caching provider", PreparationFixtures.bearerCaching),
         ("signature mode", PreparationFixtures.signature),
+        ("API key, transport that declares nothing", PreparationFixtures.apiKeySilentTransport),
     ]
     for (name, make) in cases {
         let metrics = PairedMetrics(subject: "client.send", floor: "URLRequest by hand")
@@ -167,6 +179,25 @@ func requestPreparationBenchmarks() {
                 for _ in 0..<operations { _ = try await client.send(request) }
             } floor: {
                 for _ in 0..<operations { _ = try await client.send(.trackEvents, body: PreparationFixtures.body) }
+            }
+        } catch {
+            benchmark.fail(error)
+        }
+    }
+
+    // What URLSessionHTTPTransport does to every request before URLSession sees it (OutgoingRequest to
+    // URLRequest), against the same URLRequest built by hand: the authorized API-key request, its
+    // method, URL, body, Content-Type and Authorization. Neither side sends anything.
+    let conversionMetrics = PairedMetrics(subject: "URLSessionHTTPTransport's conversion", floor: "URLRequest by hand")
+    Benchmark("1 prepare: URLSessionHTTPTransport's conversion vs URLRequest by hand",
+              configuration: BenchmarkSettings.rounds(rounds, metrics: conversionMetrics.all)) { benchmark in
+        do {
+            let url = PreparationFixtures.trackEventsURL, body = PreparationFixtures.body, value = "Token \(PreparationFixtures.apiKey)"
+            let request = OutgoingRequest(method: "POST", url: url, headers: ["Content-Type": "application/json", "Authorization": value], body: body)
+            try await pairedRound(benchmark, metrics: conversionMetrics, operations: operations) {
+                for _ in 0..<operations { blackHole(URLRequest(request)) }
+            } floor: {
+                for _ in 0..<operations { blackHole(handBuiltRequest(url: url, method: "POST", headerName: "Authorization", headerValue: value, body: body)) }
             }
         } catch {
             benchmark.fail(error)

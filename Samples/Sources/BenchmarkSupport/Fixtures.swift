@@ -17,6 +17,14 @@ public struct InstantTransport: HTTPTransport {
     public var endsByDeadline: Bool { true }
 }
 
+/// ``InstantTransport`` as an SDK's own in-memory transport is usually written: it says nothing of
+/// deadlines (no `endsByDeadline`), so the client must bound each of its sends itself (the default path).
+public struct SilentTransport: HTTPTransport {
+    private let response = ServerResponse(statusCode: 200)
+    public init() {}
+    public func send(_ request: OutgoingRequest) async throws -> ServerResponse { response }
+}
+
 /// Drops every diagnostic, so logging does not distort a timing.
 public struct QuietSink: DiagnosticsSink {
     public init() {}

@@ -57,6 +57,9 @@ struct IssuedCredential: Sendable {
     let context: AuthorizationContext
     /// The provider's ``AuthorizationProvider/inspectsAcceptedResponses``, read once when it was issued.
     let inspectsAcceptedResponses: Bool
+    /// The provider's ``AuthorizationProvider/endsByDeadline``, read once when it was issued: its
+    /// answer hooks are then called in the request's own task, without a task and an alarm per call.
+    var endsByDeadline = false
     /// The generation the provider was in when it was asked (``GenerationalProvider``); `nil` for
     /// a provider without generations.
     var generation: UInt64? = nil

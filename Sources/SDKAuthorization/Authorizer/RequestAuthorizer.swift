@@ -567,7 +567,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             request: authorized, original: context.request, endpoint: endpointID, scheme: scheme, attempt: context.attempt,
             deadline: context.deadline, carriesCredential: !credential.isOmitted,
             issued: IssuedCredential(provider: provider, credential: credential, context: context,
-                                     inspectsAcceptedResponses: provider.inspectsAcceptedResponses, generation: generation)
+                                     inspectsAcceptedResponses: provider.inspectsAcceptedResponses, endsByDeadline: provider.endsByDeadline,
+                                     generation: generation)
         )
     }
 
@@ -729,11 +730,22 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Runs a provider's hook for `authorized` (``AuthorizationProvider/credentialAccepted(_:response:context:)``
-    /// or ``AuthorizationProvider/credentialRejected(_:response:context:)``) in a task of its own,
-    /// and waits for it until the request's deadline or its task's cancellation, whichever comes
-    /// first: a hook that never returns holds no request past its deadline, even in the caller's
-    /// task. A hook still running then is cancelled and its answer ignored.
+    /// or ``AuthorizationProvider/credentialRejected(_:response:context:)``) so that the request
+    /// waits for it only until its deadline or its task's cancellation, whichever comes first: a
+    /// hook that never returns holds no request past its deadline, even in the caller's task.
+    ///
+    /// A provider that ends its waits by the deadline itself (``AuthorizationProvider/endsByDeadline``,
+    /// which covers its hooks) is called here, in the request's task. Any other runs in a task of
+    /// its own with an alarm at the deadline; a hook still running then is cancelled and its answer ignored.
     private func untilDeadline<Answer: Sendable>(of authorized: AuthorizedRequest, _ hook: @escaping @Sendable () async -> Answer) async -> Result<Answer, RequestError> {
+        if authorized.issued?.endsByDeadline == true {
+            let answer = await hook()
+            if Task.isCancelled { return .failure(.cancelled) }
+            if let deadline = authorized.deadline, deadline.hasPassed(on: clock) {
+                return .failure(.deadlineExceeded(endpoint: authorized.endpoint, after: deadline.seconds))
+            }
+            return .success(answer)
+        }
         let wait = HookWait<Answer>()
         let work = Task { wait.end(.success(await hook())) }
         let endpoint = authorized.endpoint

@@ -57,12 +57,7 @@ public final class URLSessionHTTPTransport: HTTPTransport {
 
     /// Sends `request`; with a time limit (seconds), cancels the data task when it runs out.
     private func send(_ request: OutgoingRequest, timeLimit: TimeInterval?) async throws -> ServerResponse {
-        var urlRequest = URLRequest(url: request.url)
-        urlRequest.httpMethod = request.method
-        urlRequest.httpBody = request.body
-        for (name, value) in request.headers {
-            urlRequest.setValue(value, forHTTPHeaderField: name)
-        }
+        let urlRequest = URLRequest(request)
         let task = TaskBox()
         var timer: DispatchWorkItem?
         if let timeLimit {
@@ -98,6 +93,18 @@ public final class URLSessionHTTPTransport: HTTPTransport {
         } onCancel: {
             task.cancel()
         }
+    }
+}
+
+extension URLRequest {
+    /// The Foundation request for `request`, as ``URLSessionHTTPTransport`` sends it: its method,
+    /// URL, header fields and body.
+    public init(_ request: OutgoingRequest) {
+        self.init(url: request.url)
+        httpMethod = request.method
+        httpBody = request.body
+        // Set once, as a whole: each `setValue(_:forHTTPHeaderField:)` searches and copies the table.
+        if !request.headers.isEmpty { allHTTPHeaderFields = request.headers }
     }
 }
 

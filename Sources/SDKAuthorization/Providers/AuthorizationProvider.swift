@@ -123,7 +123,8 @@ public protocol AuthorizationProvider: Sendable {
     ///
     /// The request waits for it (as for ``credentialRejected(_:response:context:)``) only until its
     /// deadline or its cancellation: a hook still running then is cancelled, and the request fails
-    /// with ``RequestError/Code/deadlineExceeded`` or ``RequestError/Code/cancelled``.
+    /// with ``RequestError/Code/deadlineExceeded`` or ``RequestError/Code/cancelled``. A provider
+    /// that declares ``endsByDeadline`` is called in the request's own task and must return by then itself.
     func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async
 
     /// Whether ``credentialAccepted(_:response:context:)`` wants to be called. The default, `false`,
@@ -134,9 +135,11 @@ public protocol AuthorizationProvider: Sendable {
     /// cached for the old identity. The default does nothing.
     func identityDidChange() async
 
-    /// Whether every wait in ``credential(for:)`` and ``credentialRejected(_:response:context:)``
-    /// ends by the context's ``AuthorizationContext/deadline`` or at cancellation, whichever comes
-    /// first, without help: it answers at once, or bounds its own waits as the built-in providers do.
+    /// Whether every wait in ``credential(for:)``, ``credentialRejected(_:response:context:)`` and
+    /// ``credentialAccepted(_:response:context:)`` ends by the context's ``AuthorizationContext/deadline``
+    /// or at cancellation, whichever comes first, without help: it answers at once, or bounds its
+    /// own waits as the built-in providers do. Its answer hooks are then called in the request's
+    /// task; a provider that says nothing has each hook call run in a task the deadline abandons.
     ///
     /// When every provider of an authorizer says so, and the transport says the same of its sends
     /// (``HTTPTransport/endsByDeadline``), ``AuthorizedHTTPClient`` and

@@ -4,8 +4,8 @@ import Testing
 import TestSupport
 @testable import SDKAuthorization
 
-/// A provider that says it ends by the deadline, whose answer hooks (accepted and rejected) wait on
-/// a gate that ignores cancellation.
+/// A provider whose answer hooks (accepted and rejected) wait on a gate that ignores cancellation;
+/// it says nothing of deadlines (a provider that hangs cannot say it ends by them).
 final class HangingHookProvider: AuthorizationProvider, Sendable {
     let gate = AsyncGate()
     let entered = Counter()
@@ -21,6 +21,26 @@ final class HangingHookProvider: AuthorizationProvider, Sendable {
         _ = entered.increment()
         await gate.wait()
         return .retry
+    }
+
+    var inspectsAcceptedResponses: Bool { true }
+}
+
+/// A provider that ends by the deadline (its hooks answer at once) and records the task each hook runs in.
+final class HookTaskRecordingProvider: AuthorizationProvider, Sendable {
+    let hookTasks = Locked<[Int?]>([])
+
+    func credential(for context: AuthorizationContext) async throws -> Credential { .bearer("token-1") }
+
+    func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async {
+        let task = withUnsafeCurrentTask { $0?.hashValue }
+        hookTasks.withLock { $0.append(task) }
+    }
+
+    func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
+        let task = withUnsafeCurrentTask { $0?.hashValue }
+        hookTasks.withLock { $0.append(task) }
+        return .fail
     }
 
     var inspectsAcceptedResponses: Bool { true }
@@ -58,7 +78,7 @@ struct ProviderHookDeadlineTests {
     }
 
     @Test(arguments: [200, 401])
-    func aHookThatNeverReturnsEndsTheRequestAtItsDeadlineInTheCallersTask(_ status: Int) async throws {
+    func aHookThatNeverReturnsEndsAClientRequestAtItsDeadline(_ status: Int) async throws {
         let provider = HangingHookProvider()
         defer { provider.gate.open() }
         let (request, ended) = start(try client(provider, status: status))
@@ -80,6 +100,41 @@ struct ProviderHookDeadlineTests {
         await eventually("the request ended when cancelled", { ended.withLock { $0 } })
         provider.gate.open()
         #expect(await request.value == .cancelled)
+    }
+
+    /// The seam runs the loop in the caller's task; a hook that says nothing runs beside it, in a task
+    /// the deadline abandons, and still ends the request at its deadline.
+    @Test func aHookThatNeverReturnsEndsASeamRequestAtItsDeadline() async throws {
+        let provider = HangingHookProvider()
+        defer { provider.gate.open() }
+        let authorizer = try client(provider, status: 200).authorizer
+        let ended = Locked(false)
+        let request = Task { [url] () -> RequestError.Code? in
+            defer { ended.withLock { $0 = true } }
+            do throws(RequestError) {
+                _ = try await authorizer.send(OutgoingRequest(method: "GET", url: url), through: { _ in ServerResponse(statusCode: 200) })
+                return nil
+            } catch { return error.code }
+        }
+        await eventually("the hook was called", { provider.entered.current == 1 })
+        clock.advance(by: 0.999)
+        #expect(await stillRunning(ended))
+        clock.advance(by: 0.001)
+        await eventually("the request ended at its deadline", { ended.withLock { $0 } })
+        #expect(await request.value == .deadlineExceeded)
+    }
+
+    /// A provider that ends by the deadline has its hooks called in the request's own task: no
+    /// task and alarm per hook call.
+    @Test(arguments: [200, 401])
+    func aProviderThatEndsByTheDeadlineHasItsHooksCalledInTheRequestsTask(_ status: Int) async throws {
+        let provider = HookTaskRecordingProvider()
+        let authorizer = try client(provider, status: status).authorizer
+        let callersTask = withUnsafeCurrentTask { $0?.hashValue }
+        _ = try? await authorizer.send(OutgoingRequest(method: "GET", url: url), through: { _ in ServerResponse(statusCode: status) })
+        let tasks = provider.hookTasks.withLock { $0 }
+        #expect(tasks.count == 1)
+        #expect(tasks.first.flatMap { $0 } == callersTask)
     }
 
     @Test func aHookThatReturnsInTimeKeepsTheAnswer() async throws {
