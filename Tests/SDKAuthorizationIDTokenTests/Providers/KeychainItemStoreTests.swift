@@ -172,7 +172,14 @@ struct KeychainItemStoreTests {
     }
 
     @Test func anItemOverSixtyFourKibibytesIsNotRead() throws {
-        try store.save(StoredCredential(token: String(repeating: "a", count: 65_536), expiresAt: nil), identity: "user-7")
+        // Planted beside the store (it never saves one that large itself).
+        let key = KeychainItemKey(service: "SDKAuthorization.credentials", account: CredentialIdentity.hexadecimal("user-7"), accessGroup: nil)
+        // The item's own shape: {"identity": ..., "credential": {"token": ...}}, a byte over the limit.
+        struct Item: Encodable { let identity: String; let credential: StoredCredential }
+        var oversized = try JSONEncoder().encode(Item(identity: "user-7", credential: StoredCredential(token: String(repeating: "a", count: 65_500), expiresAt: nil)))
+        oversized = try JSONEncoder().encode(Item(identity: "user-7", credential: StoredCredential(token: String(repeating: "a", count: 65_500 + 65_537 - oversized.count), expiresAt: nil)))
+        #expect(oversized.count == 65_537)
+        #expect(keychain.add(key, data: oversized) == KeychainStatus.success)
         #expect(throws: CredentialStoreError.unreadableCredential) { try store.load(identity: "user-7") }
         try store.save(StoredCredential(token: String(repeating: "a", count: 65_000), expiresAt: nil), identity: "user-7")
         #expect(try store.load(identity: "user-7")?.token.count == 65_000)
