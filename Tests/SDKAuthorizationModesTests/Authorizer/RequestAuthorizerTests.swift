@@ -204,6 +204,18 @@ struct RequestAuthorizerTests {
         #expect(authorized.request.value(forHeader: "Authorization") == nil)
     }
 
+    @Test(arguments: ["Host", "content-length", "Cookie", "Proxy-Authorization", "Transfer-Encoding", "Connection"])
+    func aCredentialInAHeaderTheTransportOwnsFailsTheRequestLocally(name: String) async throws {
+        let authorizer = try authorizer(rulePolicy(try AuthorizationRule(host: "api.example.com", scheme: .bearer)),
+                                        [.bearer: ScriptedProvider(.credential(.header(name, value: "secret-value")))])
+        await #expect {
+            _ = try await authorizer.authorize(request("GET", "https://api.example.com/v1/me"))
+        } throws: { error in
+            guard let error = error as? RequestError else { return false }
+            return error.code == .invalidCredential && !error.wasSent && !error.description.contains("secret-value")
+        }
+    }
+
     @Test(arguments: [
         Credential.header("X Bad", value: "v"), .header("", value: "v"), .header("X-Sig", value: "a\r\nX-Injected: 1"),
         .header("X-Sig", value: "caf\u{E9}"), .header("X-Sig", value: "a\u{2028}b"), .header("X-Sig", value: "a\u{202E}b"),
