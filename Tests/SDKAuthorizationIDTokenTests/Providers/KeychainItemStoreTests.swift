@@ -114,6 +114,23 @@ struct KeychainItemStoreTests {
         #expect(!String(describing: CredentialStoreError.credentialTooLarge(size: 70_100, limit: 65_536)).contains("aaaa"))
     }
 
+    @Test func aKeychainItemAnotherNamespaceWroteUnderTheSameServiceIsRefused() throws {
+        let keychain = MemoryKeychain()
+        let other = try CredentialNamespace("com.example.other-sdk")
+        let theirs = KeychainItemStore(namespace: other, service: "shared.service", accessGroup: nil, keychain: keychain)
+        let mine = KeychainItemStore(namespace: .testing, service: "shared.service", accessGroup: nil, keychain: keychain)
+        try theirs.save(StoredCredential(token: "their-token", expiresAt: nil), identity: "user-7", kind: .idToken)
+        #expect(throws: CredentialStoreError.foreignCredential(writtenBy: CredentialOwner(namespace: other, kind: .idToken),
+                                                               expected: CredentialOwner(namespace: .testing, kind: .idToken))) {
+            try mine.load(identity: "user-7", kind: .idToken)
+        }
+        #expect(try theirs.load(identity: "user-7", kind: .idToken)?.token == "their-token")
+        #expect(try theirs.load(identity: "user-7", kind: .tokenExchange) == nil, "each kind has its own item")
+        // By default each namespace has its own service.
+        #expect(KeychainItemStore(namespace: other, accessGroup: nil, keychain: keychain).service == "SDKAuthorization.credentials.com.example.other-sdk")
+        #expect(try KeychainItemStore(namespace: other, accessGroup: nil, keychain: keychain).load(identity: "user-7", kind: .idToken) == nil)
+    }
+
     @Test func twoFirstSavesAtOnceBothSucceedAndTheLastWins() async throws {
         let store = store
         // Both saves look before either adds: both find no item and both add.

@@ -159,23 +159,6 @@ struct CredentialNamespaceTests {
         #expect(!sink.messages(at: .warning).joined().contains("their-secret-token"))
     }
 
-    @Test func aKeychainItemAnotherNamespaceWroteUnderTheSameServiceIsRefused() throws {
-        let keychain = MemoryKeychain()
-        let other = try CredentialNamespace("com.example.other-sdk")
-        let theirs = KeychainItemStore(namespace: other, service: "shared.service", accessGroup: nil, keychain: keychain)
-        let mine = KeychainItemStore(namespace: .testing, service: "shared.service", accessGroup: nil, keychain: keychain)
-        try theirs.save(StoredCredential(token: "their-token", expiresAt: nil), identity: userID, kind: .idToken)
-        #expect(throws: CredentialStoreError.foreignCredential(writtenBy: CredentialOwner(namespace: other, kind: .idToken),
-                                                               expected: CredentialOwner(namespace: .testing, kind: .idToken))) {
-            try mine.load(identity: userID, kind: .idToken)
-        }
-        #expect(try theirs.load(identity: userID, kind: .idToken)?.token == "their-token")
-        #expect(try theirs.load(identity: userID, kind: .tokenExchange) == nil, "each kind has its own item")
-        // By default each namespace has its own service.
-        #expect(KeychainItemStore(namespace: other, accessGroup: nil, keychain: keychain).service == "SDKAuthorization.credentials.com.example.other-sdk")
-        #expect(try KeychainItemStore(namespace: other, accessGroup: nil, keychain: keychain).load(identity: userID, kind: .idToken) == nil)
-    }
-
     @Test func aFileAnotherKindWroteIsRefusedEvenUnderThisKindsName() throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
