@@ -48,12 +48,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The authorization doctor's logic (no product): configuration files checked as a client
-        // starts, provider manifests, JWTs. Links every mode so the built-in provider names resolve.
+        // starts, provider manifests, JWTs. Links every mode so the built-in provider names resolve
+        // (which of them the app links is told by --linked-products), and reads manifests with the
+        // build-time generator's reader, so the two accept the same files.
         .target(
             name: "SDKAuthorizationDoctor",
             dependencies: [
                 "SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
-                "SDKAuthorizationTokenExchange",
+                "SDKAuthorizationTokenExchange", "ProviderRegistrationGenerator",
             ],
             swiftSettings: strictSettings
         ),
@@ -85,7 +87,8 @@ let package = Package(
         ),
         // Build-time provider registration: a target's sdkauth-providers.json becomes a generated
         // ProviderRegistry.registerManifestProviders(), and a misspelt or non-conforming type a compile
-        // error at the manifest's line. The generator's logic is a package library with its own tests.
+        // error at the manifest's line. The generator's logic is a package library with its own tests;
+        // its manifest reader (ProviderManifest, public here, no product) is also the doctor's.
         .target(
             name: "ProviderRegistrationGenerator",
             dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement"],
@@ -119,7 +122,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SDKAuthorizationDoctorTests",
-            dependencies: ["SDKAuthorizationDoctor", "SDKAuthorization", "SDKAuthorizationEngagement", "TestSupport"],
+            dependencies: ["SDKAuthorizationDoctor", "ProviderRegistrationGenerator", "SDKAuthorization", "SDKAuthorizationEngagement", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ],

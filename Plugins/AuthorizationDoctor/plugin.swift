@@ -11,8 +11,20 @@ struct AuthorizationDoctor: CommandPlugin {
         let tool = try context.tool(named: "sdkauth-config")
         let process = Process()
         process.executableURL = tool.url
-        // The tool reads relative paths, and looks for files, from the package directory.
-        process.arguments = ["--package-directory", context.package.directoryURL.path] + arguments
+        // The tool reads relative paths, and looks for files, from the package directory. It is
+        // told which SDKAuthorization products each source target links (directly or through other
+        // targets), and all of them together for files outside every target (test targets left
+        // out), so a built-in mode name whose product is not linked is an error, as in the app.
+        var linked: Set<String> = []
+        var perTarget: [String] = []
+        for case let target as SourceModuleTarget in context.package.targets where target.kind != .test {
+            let names = Set(target.recursiveTargetDependencies.map(\.name).filter { $0.hasPrefix("SDKAuthorization") })
+            linked.formUnion(names)
+            // The directory as a string: directoryURL needs tools 6.1, and Path's own accessors are deprecated.
+            perTarget += ["--target-products", "\(String(describing: target.directory))=\(names.sorted().joined(separator: ","))"]
+        }
+        process.arguments = ["--package-directory", context.package.directoryURL.path,
+                             "--linked-products", linked.sorted().joined(separator: ",")] + perTarget + arguments
         try process.run()
         process.waitUntilExit()
         if process.terminationStatus != 0 {

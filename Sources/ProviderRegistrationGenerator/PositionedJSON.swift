@@ -1,14 +1,18 @@
 /// A line and column in a text file, both from 1 (columns count UTF-8 bytes, as compilers do).
-package struct SourcePosition: Sendable, Equatable, CustomStringConvertible {
-    package let line: Int
-    package let column: Int
+public struct SourcePosition: Sendable, Equatable, CustomStringConvertible {
+    /// The line, from 1.
+    public let line: Int
+    /// The column, from 1, in UTF-8 bytes.
+    public let column: Int
 
-    package init(line: Int, column: Int) {
+    /// A position.
+    public init(line: Int, column: Int) {
         self.line = line
         self.column = column
     }
 
-    package var description: String { "\(line):\(column)" }
+    /// `line:column`.
+    public var description: String { "\(line):\(column)" }
 }
 
 /// A JSON value that remembers where it starts, so an error can name the manifest line.

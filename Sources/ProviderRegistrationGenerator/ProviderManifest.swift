@@ -15,53 +15,92 @@ import SDKAuthorizationEngagement
 /// `name` is the name a configuration's `providerName` uses, checked as the configuration checks it;
 /// `type` is a module-qualified Swift type, as the registry's run-time lookup reads one; `mode` is
 /// `customerToken` (an `AuthorizationProviderType` class) or `factory` (a `NamedProviderFactory`).
-package struct ProviderManifest: Sendable, Equatable {
+///
+/// This is the one reader of the manifest: the build-time generator (`sdkauth-register-providers`)
+/// and the authorization doctor (`sdkauth-config`) both read it through ``read(atPath:)``, so they
+/// accept and refuse the same files with the same limits and the same `file:line:column` messages.
+public struct ProviderManifest: Sendable, Equatable {
     /// The file name the plugin looks for in a target's directory.
-    package static let fileName = "sdkauth-providers.json"
+    public static let fileName = "sdkauth-providers.json"
 
     /// Larger than any real manifest: a bigger file is refused before it is read.
-    package static let maximumFileSize = 1 << 20
+    public static let maximumFileSize = 1 << 20
 
-    package enum Mode: String, Sendable, CaseIterable {
+    /// How an entry's type is registered.
+    public enum Mode: String, Sendable, CaseIterable {
         /// An `AuthorizationProviderType` class, registered with `ProviderRegistry.register(_:as:)`.
         case customerToken
         /// A `NamedProviderFactory` type, registered with `ProviderRegistry.register(name:factory:)`.
         case factory
     }
 
-    package struct Entry: Sendable, Equatable {
-        package let name: String
-        package let type: String
-        package let mode: Mode
+    /// One provider the manifest registers.
+    public struct Entry: Sendable, Equatable {
+        /// The name a configuration's `providerName` uses.
+        public let name: String
+        /// The module-qualified Swift type registered under the name.
+        public let type: String
+        /// How the type is registered.
+        public let mode: Mode
         /// The line of the entry's `{`.
-        package let line: Int
+        public let line: Int
         /// The line of its `"type"` value: where a compile error about the type points.
-        package let typeLine: Int
+        public let typeLine: Int
     }
 
-    package let entries: [Entry]
+    /// The entries, in file order.
+    public let entries: [Entry]
+
+    /// Whether an entry registers `name`.
+    public func declares(_ name: String) -> Bool { entries.contains { $0.name == name } }
 
     /// One problem in the manifest, as a compiler reports it:
     /// `path:line:column: error: entry "Name": message`.
-    package struct Problem: Error, Sendable, Equatable {
-        package let position: SourcePosition
+    public struct Problem: Error, Sendable, Equatable {
+        /// Where it is: the key or value concerned, or 1:1 for the whole file.
+        public let position: SourcePosition
         /// `entry "Name"` or `entry 2` (1-based) when the entry has no usable name; nil for the file.
-        package let entry: String?
-        package let message: String
+        public let entry: String?
+        /// What is wrong, in words; values from the file are quoted and escaped.
+        public let message: String
 
-        package func formatted(path: String) -> String {
+        /// `path:line:column: error: entry "Name": message`; `path` is shown as given (escape it first).
+        public func formatted(path: String) -> String {
             "\(path):\(position.line):\(position.column): error: \(entry.map { "\($0): " } ?? "")\(message)"
         }
     }
 
     /// Every problem of a manifest, in file order.
-    package struct Problems: Error, Sendable, Equatable {
-        package let list: [Problem]
+    public struct Problems: Error, Sendable, Equatable {
+        /// The problems, in file order; never empty.
+        public let list: [Problem]
         init(_ list: [Problem]) { self.list = list }
     }
 
+    /// Reads the manifest at `path` as the framework reads a configuration file (a symbolic link,
+    /// directory or FIFO is refused, and a file larger than ``maximumFileSize`` is refused before it
+    /// is read), then parses it. A file that cannot be read is one problem at 1:1.
+    public static func read(atPath path: String) -> Result<ProviderManifest, Problems> {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try ExternalFile.read(atPath: path, limit: maximumFileSize))
+        } catch .tooLarge {
+            return .failure(Problems([Problem(position: SourcePosition(line: 1, column: 1), entry: nil,
+                                              message: "the manifest is larger than \(maximumFileSize) bytes")]))
+        } catch {
+            return .failure(Problems([Problem(position: SourcePosition(line: 1, column: 1), entry: nil,
+                                              message: "cannot read \(fileName): \(error.reason)")]))
+        }
+        return parse(bytes)
+    }
+
+    /// Whether `type` is a type name a manifest accepts and the registry's run-time lookup can look
+    /// for: `Module.Type`, `Module.Outer.Inner` or `Module.Type<Module.Argument>`, 2 to 6 parts,
+    /// ASCII identifiers, at most 256 characters.
+    public static func isTypeName(_ type: String) -> Bool { SwiftTypeLookup.isTypeName(type) }
+
     /// Reads a manifest; every problem found is returned, in file order.
-    package static func parse(_ bytes: [UInt8]) -> Result<ProviderManifest, Problems> {
+    public static func parse(_ bytes: [UInt8]) -> Result<ProviderManifest, Problems> {
         let root: PositionedJSON
         do {
             root = try PositionedJSON.parse(bytes)
@@ -146,7 +185,7 @@ package struct ProviderManifest: Sendable, Equatable {
                 problems.append(Problem(position: namePosition, entry: label, message: "invalid name: \(error.reason ?? error.message)"))
             }
         }
-        if let (type, typePosition) = strings["type"], !SwiftTypeLookup.isTypeName(type) {
+        if let (type, typePosition) = strings["type"], !isTypeName(type) {
             problems.append(Problem(position: typePosition, entry: label, message: "\(quoted(type)) is not a module-qualified Swift type name (Module.Type, Module.Outer.Inner or Module.Type<Module.Argument>: 2 to 6 parts, ASCII identifiers, at most 256 characters)"))
         }
         var mode: Mode?

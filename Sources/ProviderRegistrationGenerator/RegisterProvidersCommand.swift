@@ -30,15 +30,7 @@ package enum RegisterProvidersCommand {
         let absolutePath = manifestURL.standardizedFileURL.path
         // The path as diagnostics show it: what could forge or hide a line is escaped.
         let shownPath = LogText.readable(absolutePath, limit: 4096)
-        let bytes: [UInt8]
-        do {
-            bytes = Array(try ExternalFile.read(atPath: absolutePath, limit: ProviderManifest.maximumFileSize))
-        } catch .tooLarge {
-            return (1, ["\(shownPath):1:1: error: the manifest is larger than \(ProviderManifest.maximumFileSize) bytes"])
-        } catch {
-            return (1, ["\(shownPath):1:1: error: cannot read \(ProviderManifest.fileName): \(error.reason)"])
-        }
-        switch ProviderManifest.parse(bytes) {
+        switch ProviderManifest.read(atPath: absolutePath) {
         case .failure(let problems):
             return (1, problems.list.map { $0.formatted(path: shownPath) })
         case .success(let manifest):

@@ -1,4 +1,5 @@
 import Foundation
+import ProviderRegistrationGenerator
 import SDKAuthorization
 import SDKAuthorizationEngagement
 
@@ -8,16 +9,38 @@ import SDKAuthorizationEngagement
 /// 1. `AuthorizationConfiguration(contentsOf:)`: syntax, keys, types and values;
 /// 2. `AuthorizedHTTPClient(configuration:registry:...)` with the default Engagement policy: the
 ///    project `authorization` is present, and with advanced auth on, the provider is named and
-///    found. The registry holds the built-in modes (linked into the doctor) and every provider the
-///    target's ``ProviderManifest`` declares; nothing is sent.
+///    found. The registry holds the built-in modes the app links (all of them when the doctor is not
+///    told which: see ``Target/linkedProducts``) and every provider the target's `ProviderManifest`
+///    declares; nothing is sent.
 ///
-/// Without a manifest the doctor cannot see providers the app registers in code, so a provider that
-/// is not found is a warning (with the message the client will log if it is indeed missing); with a
-/// manifest it is an error.
+/// A built-in name whose product the app does not link, or a name close to a built-in one, is an
+/// error with the hint the app's registry adds (`BuiltInProviderName.hint(forUnresolvedName:)`).
+/// Without a manifest the doctor cannot see providers the app registers in code, so another
+/// provider that is not found is a warning (with the message the client will log if it is indeed
+/// missing); with a manifest it is an error, unless it is a module-qualified type name the app's
+/// run-time lookup may find: declared in the target's sources, or in another module.
 package enum ConfigurationCheck {
-    /// The findings for the file at `url`, shown as `displayPath`. `manifest` is the target's
-    /// provider manifest, if it has one.
-    package static func check(_ url: URL, displayPath: String, manifest: ProviderManifest?) -> [Finding] {
+    /// What the doctor knows of the target a configuration file belongs to.
+    struct Target {
+        /// Its provider manifest, if it has one.
+        var manifest: ProviderManifest?
+        /// Where the manifest is: its folder is the target's, and its name the module's.
+        var manifestURL: URL?
+        /// The products the app links (`--linked-products`), or nil when the doctor was not told.
+        var linkedProducts: Set<String>?
+
+        init(manifest: ProviderManifest? = nil, manifestURL: URL? = nil, linkedProducts: Set<String>? = nil) {
+            self.manifest = manifest
+            self.manifestURL = manifestURL
+            self.linkedProducts = linkedProducts
+        }
+
+        /// The module the manifest's folder is the target of.
+        var module: String? { manifestURL?.deletingLastPathComponent().lastPathComponent }
+    }
+
+    /// The findings for the file at `url`, shown as `displayPath`, in `target`.
+    static func check(_ url: URL, displayPath: String, target: Target) -> [Finding] {
         let configuration: AuthorizationConfiguration
         do {
             configuration = try AuthorizationConfiguration(contentsOf: url)
@@ -25,27 +48,53 @@ package enum ConfigurationCheck {
             return [Finding(.error, file: displayPath, key: key(of: error), error.message)]
         }
         var findings: [Finding] = []
-        var firstError = startUpError(configuration, manifest: manifest)
+        var firstError = startUpError(configuration, target: target)
         // The client checks the project authorization before the provider and stops at the first
         // refusal; look past a missing authorization so both are reported in one run.
         if let error = firstError, error.code == .missingKey, error.key == "authorization" {
             findings.append(Finding(.error, file: displayPath, key: "authorization", error.message))
-            firstError = (try? withPlaceholderAuthorization(configuration)).flatMap { startUpError($0, manifest: manifest) }
+            firstError = (try? withPlaceholderAuthorization(configuration)).flatMap { startUpError($0, target: target) }
         }
         if let error = firstError {
-            findings.append(finding(for: error, file: displayPath, manifest: manifest))
+            findings.append(finding(for: error, configuration: configuration, file: displayPath, target: target))
         }
         if findings.isEmpty {
             findings.append(Finding(.note, file: displayPath, "ok: \(summary(configuration))"))
         }
+        // A built-in name resolves in the doctor, which links every mode; say what the app needs.
+        if target.linkedProducts == nil, configuration.advancedAuthEnabled, let name = lookedUpName(configuration),
+           target.manifest?.declares(name) != true, let product = BuiltInProviderName.product(for: name) {
+            findings.append(Finding(.note, file: displayPath,
+                                    "\(LogText.typeName(name)) resolves only in an app that links \(product); the doctor was not told which products the app links (the authorization-doctor plugin tells it; sdkauth-config takes --linked-products), so it assumed \(product) is linked"))
+        }
         return findings
     }
 
-    /// The error a client made from `configuration` would refuse to start with, if any.
-    static func startUpError(_ configuration: AuthorizationConfiguration, manifest: ProviderManifest?) -> ConfigurationError? {
+    /// The name the registry looks up for `configuration`, if any.
+    static func lookedUpName(_ configuration: AuthorizationConfiguration) -> String? {
+        switch configuration.providerLookup {
+        case .implicitName(let name): name
+        case .registeredClassName(let name): name
+        }
+    }
+
+    /// The error a client made from `configuration` in `target` would refuse to start with, if any.
+    static func startUpError(_ configuration: AuthorizationConfiguration, target: Target) -> ConfigurationError? {
         let registry = ProviderRegistry()
-        for entry in manifest?.providers ?? [] {
-            registry.register(name: entry.name) { _ in DeclaredProvider() }
+        // A built-in name whose product the app does not link is not found there: what its registry throws.
+        if let linked = target.linkedProducts, let name = lookedUpName(configuration),
+           let product = BuiltInProviderName.product(for: name), !linked.contains(product) {
+            let error = notFound(configuration.providerLookup)
+            registry.register(name: name) { _ in throw error }
+        }
+        for entry in target.manifest?.entries ?? [] {
+            if case .implicitName(let name) = configuration.providerLookup, name == entry.name, entry.mode == .customerToken,
+               isCertainlyNotNSObject(entry.type, in: target) {
+                // The iOS convention wants an NSObject subclass; the app's registry refuses this one at start.
+                registry.register(name: entry.name) { _ in throw ConfigurationError.providerIsNotNSObject(name: name) }
+            } else {
+                registry.register(name: entry.name) { _ in DeclaredProvider() }
+            }
         }
         do {
             _ = try AuthorizedHTTPClient(configuration: configuration, registry: registry, transport: NoTransport(), diagnostics: SilentSink())
@@ -55,14 +104,54 @@ package enum ConfigurationCheck {
         }
     }
 
-    /// A provider-lookup failure without a manifest may be a provider registered in code: a warning.
-    static func finding(for error: ConfigurationError, file: String, manifest: ProviderManifest?) -> Finding {
+    /// What the app's registry throws for a name it does not find, with its hint.
+    static func notFound(_ lookup: ProviderLookup) -> ConfigurationError {
+        switch lookup {
+        case .implicitName(let name):
+            return BuiltInProviderName.hint(forUnresolvedName: name).map(ConfigurationError.advancedAuthEnabledWithoutProvider.appendingHint)
+                ?? .advancedAuthEnabledWithoutProvider
+        case .registeredClassName(let name):
+            let error = ConfigurationError.registeredClassNotFound(name: name ?? "")
+            return BuiltInProviderName.hint(forUnresolvedName: name ?? "").map(error.appendingHint) ?? error
+        }
+    }
+
+    /// Whether the target's sources show that `type` (of the manifest's module) is a class that is
+    /// not an `NSObject` subclass.
+    static func isCertainlyNotNSObject(_ type: String, in target: Target) -> Bool {
+        guard let module = target.module, let folder = target.manifestURL?.deletingLastPathComponent(),
+              type.split(separator: ".").first.map(String.init) == module, let sources = ProviderSourceScan.swiftSources(in: folder) else {
+            return false
+        }
+        return ProviderSourceScan.isCertainlyNotNSObject(ProviderSourceScan.lastName(type), in: sources)
+    }
+
+    /// A provider-lookup failure the doctor cannot be sure of is a warning: without a manifest, a
+    /// provider registered in code; with one, a type name the app's run-time lookup may find.
+    static func finding(for error: ConfigurationError, configuration: AuthorizationConfiguration, file: String, target: Target) -> Finding {
         let notFound: Set<ConfigurationError.Code> = [.advancedAuthEnabledWithoutProvider, .registeredClassNotFound]
-        guard manifest == nil, notFound.contains(error.code) else {
+        let name = lookedUpName(configuration) ?? ""
+        // A built-in name (unlinked) or one close to it: the app fails for certain.
+        guard notFound.contains(error.code), BuiltInProviderName.hint(forUnresolvedName: name) == nil else {
+            return Finding(.error, file: file, key: key(of: error), error.message)
+        }
+        guard target.manifest != nil else {
+            return Finding(.warning, file: file, key: key(of: error),
+                           "\(error.message) (unless the app registers this provider in code; declare it in \(ProviderManifest.fileName) to have it checked)")
+        }
+        guard ProviderManifest.isTypeName(name), let typeModule = name.split(separator: ".").first.map(String.init) else {
+            return Finding(.error, file: file, key: key(of: error), error.message)
+        }
+        if typeModule != target.module {
+            return Finding(.warning, file: file, key: key(of: error),
+                           "\(error.message) (unless the app links the module \(typeModule), whose types the doctor cannot load; the app's run-time lookup finds \(LogText.typeName(name)) there; declare it in \(ProviderManifest.fileName) to have it checked)")
+        }
+        guard let folder = target.manifestURL?.deletingLastPathComponent(), let sources = ProviderSourceScan.swiftSources(in: folder),
+              ProviderSourceScan.inheritanceClauses(of: ProviderSourceScan.lastName(name), in: sources).declarations > 0 else {
             return Finding(.error, file: file, key: key(of: error), error.message)
         }
         return Finding(.warning, file: file, key: key(of: error),
-                       "\(error.message) (unless the app registers this provider in code; declare it in \(ProviderManifest.fileName) to have it checked)")
+                       "\(LogText.typeName(name)) is not in \(ProviderManifest.fileName), but the sources of \(typeModule) declare it, so the app's run-time lookup finds it; declare it in the manifest to have it checked at build time")
     }
 
     private static func withPlaceholderAuthorization(_ configuration: AuthorizationConfiguration) throws(ConfigurationError) -> AuthorizationConfiguration {

@@ -1,4 +1,5 @@
 import Foundation
+import ProviderRegistrationGenerator
 
 /// Which files in a package are authorization configuration files, and where their manifest is.
 package enum ConfigurationFiles {

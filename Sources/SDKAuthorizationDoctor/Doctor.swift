@@ -1,24 +1,37 @@
 import Foundation
+import ProviderRegistrationGenerator
 import SDKAuthorization
 
 /// The authorization doctor behind `sdkauth-config` and the `authorization-doctor` and
 /// `validate-authorization-config` command plugins.
 ///
 /// ```
-/// sdkauth-config [--package-directory DIR] [--jwt TOKEN|-] [FILE ...]
+/// sdkauth-config [--package-directory DIR] [--linked-products LIST] [--target-products DIR=LIST ...] [--jwt TOKEN|-] [FILE ...]
 /// ```
 ///
 /// - `FILE ...`: check these configuration files (relative paths are read from the package
 ///   directory, else the current one, which is also where paths are shown from and the highest
 ///   folder a provider manifest is looked for in);
+/// - `--linked-products LIST`: the products the app links, comma-separated (may be empty): a
+///   built-in mode name whose product is not among them is an error, as it is in the app. The
+///   `authorization-doctor` plugin passes the SDKAuthorization products the package's targets
+///   depend on; without it every built-in mode is taken as linked, and a note says so;
+/// - `--target-products DIR=LIST` (repeatable): the products the target in `DIR` links; a file in
+///   `DIR` (the deepest such folder) is judged by that list instead of `--linked-products`. The
+///   plugin passes one for each of the package's source targets;
 /// - `--jwt TOKEN`: decode a token's header and claims (`-` reads it from standard input);
 /// - neither: check every configuration file in the package directory (see
 ///   ``ConfigurationFiles/rule``), or say that there is none.
 package enum Doctor {
     package static let usage = """
         usage: swift package authorization-doctor [--jwt TOKEN] [FILE ...]   (or validate-authorization-config)
-               sdkauth-config [--package-directory DIR] [--jwt TOKEN|-] [FILE ...]
+               sdkauth-config [--package-directory DIR] [--linked-products LIST] [--target-products DIR=LIST ...] [--jwt TOKEN|-] [FILE ...]
           FILE ...      check these authorization configuration files (JSON or property list)
+          --linked-products LIST
+                        the products the app links, comma-separated (the plugin passes them); a
+                        built-in mode name whose product is not linked is an error
+          --target-products DIR=LIST
+                        the same for the files of the target in DIR (the plugin passes one a target)
           --jwt TOKEN   decode a JWT's header and claims and check alg and exp ('-' reads standard input)
           (neither)     check every configuration file in the package: \(ConfigurationFiles.rule)
         """
@@ -45,6 +58,10 @@ package enum Doctor {
         package var token: String?
         package var files: [String] = []
         package var help = false
+        /// `--linked-products`: nil when not given.
+        var linkedProducts: Set<String>?
+        /// `--target-products`: each target directory as given, and what it links.
+        var targetProducts: [String: Set<String>] = [:]
     }
 
     /// Reads the arguments (without the program name). `readStandardInput` gives the token for `--jwt -`.
@@ -63,9 +80,18 @@ package enum Doctor {
                 optionsEnded = true
             case "-h", "--help":
                 request.help = true
-            case "--package-directory", "--jwt":
+            case "--package-directory", "--jwt", "--linked-products", "--target-products":
                 guard let value = inline ?? rest.popFirst() else { return .failure(UsageError("\(option) needs a value")) }
-                if option == "--package-directory" {
+                if option == "--linked-products" {
+                    guard request.linkedProducts == nil else { return .failure(UsageError("--linked-products is given twice")) }
+                    request.linkedProducts = productList(value)
+                } else if option == "--target-products" {
+                    // Product names hold no '=', a directory may: the last one splits.
+                    guard let equals = value.lastIndex(of: "="), equals != value.startIndex else {
+                        return .failure(UsageError("--target-products needs DIR=LIST"))
+                    }
+                    request.targetProducts[String(value[..<equals])] = productList(String(value[value.index(after: equals)...]))
+                } else if option == "--package-directory" {
                     request.packageDirectory = value
                 } else {
                     guard request.token == nil else { return .failure(UsageError("--jwt is given twice")) }
@@ -81,6 +107,24 @@ package enum Doctor {
             }
         }
         return .success(request)
+    }
+
+    /// A comma-separated list of products; empty names are dropped.
+    static func productList(_ value: String) -> Set<String> {
+        Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+    }
+
+    /// What the app links for `file`: the list of the deepest `--target-products` directory holding
+    /// it, else `--linked-products`, else nil (not told).
+    static func linkedProducts(for file: URL, request: Request, base: URL) -> Set<String>? {
+        let path = file.standardizedFileURL.path
+        var best: (length: Int, products: Set<String>)?
+        for (directory, products) in request.targetProducts {
+            let folder = URL(fileURLWithPath: directory, isDirectory: true, relativeTo: base).standardizedFileURL.path
+            let prefix = folder.hasSuffix("/") ? folder : folder + "/"
+            if path.hasPrefix(prefix), prefix.count > (best?.length ?? -1) { best = (prefix.count, products) }
+        }
+        return best?.products ?? request.linkedProducts
     }
 
     /// A mistake in the command line.
@@ -117,7 +161,8 @@ package enum Doctor {
         }
         var manifests = ManifestCache()
         for file in files {
-            report.findings += checkFile(file, root: base, manifests: &manifests)
+            report.findings += checkFile(file, root: base, manifests: &manifests,
+                                         linkedProducts: linkedProducts(for: file, request: request, base: base))
         }
         return report
     }
@@ -127,27 +172,32 @@ package enum Doctor {
 
     /// One file's findings, preceded by its manifest's the first time that manifest is read (a
     /// broken manifest is an error of its own, and the file is then not checked for start-up).
-    static func checkFile(_ file: URL, root: URL?, manifests: inout ManifestCache) -> [Finding] {
+    static func checkFile(_ file: URL, root: URL?, manifests: inout ManifestCache, linkedProducts: Set<String>? = nil) -> [Finding] {
         let shown = ConfigurationFiles.displayPath(file, root: root)
         guard let manifestURL = ConfigurationFiles.manifestURL(for: file, root: root) else {
-            return ConfigurationCheck.check(file, displayPath: shown, manifest: nil)
+            return ConfigurationCheck.check(file, displayPath: shown, target: .init(linkedProducts: linkedProducts))
         }
         let manifestPath = ConfigurationFiles.displayPath(manifestURL, root: root)
         var findings: [Finding] = []
         if manifests[manifestURL] == nil {
-            do throws(ProviderManifest.Failure) {
-                let manifest = try ProviderManifest(contentsOf: manifestURL)
+            // The build-time generator's reader: the same limits, and each problem as the build
+            // reports it (`path:line:column: error: entry "Name": message`).
+            switch ProviderManifest.read(atPath: manifestURL.path) {
+            case .success(let manifest):
                 manifests[manifestURL] = .some(manifest)
                 findings += ProviderSourceScan.check(manifest, at: manifestURL, shownAs: manifestPath)
-            } catch {
+            case .failure(let problems):
                 manifests[manifestURL] = .some(nil)
-                findings.append(Finding(.error, file: manifestPath, key: error.key, error.message))
+                findings += problems.list.map { problem in
+                    Finding(.error, file: "\(manifestPath):\(problem.position)", problem.entry.map { "\($0): \(problem.message)" } ?? problem.message)
+                }
             }
         }
         guard case .some(.some(let manifest)) = manifests[manifestURL] else {
             return findings + [Finding(.error, file: shown, "not checked for start-up: its provider manifest \(manifestPath) is invalid")]
         }
-        return findings + ConfigurationCheck.check(file, displayPath: shown, manifest: manifest)
+        return findings + ConfigurationCheck.check(file, displayPath: shown,
+                                                   target: .init(manifest: manifest, manifestURL: manifestURL, linkedProducts: linkedProducts))
     }
 
     private static func splitInline(_ argument: String) -> (String, String?) {

@@ -1,4 +1,5 @@
 import Foundation
+import ProviderRegistrationGenerator
 import SDKAuthorization
 
 /// Looks through a target's Swift sources for the types its ``ProviderManifest`` declares: a source
@@ -14,17 +15,21 @@ package enum ProviderSourceScan {
     static let maximumSourceBytes = 8 << 20
 
     /// The protocol an entry's mode needs.
-    static func requiredProtocol(for mode: String) -> String {
-        mode == "factory" ? "NamedProviderFactory" : "AuthorizationProviderType"
+    static func requiredProtocol(for mode: ProviderManifest.Mode) -> String {
+        mode == .factory ? "NamedProviderFactory" : "AuthorizationProviderType"
+    }
+
+    /// The type's own name: its last part, without generic arguments (`App.Outer.Provider<Swift.Int>` is `Provider`).
+    static func lastName(_ type: String) -> String {
+        String(type.prefix { $0 != "<" }.split(separator: ".").last ?? "")
     }
 
     /// Warnings for `manifest`, found at `manifestURL`, shown as `manifestPath`.
     package static func check(_ manifest: ProviderManifest, at manifestURL: URL, shownAs manifestPath: String) -> [Finding] {
         let target = manifestURL.deletingLastPathComponent()
         let module = target.lastPathComponent
-        let inTarget = manifest.providers.enumerated().filter { $0.element.type.split(separator: ".").first.map(String.init) == module }
+        let inTarget = manifest.entries.enumerated().filter { $0.element.type.split(separator: ".").first.map(String.init) == module }
         guard !inTarget.isEmpty, let sources = swiftSources(in: target) else { return [] }
-        func lastName(_ type: String) -> String { String(type.split(separator: ".").last ?? "") }
         // One pass over the sources for every entry's name, however many entries there are.
         let found = inheritanceClauses(of: Set(inTarget.map { lastName($0.element.type) }), in: sources)
         var findings: [Finding] = []
@@ -32,12 +37,13 @@ package enum ProviderSourceScan {
             let clauses = found[lastName(entry.type)] ?? (0, [])
             let needed = requiredProtocol(for: entry.mode)
             let key = "providers[\(index)].type"
+            let file = "\(manifestPath):\(entry.typeLine)"
             if clauses.declarations == 0 {
-                findings.append(Finding(.warning, file: manifestPath, key: key,
+                findings.append(Finding(.warning, file: file, key: key,
                                         "\(entry.type), declared for \(LogText.typeName(entry.name)), is not declared as a class, struct, enum or actor in the sources of \(module)"))
             } else if !clauses.text.contains(where: { mentions(needed, in: $0) }) {
-                findings.append(Finding(.warning, file: manifestPath, key: key,
-                                        "\(entry.type), declared for \(LogText.typeName(entry.name)) with mode \(entry.mode), does not conform to \(needed) as far as the sources of \(module) show"))
+                findings.append(Finding(.warning, file: file, key: key,
+                                        "\(entry.type), declared for \(LogText.typeName(entry.name)) with mode \(entry.mode.rawValue), does not conform to \(needed) as far as the sources of \(module) show"))
             }
         }
         return findings
@@ -91,13 +97,70 @@ package enum ProviderSourceScan {
             }
             declared.finish()
             extended.finish()
-            for (name, clause) in declared.clauses {
+            for (name, clause, _) in declared.clauses {
                 found[name, default: (0, [])].declarations += 1
                 found[name, default: (0, [])].text.append(clause)
             }
-            for (name, clause) in extended.clauses { found[name, default: (0, [])].text.append(clause) }
+            for (name, clause, _) in extended.clauses { found[name, default: (0, [])].text.append(clause) }
         }
         return found
+    }
+
+    /// Whether the sources show for certain that the class `name` is not an `NSObject` subclass, as
+    /// the iOS convention requires: it is declared once, as a class, and its superclass chain, followed
+    /// through classes the sources declare, ends without `NSObject` (no superclass, or a first
+    /// inherited name that is `AuthorizationProviderType`, `Sendable` or another protocol the
+    /// framework or Swift declares). A superclass the sources do not declare may be an `NSObject`
+    /// subclass from elsewhere: not certain, so `false`.
+    static func isCertainlyNotNSObject<Source: Collection<UInt8>>(_ name: String, in sources: [Source]) -> Bool {
+        var current = name
+        var seen: Set<String> = []
+        // Each step is one more pass over the sources; a chain deeper than this is left unjudged.
+        for _ in 0..<8 {
+            guard seen.insert(current).inserted else { return false }
+            let declarations = classDeclarations(of: current, in: sources)
+            guard declarations.count == 1, let declaration = declarations.first, declaration.keyword == "class" else { return false }
+            guard let superclass = firstInheritedName(declaration.clause) else { return true }
+            let last = String(superclass.split(separator: ".").last ?? "")
+            if last == "NSObject" { return false }
+            if knownProtocols.contains(last) { return true }
+            current = last
+        }
+        return false
+    }
+
+    /// Protocols a provider class commonly lists first, which are not classes.
+    static let knownProtocols: Set<String> = ["AuthorizationProviderType", "Sendable", "AnyObject", "CustomStringConvertible", "Hashable", "Equatable"]
+
+    /// Every declaration (not extension) of `name`, with its keyword and clause.
+    static func classDeclarations<Source: Collection<UInt8>>(of name: String, in sources: [Source]) -> [(keyword: String, clause: String)] {
+        var result: [(keyword: String, clause: String)] = []
+        for source in sources {
+            var scanner = ClauseScanner(names: [Array(name.utf8)], keywords: ClauseScanner.declarationKeywords)
+            for byte in source { scanner.consume(byte) }
+            scanner.finish()
+            result += scanner.clauses.map { ($0.keyword, $0.clause) }
+        }
+        return result
+    }
+
+    /// The first name after the `:` of an inheritance clause (generic parameters and a `where`
+    /// clause skipped; `@unchecked` dropped), or nil when there is none.
+    static func firstInheritedName(_ clause: String) -> String? {
+        var text = Substring(clause).drop { $0.isWhitespace }
+        if text.first == "<" {
+            var depth = 0
+            while let character = text.first {
+                text = text.dropFirst()
+                if character == "<" { depth += 1 }
+                if character == ">" { depth -= 1; if depth == 0 { break } }
+            }
+            text = text.drop { $0.isWhitespace }
+        }
+        guard text.first == ":" else { return nil }
+        let first = text.dropFirst().prefix { $0 != "," && $0 != "{" }
+            .split(whereSeparator: { $0.isWhitespace }).filter { !$0.hasPrefix("@") }.first
+        return first.map { String($0.prefix { $0 != "<" }) }.flatMap { $0.isEmpty || $0 == "where" ? nil : $0 }
     }
 
     /// Whether `word` appears in `text` as a whole name (`SDKAuthorization.NamedProviderFactory` counts).
@@ -124,10 +187,11 @@ private struct ClauseScanner {
 
     let names: Set<[UInt8]>
     let keywords: [[UInt8]]
-    /// The clauses closed by a `{`, in order, each with the name it follows.
-    private(set) var clauses: [(name: String, clause: String)] = []
+    /// The clauses closed by a `{`, in order, each with the name it follows and the keyword before it.
+    private(set) var clauses: [(name: String, clause: String, keyword: String)] = []
     private var state = State.idle
     private var word: [UInt8] = []
+    private var keyword: [UInt8] = []
     private var clauseName: [UInt8] = []
     private var clause: [UInt8] = []
 
@@ -156,7 +220,7 @@ private struct ClauseScanner {
                 clause.append(byte)
                 return
             }
-            clauses.append((String(decoding: clauseName, as: UTF8.self), String(decoding: clause, as: UTF8.self)))
+            clauses.append((String(decoding: clauseName, as: UTF8.self), String(decoding: clause, as: UTF8.self), String(decoding: keyword, as: UTF8.self)))
             clause.removeAll(keepingCapacity: true)
             state = .idle
             return
@@ -195,6 +259,11 @@ private struct ClauseScanner {
                 return
             }
         }
-        state = keywords.contains(word) ? .afterKeyword : .idle
+        if keywords.contains(word) {
+            keyword = word
+            state = .afterKeyword
+        } else {
+            state = .idle
+        }
     }
 }

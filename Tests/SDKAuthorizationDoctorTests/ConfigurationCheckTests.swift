@@ -72,12 +72,108 @@ struct ConfigurationCheckTests {
                                            ConfigurationError.advancedAuthEnabledWithoutProvider.message)])
     }
 
-    @Test func aRegisteredClassTheManifestDoesNotDeclareFailsWithTheAndroidMessage() throws {
+    @Test func aRegisteredClassOfTheTargetThatItsSourcesDoNotDeclareFailsWithTheAndroidMessage() throws {
         let package = try ScratchPackage()
-        try package.write("sdkauth-providers.json", Files.manifest("ExponeaAuthProvider"))
-        try package.write("authorization.json", Files.advanced(#""providerConvention": "registeredClass", "providerName": "MyApp.Missing""#))
-        let report = run(package, "authorization.json")
+        try package.write("Sources/MyApp/sdkauth-providers.json", Files.manifest("ExponeaAuthProvider"))
+        try package.write("Sources/MyApp/App.swift", "final class Present {}")
+        try package.write("Sources/MyApp/authorization.json", Files.advanced(#""providerConvention": "registeredClass", "providerName": "MyApp.Missing""#))
+        let report = run(package)
         #expect(errors(report).map(\.message) == [ConfigurationError.registeredClassNotFound(name: "MyApp.Missing").message])
+    }
+
+    @Test func aRegisteredClassThatResolvesAtRunTimeIsNotAnErrorWithAManifest() throws {
+        // Declared in the target's sources: the app's run-time lookup finds it.
+        let package = try ScratchPackage()
+        try package.write("Sources/MyApp/sdkauth-providers.json", Files.manifest("ExponeaAuthProvider"))
+        try package.write("Sources/MyApp/Providers.swift", "final class Registered: NSObject, AuthorizationProviderType {}")
+        try package.write("Sources/MyApp/authorization.json", Files.advanced(#""providerConvention": "registeredClass", "providerName": "MyApp.Registered""#))
+        // In another module, which the doctor cannot load.
+        try package.write("Sources/MyApp/other-authorization.json", Files.advanced(#""providerConvention": "registeredClass", "providerName": "PartnerKit.Provider""#))
+        let report = run(package)
+        #expect(report.exitStatus == 0, "\(report.findings)")
+        let findings = report.findings.filter { $0.file?.hasSuffix("authorization.json") == true }
+        #expect(findings.map(\.file) == ["Sources/MyApp/authorization.json", "Sources/MyApp/other-authorization.json"])
+        #expect(findings.map(\.severity) == [.warning, .warning])
+        #expect(findings.first?.message == "MyApp.Registered is not in sdkauth-providers.json, but the sources of MyApp declare it, so the app's run-time lookup finds it; declare it in the manifest to have it checked at build time")
+        #expect(findings.last?.message.hasPrefix("Registered PartnerKit.Provider class has not been found (unless the app links the module PartnerKit") == true)
+    }
+
+    @Test func aMisspeltBuiltInNameIsAnErrorSayingWhichNameItMeans() throws {
+        let package = try ScratchPackage()
+        try package.write("authorization.json", Files.advanced(#""providerName": "SDKAuthorization.IDTokenRefrsh""#))
+        let report = run(package, "authorization.json")
+        #expect(report.exitStatus == 1)
+        #expect(errors(report) == [Finding(.error, file: "authorization.json", key: "providerName",
+                                           #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.IDTokenRefrsh" is not registered; did you mean "SDKAuthorization.IDTokenRefresh"?)"#)])
+    }
+
+    @Test func aBuiltInNameWhoseProductTheAppDoesNotLinkIsAnErrorNamingTheProduct() throws {
+        let package = try ScratchPackage()
+        try package.write("authorization.json", Files.advanced(#""providerName": "\#(BuiltInProviderName.idTokenRefresh)""#))
+        try package.write("registered-authorization.json",
+                          Files.advanced(#""providerConvention": "registeredClass", "providerName": "\#(BuiltInProviderName.signature)""#))
+        let report = run(package, "--linked-products", "SDKAuthorization,SDKAuthorizationEngagement,SDKAuthorizationSignature",
+                         "authorization.json", "registered-authorization.json")
+        #expect(report.exitStatus == 1)
+        #expect(errors(report) == [Finding(.error, file: "authorization.json", key: "providerName",
+                                           #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.IDTokenRefresh" is a built-in mode in the product SDKAuthorizationIDToken: link SDKAuthorizationIDToken to the app's target)"#)])
+        #expect(report.findings.last?.file == "registered-authorization.json")
+        #expect(report.findings.last?.message.hasPrefix("ok: ") == true)
+        // Linked: ok, and no note about what is linked.
+        let linked = run(package, "--linked-products", "SDKAuthorizationIDToken", "authorization.json")
+        #expect(linked.findings.map(\.severity) == [.note])
+        #expect(linked.exitStatus == 0)
+        // None linked (a package that depends on no mode): every built-in name fails.
+        #expect(run(package, "--linked-products", "", "registered-authorization.json").exitStatus == 1)
+    }
+
+    @Test func eachTargetIsJudgedByWhatItLinks() throws {
+        let package = try ScratchPackage()
+        let file = Files.advanced(#""providerName": "\#(BuiltInProviderName.idTokenRefresh)""#)
+        try package.write("Sources/Linking/authorization.json", file)
+        try package.write("Sources/Plain/authorization.json", file)
+        try package.write("Config/authorization.json", file)
+        let report = run(package, "--linked-products", "SDKAuthorizationIDToken",
+                         "--target-products", package.url.appendingPathComponent("Sources/Linking").path + "=SDKAuthorizationIDToken,SDKAuthorization",
+                         "--target-products", "Sources/Plain=SDKAuthorization")
+        #expect(report.findings.map(\.file) == ["Config/authorization.json", "Sources/Linking/authorization.json", "Sources/Plain/authorization.json"])
+        // Outside every target: the package's list; in a target: the target's.
+        #expect(report.findings.map(\.severity) == [.note, .note, .error])
+        #expect(report.findings.last?.message.contains("link SDKAuthorizationIDToken to the app's target") == true)
+    }
+
+    @Test func aProviderClassThatIsNotAnNSObjectFailsUnderTheiOSConvention() throws {
+        let package = try ScratchPackage()
+        try package.write("Sources/App/sdkauth-providers.json", #"{"providers": [{"name": "ExponeaAuthProvider", "type": "App.PlainProvider", "mode": "customerToken"}]}"#)
+        try package.write("Sources/App/Providers.swift", """
+            final class PlainProvider: AuthorizationProviderType {
+                func getAuthorizationToken() async -> String? { nil }
+            }
+            """)
+        try package.write("Sources/App/authorization.json", Files.advanced(""))
+        // The Android convention does not ask for NSObject.
+        try package.write("Sources/App/registered-authorization.json",
+                          Files.advanced(#""providerConvention": "registeredClass", "providerName": "ExponeaAuthProvider""#))
+        let report = run(package)
+        #expect(report.exitStatus == 1)
+        #expect(errors(report) == [Finding(.error, file: "Sources/App/authorization.json", key: "providerName",
+                                           "Class ExponeaAuthProvider does not conform to NSObject")])
+        #expect(report.findings.contains { $0.file == "Sources/App/registered-authorization.json" && $0.message.hasPrefix("ok: ") })
+    }
+
+    @Test(arguments: [
+        ("final class P: NSObject, AuthorizationProviderType {}", false),
+        ("final class P: Foundation.NSObject {}\nextension P: AuthorizationProviderType {}", false),
+        ("class Base: NSObject {}\nfinal class P: Base, AuthorizationProviderType {}", false),
+        ("final class P: ExternalBase, AuthorizationProviderType {}", false),   // may be an NSObject subclass
+        ("final class P: AuthorizationProviderType {}", true),
+        ("final class P {}\nextension P: AuthorizationProviderType {}", true),
+        ("class Base {}\nfinal class P: Base, AuthorizationProviderType {}", true),
+        ("final class P<T>: @unchecked Sendable, AuthorizationProviderType where T: Equatable {}", true),
+        ("struct P: AuthorizationProviderType {}", false),
+    ])
+    func whetherTheSourcesShowAClassIsNotAnNSObject(source: String, certainlyNot: Bool) {
+        #expect(ProviderSourceScan.isCertainlyNotNSObject("P", in: [Array(source.utf8)]) == certainlyNot, "\(source)")
     }
 
     @Test func aProviderNameTheManifestDeclaresIsOk() throws {
@@ -96,7 +192,8 @@ struct ConfigurationCheckTests {
         let package = try ScratchPackage()
         try package.write("authorization.json", Files.advanced(#""providerName": "\#(BuiltInProviderName.idTokenRefresh)""#))
         let report = run(package, "authorization.json")
-        #expect(report.findings.map(\.severity) == [.note])
+        #expect(report.findings.map(\.severity) == [.note, .note])
+        #expect(report.findings.last?.message.hasPrefix("SDKAuthorization.IDTokenRefresh resolves only in an app that links SDKAuthorizationIDToken; the doctor was not told") == true)
         #expect(report.exitStatus == 0)
     }
 
@@ -189,7 +286,7 @@ struct ConfigurationCheckTests {
         try package.write("authorization.json", Files.good)
         let report = run(package)
         #expect(report.exitStatus == 1)
-        #expect(errors(report).map(\.file) == ["sdkauth-providers.json", "authorization.json"])
-        #expect(errors(report).first?.key == "providers[0].type")
+        #expect(errors(report).map(\.file) == ["sdkauth-providers.json:1:56", "authorization.json"])
+        #expect(errors(report).first?.message.hasPrefix(#"entry "ExponeaAuthProvider": "Unqualified" is not a module-qualified Swift type name"#) == true)
     }
 }

@@ -14,6 +14,17 @@ struct DoctorArgumentsTests {
         #expect(request == Doctor.Request(packageDirectory: "/p", token: "t.o.k", files: ["a.json", "--odd-name.json"]))
     }
 
+    @Test func linkedProductsAreACommaSeparatedListThatMayBeEmptyAndIsGivenOnce() throws {
+        #expect(try parse().get().linkedProducts == nil)
+        #expect(try parse("--linked-products", "SDKAuthorizationIDToken, SDKAuthorization").get().linkedProducts == ["SDKAuthorizationIDToken", "SDKAuthorization"])
+        #expect(try parse("--linked-products", "").get().linkedProducts == [])
+        #expect(try parse("--linked-products=").get().linkedProducts == [])
+        #expect(parse("--linked-products", "A", "--linked-products", "B") == .failure(Doctor.UsageError("--linked-products is given twice")))
+        #expect(try parse("--target-products", "/p/a=b/Sources/App=A,B", "--target-products", "Other=").get().targetProducts
+                == ["/p/a=b/Sources/App": ["A", "B"], "Other": []])
+        #expect(parse("--target-products", "NoList") == .failure(Doctor.UsageError("--target-products needs DIR=LIST")))
+    }
+
     @Test func jwtDashReadsTheTokenFromStandardInput() throws {
         #expect(try parse("--jwt", "-", input: "a.b.c\n").get().token == "a.b.c\n")
     }

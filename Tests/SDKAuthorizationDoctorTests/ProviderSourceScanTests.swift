@@ -38,7 +38,7 @@ struct ProviderSourceScanTests {
         let report = try run(manifest: entry("App.ExampleAuthProvider"), sources: [
             "App.swift": "final class ExampleAuthProviderTests {}\n// class ExampleAuthProviderX {",
         ])
-        #expect(warnings(report) == [Finding(.warning, file: "Sources/App/sdkauth-providers.json", key: "providers[0].type",
+        #expect(warnings(report) == [Finding(.warning, file: "Sources/App/sdkauth-providers.json:1", key: "providers[0].type",
                                              "App.ExampleAuthProvider, declared for ExponeaAuthProvider, is not declared as a class, struct, enum or actor in the sources of App")])
         #expect(report.exitStatus == 0)
     }
@@ -64,7 +64,7 @@ struct ProviderSourceScanTests {
         try package.write("Sources/App/staging-authorization.json", Files.good)
         let report = Doctor.run(["--package-directory", package.url.path], now: Date(timeIntervalSince1970: 0), currentDirectory: package.url)
         #expect(report.findings.map(\.file) == [
-            "Sources/App/sdkauth-providers.json", "Sources/App/authorization.json", "Sources/App/staging-authorization.json",
+            "Sources/App/sdkauth-providers.json:1:15", "Sources/App/authorization.json", "Sources/App/staging-authorization.json",
         ])
     }
 }

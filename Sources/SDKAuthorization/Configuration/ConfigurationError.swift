@@ -133,6 +133,15 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
         storage = Storage(code: code, message: message, context: context)
     }
 
+    /// This error with `hint` after its message, in parentheses: the documented message stays first
+    /// and unchanged, so a search for it still finds the vendor's troubleshooting guide. The code and
+    /// the context are kept. The registry adds "did you mean" and "link the product" hints this way.
+    ///
+    /// - Parameter hint: What to do about it; it is shown as given, so escape what comes from a file.
+    public func appendingHint(_ hint: String) -> ConfigurationError {
+        ConfigurationError(code, "\(message) (\(hint))", context: storage.context)
+    }
+
     /// What went wrong.
     public var code: Code { storage.code }
     /// The message logged at error level and shown to the developer.

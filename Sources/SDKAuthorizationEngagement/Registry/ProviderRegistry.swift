@@ -26,7 +26,9 @@ extension ProviderFactoryContext {
 /// provider is kept and told through `AuthorizationProvider.identityDidChange()`.
 ///
 /// The built-in modes are found under the names in ``BuiltInProviderName``.
-/// Failures are `ConfigurationError` values carrying the vendors' documented messages.
+/// Failures are `ConfigurationError` values carrying the vendors' documented messages; when the name
+/// is a built-in one whose product the app does not link, or close to a built-in one, a hint follows
+/// in parentheses (``BuiltInProviderName/hint(forUnresolvedName:)``).
 ///
 /// ```swift
 /// let registry = ProviderRegistry()
@@ -93,7 +95,7 @@ public final class ProviderRegistry: Sendable {
         case .implicitName(let name):
             switch find(name) {
             case nil:
-                throw .advancedAuthEnabledWithoutProvider
+                throw ConfigurationError.advancedAuthEnabledWithoutProvider.hinted(forUnresolved: name)
             case .factory(let factory)?:
                 return try make(factory, name: name, context: context)
             case .providerType(let found)?:
@@ -108,7 +110,7 @@ public final class ProviderRegistry: Sendable {
         case .registeredClassName(let name?):
             switch find(name) {
             case nil:
-                throw .registeredClassNotFound(name: name)
+                throw ConfigurationError.registeredClassNotFound(name: name).hinted(forUnresolved: name)
             case .factory(let factory)?:
                 return try make(factory, name: name, context: context)
             case .providerType(let found)?:
@@ -149,6 +151,15 @@ public final class ProviderRegistry: Sendable {
             let cached = CachingAuthorizationProvider(wrapping: provider, leeway: leeway, maximumAge: maximumAge, clock: context.clock)
             return ResolvedProvider(provider: cached, isClassBased: true)
         }
+    }
+}
+
+extension ConfigurationError {
+    /// A "not found" error with ``BuiltInProviderName/hint(forUnresolvedName:)`` after its documented
+    /// message, when there is one: the name is a built-in mode whose product the app does not link,
+    /// or close to one.
+    func hinted(forUnresolved name: String) -> ConfigurationError {
+        BuiltInProviderName.hint(forUnresolvedName: name).map(appendingHint) ?? self
     }
 }
 

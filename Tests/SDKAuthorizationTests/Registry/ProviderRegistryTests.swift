@@ -33,6 +33,41 @@ struct ProviderRegistryTests {
         #expect(logged == ["Advanced authorization flag has been enabled without provider"])
     }
 
+    @Test func aMisspeltBuiltInNameKeepsTheDocumentedMessageAndSaysWhichNameItMeans() throws {
+        let (error, logged) = try failure(.implicitName("SDKAuthorization.IDTokenRefrsh"))
+        let expected = #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.IDTokenRefrsh" is not registered; did you mean "SDKAuthorization.IDTokenRefresh"?)"#
+        #expect(error?.code == .advancedAuthEnabledWithoutProvider)
+        #expect(error?.message == expected)
+        #expect(logged == [expected])
+        let (registered, _) = try failure(.registeredClassName("sdkauthorization.signature"))
+        #expect(registered?.code == .registeredClassNotFound)
+        #expect(registered?.message == #"Registered sdkauthorization.signature class has not been found ("sdkauthorization.signature" is not registered; did you mean "SDKAuthorization.Signature"?)"#)
+        let (short, _) = try failure(.implicitName("TokenExchange"))
+        #expect(short?.message.hasSuffix(#"did you mean "SDKAuthorization.TokenExchange"?)"#) == true)
+    }
+
+    @Test func aBuiltInNameWhoseProductIsNotLinkedSaysWhichProductToLink() throws {
+        // An app that does not link the mode's product: the run-time lookup finds no type.
+        let unlinked = ProviderRegistry(typeLookup: { _ in nil })
+        let (error, logged) = try failure(.implicitName(BuiltInProviderName.idTokenRefresh), registry: unlinked)
+        let expected = #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.IDTokenRefresh" is a built-in mode in the product SDKAuthorizationIDToken: link SDKAuthorizationIDToken to the app's target)"#
+        #expect(error?.code == .advancedAuthEnabledWithoutProvider)
+        #expect(error?.message == expected)
+        #expect(logged == [expected])
+        #expect(BuiltInProviderName.product(for: BuiltInProviderName.signature) == "SDKAuthorizationSignature")
+        #expect(BuiltInProviderName.product(for: BuiltInProviderName.tokenExchange) == "SDKAuthorizationTokenExchange")
+        #expect(BuiltInProviderName.product(for: "ExponeaAuthProvider") == nil)
+    }
+
+    @Test func aNameFarFromEveryBuiltInNameGetsNoHint() throws {
+        for name in ["ExponeaAuthProvider", "MyApp.ExampleAuthProvider", "SDKAuthorization.Other", String(repeating: "x", count: 300)] {
+            #expect(BuiltInProviderName.hint(forUnresolvedName: name) == nil, "\(name)")
+        }
+        #expect(BuiltInProviderName.editDistance(Array("abc".unicodeScalars), Array("abd".unicodeScalars), limit: 2) == 1)
+        #expect(BuiltInProviderName.editDistance(Array("".unicodeScalars), Array("ab".unicodeScalars), limit: 2) == 2)
+        #expect(BuiltInProviderName.editDistance(Array("abc".unicodeScalars), Array("xyz".unicodeScalars), limit: 2) == nil)
+    }
+
     @Test func implicitNameBoundToANonNSObjectClassFailsWithTheiOSMessage() throws {
         let registry = ProviderRegistry()
         registry.register(PlainSwiftAuthProvider.self, as: "ExponeaAuthProvider")
