@@ -69,7 +69,7 @@ package enum RegistrationCode {
             "",
             "    /// A mode that needs nothing from the app: the type must be a `StandaloneProviderFactory`.",
             "    private func registerManifestFactory<Factory: SDKAuthorization.StandaloneProviderFactory>(_ type: Factory.Type, as name: String) {",
-            "        register(type.init(), as: name)",
+            "        register(type.init(), under: name)",
             "    }",
             "}",
             "",

@@ -273,7 +273,7 @@ extension NamedProviderFactory {
 
 /// A mode that needs nothing from the app, so it can be registered by its type alone: how the
 /// build-time registration (`sdkauth-providers.json`, mode `factory`) registers a mode, as
-/// `register(Mode(), as: name)` under the manifest's name.
+/// `register(Mode(), under: name)` under the manifest's name.
 ///
 /// ```swift
 /// public struct PartnerTokenMode: StandaloneProviderFactory {

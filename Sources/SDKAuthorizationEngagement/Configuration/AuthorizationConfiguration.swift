@@ -31,7 +31,7 @@ public enum CustomerTokenCaching: Sendable, Equatable {
 /// Everything an SDK needs to authorize its calls to one project.
 ///
 /// Build it in code or read it from a JSON or property-list file
-/// (``init(contentsOf:)``). Every value is checked when it is set, so a configuration that exists
+/// (``init(contentsOf:registry:)``). Every value is checked when it is set, so a configuration that exists
 /// is a valid one.
 ///
 /// ```swift

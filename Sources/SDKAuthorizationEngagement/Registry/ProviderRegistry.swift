@@ -10,7 +10,7 @@ extension ProviderFactoryContext {
 /// Finds authorization providers by name, as the vendor SDKs find their provider class by name.
 ///
 /// A name resolves, in order, to:
-/// 1. a mode registered with ``register(_:)-(NamedProviderFactory)`` (the built-in modes too: a
+/// 1. a mode registered with ``register(_:)`` (the built-in modes too: a
 ///    registry finds only the modes registered with it), or a native provider factory registered
 ///    with ``register(name:factory:)``;
 /// 2. a class registered in code with ``register(_:as:)``, the stand-in for
@@ -78,9 +78,9 @@ public final class ProviderRegistry: Sendable {
         state.withLock { $0.entries[name] = .providerType(providerClass) }
     }
 
-    /// Registers `mode` under its ``NamedProviderFactory/providerName``; a configuration that
+    /// Registers `mode` under its `providerName` (a core `NamedProviderFactory`); a configuration that
     /// chooses the name gets the provider the mode makes, and a configuration file read with this
-    /// registry may hold the mode's ``NamedProviderFactory/settingKeys``. A later registration
+    /// registry may hold the mode's `settingKeys`. A later registration
     /// under the same name wins.
     public func register(_ mode: some NamedProviderFactory) {
         let name = type(of: mode).providerName
@@ -89,7 +89,7 @@ public final class ProviderRegistry: Sendable {
 
     /// Registers `mode` under `name` instead of its own name, with its keys: how the build-time
     /// registration (`sdkauth-providers.json`) registers a mode under the manifest's name.
-    public func register(_ mode: some NamedProviderFactory, as name: String) {
+    public func register(_ mode: some NamedProviderFactory, under name: String) {
         state.withLock { $0.entries[name] = .mode(mode) }
     }
 
@@ -104,7 +104,7 @@ public final class ProviderRegistry: Sendable {
     }
 
     /// Registers a native provider factory under `name`; it runs each time a client loads it. It
-    /// owns no configuration key: a mode that has some is registered with ``register(_:)-(NamedProviderFactory)``.
+    /// owns no configuration key: a mode that has some is registered with ``register(_:)``.
     public func register(name: String, factory: @escaping Factory) {
         state.withLock { $0.entries[name] = .factory(factory) }
     }
