@@ -178,7 +178,7 @@ package enum ConfigurationCheck {
         try AuthorizationConfiguration(
             projectToken: configuration.projectToken, baseURL: configuration.baseURL.absoluteString, authorization: "Token doctor-placeholder",
             advancedAuthEnabled: configuration.advancedAuthEnabled, providerLookup: configuration.providerLookup,
-            customerTokenCaching: configuration.customerTokenCaching)
+            customerTokenCaching: configuration.customerTokenCaching, modeSettings: configuration.modeSettings)
     }
 
     /// The file key an error is about.

@@ -51,6 +51,15 @@ struct ConfigurationCheckTests {
         ])
     }
 
+    @Test func aMissingAuthorizationInAFileChoosingAModeWithKeysIsTheOnlyError() throws {
+        // The doctor looks past the missing authorization with the mode's settings kept.
+        let package = try ScratchPackage()
+        try package.write("authorization.json", Files.advanced(
+            #""providerName": "SDKAuthorization.TokenExchange", "tokenExchangeURL": "https://platform.example.com/exchange""#, authorization: false))
+        let report = run(package, "authorization.json")
+        #expect(errors(report).map(\.message) == [ConfigurationError.missingKey("authorization").message])
+    }
+
     @Test func theDefaultProviderNameWithoutAManifestIsAWarningQuotingTheClientsMessage() throws {
         let package = try ScratchPackage()
         try package.write("authorization.json", Files.advanced(""))
