@@ -95,6 +95,8 @@ package enum ConfigurationCheck {
             registry.register(name: name) { _ in throw error }
         }
         for entry in target.manifest?.entries ?? [] {
+            // A built-in mode the manifest registers by type is the real mode, registered above with its keys.
+            if let product = BuiltInProviderName.product(for: entry.name), target.linkedProducts?.contains(product) ?? true { continue }
             if case .implicitName(let name) = configuration.providerLookup, name == entry.name, entry.mode == .customerToken,
                isCertainlyNotNSObject(entry.type, in: target) {
                 // The iOS convention wants an NSObject subclass; the app's registry refuses this one at start.

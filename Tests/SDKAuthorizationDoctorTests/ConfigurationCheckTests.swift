@@ -60,6 +60,16 @@ struct ConfigurationCheckTests {
         #expect(errors(report).map(\.message) == [ConfigurationError.missingKey("authorization").message])
     }
 
+    @Test func aBuiltInModeTheManifestRegistersKeepsItsKeys() throws {
+        let package = try ScratchPackage()
+        try package.write("Sources/App/sdkauth-providers.json",
+                          #"{"providers": [{"name": "SDKAuthorization.Signature", "type": "SDKAuthorizationSignature.SignatureMode", "mode": "factory"}]}"#)
+        try package.write("Sources/App/authorization.json", Files.advanced(#""providerName": "SDKAuthorization.Signature", "signatureAuthenticationEnabled": false"#))
+        let report = run(package)
+        #expect(report.exitStatus == 0)
+        #expect(report.findings.filter { $0.severity != .note } == [], "\(report.findings)")
+    }
+
     @Test func theDefaultProviderNameWithoutAManifestIsAWarningQuotingTheClientsMessage() throws {
         let package = try ScratchPackage()
         try package.write("authorization.json", Files.advanced(""))
