@@ -18,9 +18,9 @@ public struct ProviderFactoryContext: Sendable {
     /// mode's registry gives its `AuthorizationConfiguration`): a factory that knows the
     /// registry's type casts it.
     public let loadedConfiguration: any Sendable
-    /// The settings the configuration carried for the modes, each under the key the configuration
-    /// uses (`tokenExchangeURL`, say): how a mode reads its own settings without knowing the
-    /// configuration's type.
+    /// The settings the configuration carried for the mode, under the keys the mode declares
+    /// (``NamedProviderFactory/settingKeys``: `tokenExchangeURL`, say), checked and with defaults
+    /// filled in: how a mode reads its own settings without knowing the configuration's type.
     public let modeSettings: ModeSettings
     /// The client's transport, when the registry knows it: a mode that calls a server itself
     /// (the token exchange) sends through it, so the app's transport and its tests see the call.
@@ -50,12 +50,13 @@ public struct ProviderFactoryContext: Sendable {
     }
 }
 
-/// What a configuration says to the modes it may choose by name: values under keys, each key the
-/// configuration's own name for the setting (`tokenExchangeURL`, `signatureAuthenticationEnabled`
-/// in the Engagement configuration).
+/// What a configuration says to the mode it chooses by name: values under the keys the mode
+/// declares (``ModeSettingKey``; `tokenExchangeURL`, `signatureAuthenticationEnabled` for the
+/// built-in modes).
 ///
-/// The registry that loads a configuration fills it; a ``NamedProviderFactory`` reads the keys of
-/// its own mode from ``ProviderFactoryContext/modeSettings``:
+/// The registry that loads a configuration checks it against the mode's keys
+/// (``checked(for:providerName:)``); a ``NamedProviderFactory`` reads its keys from
+/// ``ProviderFactoryContext/modeSettings``:
 ///
 /// ```swift
 /// guard let url = context.modeSettings.url("partnerTokenURL") else {
@@ -63,7 +64,7 @@ public struct ProviderFactoryContext: Sendable {
 /// }
 /// ```
 ///
-/// Values are checked by whoever reads the configuration; a mode still checks what it relies on.
+/// A mode still checks what it relies on: a registry of another kind may not check.
 public struct ModeSettings: Sendable, Equatable {
     /// One setting's value.
     public enum Value: Sendable, Equatable {
