@@ -131,7 +131,7 @@ public final class ProviderRegistry: Sendable {
         case .implicitName(let name):
             switch find(name) {
             case nil:
-                throw ConfigurationError.advancedAuthEnabledWithoutProvider.hinted(forUnresolved: name)
+                throw ConfigurationError.advancedAuthEnabledWithoutProvider.hinted(forUnresolved: name, registered: registeredNames)
             case .factory(let factory)?:
                 return try make(factory, name: name, context: context.checkingNoModeSettings(for: name))
             case .mode(let mode)?:
@@ -149,7 +149,7 @@ public final class ProviderRegistry: Sendable {
         case .registeredClassName(let name?):
             switch find(name) {
             case nil:
-                throw ConfigurationError.registeredClassNotFound(name: name).hinted(forUnresolved: name)
+                throw ConfigurationError.registeredClassNotFound(name: name).hinted(forUnresolved: name, registered: registeredNames)
             case .factory(let factory)?:
                 return try make(factory, name: name, context: context.checkingNoModeSettings(for: name))
             case .mode(let mode)?:
@@ -163,6 +163,9 @@ public final class ProviderRegistry: Sendable {
             }
         }
     }
+
+    /// Every name registered here, sorted.
+    private var registeredNames: [String] { state.withLock { $0.entries.keys.sorted() } }
 
     private func find(_ name: String) -> Entry? {
         if let entry = state.withLock({ $0.entries[name] }) { return entry }
@@ -218,6 +221,22 @@ extension ConfigurationError {
     /// or close to one.
     func hinted(forUnresolved name: String) -> ConfigurationError {
         BuiltInProviderName.hint(forUnresolvedName: name).map(appendingHint) ?? self
+    }
+
+    /// The same, and otherwise "did you mean" a name registered in the registry (a mode or
+    /// provider of the app's own) when `name` is close to one: the same but for case, or at most
+    /// two letters off.
+    func hinted(forUnresolved name: String, registered: [String]) -> ConfigurationError {
+        if let hint = BuiltInProviderName.hint(forUnresolvedName: name) { return appendingHint(hint) }
+        let lowered = Array(name.lowercased().unicodeScalars)
+        var best: (name: String, distance: Int)?
+        for candidate in registered where candidate != name {
+            let other = Array(candidate.lowercased().unicodeScalars)
+            guard let distance = lowered == other ? 0 : BuiltInProviderName.editDistance(lowered, other, limit: 2) else { continue }
+            if best == nil || distance < best!.distance { best = (candidate, distance) }
+        }
+        guard let meant = best?.name else { return self }
+        return appendingHint("\(LogText.doubleQuoted(name, limit: 80)) is not registered; did you mean \(LogText.doubleQuoted(meant, limit: 80))?")
     }
 }
 

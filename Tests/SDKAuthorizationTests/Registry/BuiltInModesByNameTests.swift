@@ -303,6 +303,18 @@ struct BuiltInModesByNameTests {
         }
     }
 
+    @Test func aMisspeltNameOfARegisteredModeSaysDidYouMean() throws {
+        struct PartnerMode: StandaloneProviderFactory {
+            static let providerName = "Partner.Token"
+            func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { try SignatureAuthentication() }
+        }
+        registry.register(PartnerMode())
+        let configuration = try file(#""advancedAuthEnabled": true, "providerName": "Partner.Tokn""#)
+        #expect(throws: ConfigurationError.advancedAuthEnabledWithoutProvider.appendingHint(#""Partner.Tokn" is not registered; did you mean "Partner.Token"?"#)) {
+            try client(configuration, transport: RecordingTransport())
+        }
+    }
+
     // MARK: Braze dictionary
 
     @Test func enableSDKAuthenticationInABrazeDictionaryTurnsTheSignatureModeOn() async throws {
