@@ -47,7 +47,18 @@ func fuzzJWT(_ data: Data) {
 func fuzzConfiguration(_ data: Data) {
     _ = try? AuthorizationConfiguration(data: data, format: .json)
     _ = try? AuthorizationConfiguration(data: data, format: .propertyList)
+    // With modes registered: their keys, vendor spellings and Braze's nested dictionary.
+    _ = try? AuthorizationConfiguration(data: data, format: .json, registry: fuzzRegistry)
+    _ = try? AuthorizationConfiguration(data: data, format: .propertyList, registry: fuzzRegistry)
 }
+
+/// A registry holding the signature and token-exchange modes.
+let fuzzRegistry: ProviderRegistry = {
+    let registry = ProviderRegistry()
+    registry.register(SignatureMode())
+    registry.register(TokenExchangeMode(signer: .async { _ in throw CancellationError() }))
+    return registry
+}()
 
 /// Everything that reads a name or a pattern: authorization strings, domain patterns and origins, rules,
 /// endpoint templates, provider and type names, URL sanitizing, log escaping.

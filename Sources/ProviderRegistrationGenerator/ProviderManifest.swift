@@ -14,7 +14,7 @@ import SDKAuthorizationEngagement
 ///
 /// `name` is the name a configuration's `providerName` uses, checked as the configuration checks it;
 /// `type` is a module-qualified Swift type, as the registry's run-time lookup reads one; `mode` is
-/// `customerToken` (an `AuthorizationProviderType` class) or `factory` (a `NamedProviderFactory`).
+/// `customerToken` (an `AuthorizationProviderType` class) or `factory` (a `StandaloneProviderFactory`: a mode that needs nothing from the app).
 ///
 /// This is the one reader of the manifest: the build-time generator (`sdkauth-register-providers`)
 /// and the authorization doctor (`sdkauth-config`) both read it through ``read(atPath:)``, so they
@@ -30,7 +30,7 @@ public struct ProviderManifest: Sendable, Equatable {
     public enum Mode: String, Sendable, CaseIterable {
         /// An `AuthorizationProviderType` class, registered with `ProviderRegistry.register(_:as:)`.
         case customerToken
-        /// A `NamedProviderFactory` type, registered with `ProviderRegistry.register(name:factory:)`.
+        /// A `StandaloneProviderFactory` type, registered with `ProviderRegistry.register(_:as:)`.
         case factory
     }
 

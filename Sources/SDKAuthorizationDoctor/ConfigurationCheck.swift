@@ -2,6 +2,9 @@ import Foundation
 import ProviderRegistrationGenerator
 import SDKAuthorization
 import SDKAuthorizationEngagement
+import SDKAuthorizationIDToken
+import SDKAuthorizationSignature
+import SDKAuthorizationTokenExchange
 
 /// Checks one configuration file as the framework reads it and as a client made from it starts.
 ///
@@ -43,7 +46,7 @@ package enum ConfigurationCheck {
     static func check(_ url: URL, displayPath: String, target: Target) -> [Finding] {
         let configuration: AuthorizationConfiguration
         do {
-            configuration = try AuthorizationConfiguration(contentsOf: url)
+            configuration = try AuthorizationConfiguration(contentsOf: url, registry: builtInModes(linked: target.linkedProducts))
         } catch {
             return [Finding(.error, file: displayPath, key: key(of: error), error.message)]
         }
@@ -60,6 +63,10 @@ package enum ConfigurationCheck {
         }
         if findings.isEmpty {
             findings.append(Finding(.note, file: displayPath, "ok: \(summary(configuration))"))
+        }
+        // A vendor's switch that leaves a mode off (Braze's EnableSDKAuthentication).
+        for note in configuration.notes {
+            findings.append(Finding(.note, file: displayPath, note))
         }
         // A built-in name resolves in the doctor, which links every mode; say what the app needs.
         if target.linkedProducts == nil, configuration.advancedAuthEnabled, let name = lookedUpName(configuration),
@@ -80,7 +87,7 @@ package enum ConfigurationCheck {
 
     /// The error a client made from `configuration` in `target` would refuse to start with, if any.
     static func startUpError(_ configuration: AuthorizationConfiguration, target: Target) -> ConfigurationError? {
-        let registry = ProviderRegistry()
+        let registry = builtInModes(linked: target.linkedProducts)
         // A built-in name whose product the app does not link is not found there: what its registry throws.
         if let linked = target.linkedProducts, let name = lookedUpName(configuration),
            let product = BuiltInProviderName.product(for: name), !linked.contains(product) {
@@ -88,6 +95,8 @@ package enum ConfigurationCheck {
             registry.register(name: name) { _ in throw error }
         }
         for entry in target.manifest?.entries ?? [] {
+            // A built-in mode the manifest registers by type is the real mode, registered above with its keys.
+            if let product = BuiltInProviderName.product(for: entry.name), target.linkedProducts?.contains(product) ?? true { continue }
             if case .implicitName(let name) = configuration.providerLookup, name == entry.name, entry.mode == .customerToken,
                isCertainlyNotNSObject(entry.type, in: target) {
                 // The iOS convention wants an NSObject subclass; the app's registry refuses this one at start.
@@ -102,6 +111,19 @@ package enum ConfigurationCheck {
         } catch {
             return error
         }
+    }
+
+    /// A registry holding the built-in modes of the products the app links (all of them when the
+    /// doctor was not told), as the app registers them; their collaborators are never called.
+    static func builtInModes(linked: Set<String>?) -> ProviderRegistry {
+        let registry = ProviderRegistry()
+        func links(_ name: String) -> Bool { linked.map { $0.contains(BuiltInProviderName.product(for: name) ?? "") } ?? true }
+        if links(BuiltInProviderName.idTokenRefresh) { registry.register(IDTokenRefreshMode(refresh: nil)) }
+        if links(BuiltInProviderName.signature) { registry.register(SignatureMode()) }
+        if links(BuiltInProviderName.tokenExchange) {
+            registry.register(TokenExchangeMode(signer: .async { _ in throw CancellationError() }))
+        }
+        return registry
     }
 
     /// What the app's registry throws for a name it does not find, with its hint.
@@ -158,7 +180,7 @@ package enum ConfigurationCheck {
         try AuthorizationConfiguration(
             projectToken: configuration.projectToken, baseURL: configuration.baseURL.absoluteString, authorization: "Token doctor-placeholder",
             advancedAuthEnabled: configuration.advancedAuthEnabled, providerLookup: configuration.providerLookup,
-            customerTokenCaching: configuration.customerTokenCaching)
+            customerTokenCaching: configuration.customerTokenCaching, modeSettings: configuration.modeSettings)
     }
 
     /// The file key an error is about.

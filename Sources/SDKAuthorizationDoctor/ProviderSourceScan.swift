@@ -41,7 +41,9 @@ package enum ProviderSourceScan {
             if clauses.declarations == 0 {
                 findings.append(Finding(.warning, file: file, key: key,
                                         "\(entry.type), declared for \(LogText.typeName(entry.name)), is not declared as a class, struct, enum or actor in the sources of \(module)"))
-            } else if !clauses.text.contains(where: { mentions(needed, in: $0) }) {
+            } else if !clauses.text.contains(where: { text in
+                mentions(needed, in: text) || (entry.mode == .factory && mentions("StandaloneProviderFactory", in: text))
+            }) {
                 findings.append(Finding(.warning, file: file, key: key,
                                         "\(entry.type), declared for \(LogText.typeName(entry.name)) with mode \(entry.mode.rawValue), does not conform to \(needed) as far as the sources of \(module) show"))
             }

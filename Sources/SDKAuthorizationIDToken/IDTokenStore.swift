@@ -489,19 +489,45 @@ extension IDTokenStore: GenerationalProvider {
     public var credentialGeneration: UInt64 { refresh.generation }
 }
 
-/// The async refresh-callback mode as the registry loads it by name
-/// (`BuiltInProviderName/idTokenRefresh`): an ``IDTokenStore`` authorized for the configuration's
-/// base URL origin, its scheme, host and port (`AuthorizedDomain/init(origin:)`): a base URL
-/// `http://127.0.0.1:8080` authorizes that origin only, and an `http` base URL on a host that is
-/// not loopback is refused. The registry finds this type at run time when the `SDKAuthorizationIDToken`
-/// product is linked.
-public enum IDTokenRefreshMode: NamedProviderFactory {
-    public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
-        try IDTokenStore(
+/// The async refresh-callback mode (`SDKAuthorization.IDTokenRefresh`): an ``IDTokenStore``
+/// authorized for the configuration's base URL origin, its scheme, host and port
+/// (`AuthorizedDomain/init(origin:)`): a base URL `http://127.0.0.1:8080` authorizes that origin
+/// only, and an `http` base URL on a host that is not loopback is refused. Register it with the
+/// refresh callback, so the store it makes asks the app for a token from the first request:
+///
+/// ```swift
+/// registry.register(IDTokenRefreshMode(refresh: { await session.renewIDToken() }))
+/// ```
+///
+/// The app sets the token with `setIDToken(_:)` on `client.provider as? IDTokenStore`, or, with
+/// ``init(tokenRefresh:)``, returns it from the callback.
+public struct IDTokenRefreshMode: NamedProviderFactory {
+    /// `SDKAuthorization.IDTokenRefresh`.
+    public static let providerName = "SDKAuthorization.IDTokenRefresh"
+
+    private let register: @Sendable (IDTokenStore) -> Void
+
+    /// The mode whose store runs `refresh` when requests need a new token
+    /// (``IDTokenStore/registerRefreshCallback(_:)``); `nil` registers none (the app registers one
+    /// on the store later).
+    public init(refresh: (@Sendable () async -> Void)?) {
+        register = { store in if let refresh { store.registerRefreshCallback(refresh) } }
+    }
+
+    /// The mode whose store sets the token `tokenRefresh` returns (``IDTokenStore/registerTokenRefresh(_:)``).
+    public init(tokenRefresh: @escaping @Sendable () async throws -> String) {
+        register = { store in store.registerTokenRefresh(tokenRefresh) }
+    }
+
+    /// A new ``IDTokenStore`` for the configuration's base URL origin, with the callback.
+    public func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
+        let store = try IDTokenStore(
             authorizedDomains: [AuthorizedDomain(origin: context.baseURL)],
             clock: context.clock,
             diagnostics: context.diagnostics,
             observer: context.observer
         )
+        register(store)
+        return store
     }
 }

@@ -373,15 +373,37 @@ public final class SignatureFailureSubscription: Sendable {
     deinit { cancel() }
 }
 
-/// The signature mode as the registry loads it by name (`SDKAuthorization.Signature`, the
-/// Engagement product's `BuiltInProviderName.signature`): a ``SignatureAuthentication`` with the
-/// default header, ``SignatureAuthentication/defaultHeaderName``, that sends no signature when the
-/// configuration turns signature authentication off (`signatureAuthenticationEnabled` or Braze's
-/// `EnableSDKAuthentication` false). The app reaches it as `client.provider as? SignatureAuthentication`
-/// to change the user and subscribe to failures. The registry finds this type at run time when the
-/// `SDKAuthorizationSignature` product is linked.
-public enum SignatureMode: NamedProviderFactory {
-    public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
+/// The signature mode (`SDKAuthorization.Signature`, Braze-style SDK authentication): a
+/// ``SignatureAuthentication`` with the default header, ``SignatureAuthentication/defaultHeaderName``.
+/// Register it, and a configuration chooses it by name or, as Braze's integration guide says, with
+/// `EnableSDKAuthentication` true in a `Braze` dictionary:
+///
+/// ```swift
+/// registry.register(SignatureMode())
+/// ```
+///
+/// Its key `signatureAuthenticationEnabled` (default `true`; Braze's top-level spelling
+/// `EnableSDKAuthentication`) set to `false` keeps the mode but sends no signature. The app
+/// reaches the provider as `client.provider as? SignatureAuthentication` to change the user and
+/// subscribe to failures.
+public struct SignatureMode: StandaloneProviderFactory {
+    /// `SDKAuthorization.Signature`.
+    public static let providerName = "SDKAuthorization.Signature"
+
+    /// `signatureAuthenticationEnabled`, spelt `EnableSDKAuthentication` by Braze at the top of a
+    /// file or in its `Braze` dictionary (where `true` also chooses the mode).
+    public static let settingKeys = [
+        ModeSettingKey("signatureAuthenticationEnabled", type: .bool, default: .bool(true),
+                       meaning: "The signature mode's switch: `false` keeps the mode but sends no signature.",
+                       vendorSpellings: [.init(["EnableSDKAuthentication"], vendor: "Braze"),
+                                         .init(["Braze", "EnableSDKAuthentication"], vendor: "Braze", choosesMode: true)]),
+    ]
+
+    /// The mode; it needs nothing from the app.
+    public init() {}
+
+    /// A new ``SignatureAuthentication`` sending signatures unless the configuration turns them off.
+    public func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
         try SignatureAuthentication(headerName: SignatureAuthentication.defaultHeaderName,
                                     sendsSignatures: context.modeSettings.bool("signatureAuthenticationEnabled") ?? true, diagnostics: context.diagnostics)
     }

@@ -604,30 +604,66 @@ extension TokenExchangeProvider.ExchangedToken {
     }
 }
 
-extension PayloadSigner {
-    /// The signer of a provider made by name before the app gives it one: every request that needs
-    /// a token fails, saying what to do.
-    static let unset = PayloadSigner.async { _ in
-        throw RequestError.signingFailed(reason: "no payload signer is set; give the provider one with setSigner(_:)")
-    }
-}
+/// The payload-signing and token-exchange mode (`SDKAuthorization.TokenExchange`): a
+/// ``TokenExchangeProvider`` exchanging at the configuration's `tokenExchangeURL` through the
+/// client's transport, with the default options and the auth token kept in memory only. Register
+/// it with the app's signer, so the provider signs from the first request:
+///
+/// ```swift
+/// registry.register(TokenExchangeMode(signer: .async { payload in try await server.sign(payload) }))
+/// ```
+public struct TokenExchangeMode: NamedProviderFactory {
+    /// `SDKAuthorization.TokenExchange`.
+    public static let providerName = "SDKAuthorization.TokenExchange"
 
-/// The payload-signing and token-exchange mode as the registry loads it by name
-/// (`SDKAuthorization.TokenExchange`, the Engagement product's `BuiltInProviderName.tokenExchange`):
-/// a ``TokenExchangeProvider`` exchanging at the configuration's `tokenExchangeURL` through the
-/// client's transport, with the default options, the auth token kept in memory only, and no signer
-/// until the app gives it one with ``TokenExchangeProvider/setSigner(_:)``. The registry finds this
-/// type at run time when the `SDKAuthorizationTokenExchange` product is linked.
-public enum TokenExchangeMode: NamedProviderFactory {
-    public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
+    /// `tokenExchangeURL`, required: `https` (`http` on a loopback host only), a host, no user
+    /// info, query or fragment.
+    public static let settingKeys = [
+        ModeSettingKey("tokenExchangeURL", type: .url, required: true,
+                       meaning: "Where signed payloads are exchanged: `https` (`http` on a loopback host only), no user info, query or fragment.",
+                       validate: { value in
+                           guard case .url(let url) = value else { return nil }
+                           return TokenExchangeMode.problem(with: url)
+                       }),
+    ]
+
+    private let signer: PayloadSigner
+
+    /// The mode whose providers sign with `signer`.
+    public init(signer: PayloadSigner) {
+        self.signer = signer
+    }
+
+    /// A new ``TokenExchangeProvider`` for the configuration's `tokenExchangeURL`.
+    public func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
         guard let exchangeURL = context.modeSettings.url("tokenExchangeURL") else { throw ConfigurationError.missingKey("tokenExchangeURL") }
         return try TokenExchangeProvider(
             exchangeURL: exchangeURL,
-            signer: .unset,
+            signer: signer,
             transport: context.transport ?? URLSessionHTTPTransport(),
             clock: context.clock,
             diagnostics: context.diagnostics
         )
+    }
+
+    /// Why `url` is no exchange URL, or `nil`: the base URL's rules, and `https` unless the host is
+    /// loopback (the signed payload and the auth token must not cross the network in the clear).
+    /// Never repeats a password or a query.
+    static func problem(with url: URL) -> String? {
+        let shown = "'\(ConfigurationError.sanitizedURLText(url.absoluteString))'"
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, !host.isEmpty,
+              components.query == nil, components.fragment == nil,
+              let checkedHost = HostName.host(of: url)
+        else { return "\(shown) is not an absolute https URL with a host (and no query or fragment)" }
+        guard components.user == nil, components.password == nil else {
+            return "user info ('user:password@') is not allowed in \(shown)"
+        }
+        guard scheme == "https" || HostName.isLoopback(checkedHost) else {
+            return "\(shown) uses http, which is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1]); use https"
+        }
+        return nil
     }
 }
 

@@ -81,9 +81,9 @@ struct ProviderRegistrationGeneratorTests {
                     register(type, as: name)
                 }
 
-                /// A native provider's factory: the type must be a `NamedProviderFactory`.
-                private func registerManifestFactory<Factory: SDKAuthorization.NamedProviderFactory>(_ type: Factory.Type, as name: String) {
-                    register(name: name) { context in try type.makeProvider(for: context) }
+                /// A mode that needs nothing from the app: the type must be a `StandaloneProviderFactory`.
+                private func registerManifestFactory<Factory: SDKAuthorization.StandaloneProviderFactory>(_ type: Factory.Type, as name: String) {
+                    register(type.init(), under: name)
                 }
             }
 

@@ -51,6 +51,25 @@ struct ConfigurationCheckTests {
         ])
     }
 
+    @Test func aMissingAuthorizationInAFileChoosingAModeWithKeysIsTheOnlyError() throws {
+        // The doctor looks past the missing authorization with the mode's settings kept.
+        let package = try ScratchPackage()
+        try package.write("authorization.json", Files.advanced(
+            #""providerName": "SDKAuthorization.TokenExchange", "tokenExchangeURL": "https://platform.example.com/exchange""#, authorization: false))
+        let report = run(package, "authorization.json")
+        #expect(errors(report).map(\.message) == [ConfigurationError.missingKey("authorization").message])
+    }
+
+    @Test func aBuiltInModeTheManifestRegistersKeepsItsKeys() throws {
+        let package = try ScratchPackage()
+        try package.write("Sources/App/sdkauth-providers.json",
+                          #"{"providers": [{"name": "SDKAuthorization.Signature", "type": "SDKAuthorizationSignature.SignatureMode", "mode": "factory"}]}"#)
+        try package.write("Sources/App/authorization.json", Files.advanced(#""providerName": "SDKAuthorization.Signature", "signatureAuthenticationEnabled": false"#))
+        let report = run(package)
+        #expect(report.exitStatus == 0)
+        #expect(report.findings.filter { $0.severity != .note } == [], "\(report.findings)")
+    }
+
     @Test func theDefaultProviderNameWithoutAManifestIsAWarningQuotingTheClientsMessage() throws {
         let package = try ScratchPackage()
         try package.write("authorization.json", Files.advanced(""))
@@ -116,7 +135,7 @@ struct ConfigurationCheckTests {
                          "authorization.json", "registered-authorization.json")
         #expect(report.exitStatus == 1)
         #expect(errors(report) == [Finding(.error, file: "authorization.json", key: "providerName",
-                                           #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.IDTokenRefresh" is a built-in mode in the product SDKAuthorizationIDToken: link SDKAuthorizationIDToken to the app's target)"#)])
+                                           #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.IDTokenRefresh" is a built-in mode in the product SDKAuthorizationIDToken: link SDKAuthorizationIDToken to the app's target and register IDTokenRefreshMode(refresh:) with the registry)"#)])
         #expect(report.findings.last?.file == "registered-authorization.json")
         #expect(report.findings.last?.message.hasPrefix("ok: ") == true)
         // Linked: ok, and no note about what is linked.
@@ -207,7 +226,9 @@ struct ConfigurationCheckTests {
 
     @Test(arguments: [
         (#"{"projectToken": "p1", "baseURL": "https://api.example.com", "authorization": "Token k1", "colour": 1}"#,
-         ConfigurationError.unknownKeys(["colour"]), "colour"),
+         ConfigurationError.unknownKeys(["colour"]).appendingHint("in 'authorization.json'"), "colour"),
+        (#"{"projectToken": "p1", "baseURL": "https://api.example.com", "authorization": "Token k1", "baseUrl": "x"}"#,
+         ConfigurationError.unknownKeys(["baseUrl"]).appendingHint("in 'authorization.json'; 'baseUrl': did you mean 'baseURL'?"), "baseUrl"),
         (#"{"projectToken": "p1", "baseURL": "https://api.example.com", "authorization": "Basic a2V5"}"#,
          ConfigurationError.basicAuthenticationNotSupported, "authorization"),
         (#"{"projectToken": "p1", "baseURL": "ftp://example.com", "authorization": "Token k1"}"#,
@@ -223,6 +244,23 @@ struct ConfigurationCheckTests {
         let report = run(package, "authorization.json")
         #expect(report.exitStatus == 1)
         #expect(report.findings == [Finding(.error, file: "authorization.json", key: key, expected.message)])
+    }
+
+    @Test func aBrazeDictionaryWithoutEnableSDKAuthenticationLeavesTheSignatureModeOffAndTheDoctorSaysSo() throws {
+        let package = try ScratchPackage()
+        try package.write("braze.json", #"{"projectToken": "p1", "baseURL": "https://api.example.com", "authorization": "Token k1", "Braze": {}}"#)
+        try package.write("braze-on.json", #"{"projectToken": "p1", "baseURL": "https://api.example.com", "authorization": "Token k1", "Braze": {"EnableSDKAuthentication": true}}"#)
+        let report = run(package, "braze.json", "braze-on.json")
+        #expect(report.exitStatus == 0)
+        #expect(report.findings.filter { $0.file == "braze.json" }.map(\.message).last
+            == "the mode SDKAuthorization.Signature is off: the Braze dictionary has no EnableSDKAuthentication set to true, which turns it on")
+        let on = report.findings.filter { $0.file == "braze-on.json" }.map(\.message)
+        #expect(on.first == "ok: project 'p1' at https://api.example.com, Token Authorization (token redacted), advanced auth on, provider name SDKAuthorization.Signature")
+        #expect(!on.contains { $0.contains(" is off") })
+        // The app does not link the signature product: the Braze dictionary is a key of a mode it cannot register.
+        let unlinked = run(package, "--linked-products", "SDKAuthorization,SDKAuthorizationEngagement", "braze.json")
+        #expect(unlinked.findings.map(\.message) == [ConfigurationError.unknownKeys(["Braze"]).appendingHint(
+            "in 'braze.json'; 'Braze' is a key of the mode SDKAuthorization.Signature, which is not registered: register SignatureMode() (product SDKAuthorizationSignature) with the registry that reads the file").message])
     }
 
     @Test func aKeyOrFileNameThatCouldForgeALineIsEscaped() throws {

@@ -18,9 +18,9 @@ public struct ProviderFactoryContext: Sendable {
     /// mode's registry gives its `AuthorizationConfiguration`): a factory that knows the
     /// registry's type casts it.
     public let loadedConfiguration: any Sendable
-    /// The settings the configuration carried for the modes, each under the key the configuration
-    /// uses (`tokenExchangeURL`, say): how a mode reads its own settings without knowing the
-    /// configuration's type.
+    /// The settings the configuration carried for the mode, under the keys the mode declares
+    /// (``NamedProviderFactory/settingKeys``: `tokenExchangeURL`, say), checked and with defaults
+    /// filled in: how a mode reads its own settings without knowing the configuration's type.
     public let modeSettings: ModeSettings
     /// The client's transport, when the registry knows it: a mode that calls a server itself
     /// (the token exchange) sends through it, so the app's transport and its tests see the call.
@@ -50,12 +50,13 @@ public struct ProviderFactoryContext: Sendable {
     }
 }
 
-/// What a configuration says to the modes it may choose by name: values under keys, each key the
-/// configuration's own name for the setting (`tokenExchangeURL`, `signatureAuthenticationEnabled`
-/// in the Engagement configuration).
+/// What a configuration says to the mode it chooses by name: values under the keys the mode
+/// declares (``ModeSettingKey``; `tokenExchangeURL`, `signatureAuthenticationEnabled` for the
+/// built-in modes).
 ///
-/// The registry that loads a configuration fills it; a ``NamedProviderFactory`` reads the keys of
-/// its own mode from ``ProviderFactoryContext/modeSettings``:
+/// The registry that loads a configuration checks it against the mode's keys
+/// (``checked(for:providerName:)``); a ``NamedProviderFactory`` reads its keys from
+/// ``ProviderFactoryContext/modeSettings``:
 ///
 /// ```swift
 /// guard let url = context.modeSettings.url("partnerTokenURL") else {
@@ -63,7 +64,7 @@ public struct ProviderFactoryContext: Sendable {
 /// }
 /// ```
 ///
-/// Values are checked by whoever reads the configuration; a mode still checks what it relies on.
+/// A mode still checks what it relies on: a registry of another kind may not check.
 public struct ModeSettings: Sendable, Equatable {
     /// One setting's value.
     public enum Value: Sendable, Equatable {
@@ -105,19 +106,186 @@ public struct ModeSettings: Sendable, Equatable {
     }
 }
 
-/// A type whose module-qualified name a registry resolves to a native provider: how a mode in a
-/// product of its own (or an integrator's provider) is found by name without being registered in
-/// code. Each built-in mode that can be chosen by name has one, in its own product.
+/// One configuration key a mode owns: its name, the type of its value, its default, how it is
+/// checked, and the spellings of the same key in the vendor SDKs' own files.
+///
+/// A mode declares its keys in ``NamedProviderFactory/settingKeys``; a registry that reads a
+/// configuration file accepts exactly the keys of the modes registered with it, and checks each
+/// value here before the mode sees it in ``ProviderFactoryContext/modeSettings``.
 ///
 /// ```swift
-/// public enum PartnerTokenMode: NamedProviderFactory {
-///     public static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
+/// static let partnerTokenURL = ModeSettingKey(
+///     "partnerTokenURL", type: .url, required: true,
+///     meaning: "Where the partner token is fetched.",
+///     validate: { value in
+///         guard case .url(let url) = value, url.scheme == "https" else { return "an https URL is required" }
+///         return nil
+///     })
+/// ```
+public struct ModeSettingKey: Sendable {
+    /// The type of a key's value.
+    public enum ValueType: Sendable, Equatable {
+        /// A switch: a JSON or property-list boolean.
+        case bool
+        /// Text.
+        case string
+        /// A URL, written in a file as text.
+        case url
+
+        /// How the type is named in errors: "a boolean", "a string", "a URL string".
+        public var expected: String {
+            switch self {
+            case .bool: "a boolean"
+            case .string: "a string"
+            case .url: "a URL string"
+            }
+        }
+    }
+
+    /// The same key as a vendor SDK spells it in its own file.
+    public struct VendorSpelling: Sendable, Equatable {
+        /// Where the key is in the file: one name for a top-level key (`["EnableSDKAuthentication"]`),
+        /// or a dictionary's name and the key inside it (`["Braze", "EnableSDKAuthentication"]`).
+        public let path: [String]
+        /// The vendor that spells it so (`Braze`).
+        public let vendor: String
+        /// Whether the key is the vendor's switch for the mode itself: `true` in a file chooses the
+        /// mode (advanced auth on, the mode's provider name) and sets the key; `false` or absent
+        /// leaves the mode off unless the file chooses it otherwise.
+        public let choosesMode: Bool
+
+        /// A vendor spelling at `path`.
+        public init(_ path: [String], vendor: String, choosesMode: Bool = false) {
+            self.path = path
+            self.vendor = vendor
+            self.choosesMode = choosesMode
+        }
+
+        /// The path as a file's errors name it: `Braze.EnableSDKAuthentication`.
+        public var dottedPath: String { path.joined(separator: ".") }
+    }
+
+    /// The key as the framework's own files and ``ModeSettings`` spell it.
+    public let name: String
+    /// The type of its value.
+    public let type: ValueType
+    /// The value the mode gets when the configuration gives none; `nil` for none.
+    public let defaultValue: ModeSettings.Value?
+    /// Whether a configuration that chooses the mode must give the key.
+    public let isRequired: Bool
+    /// What the key does, for the documentation's table of keys.
+    public let meaning: String
+    /// The vendors' spellings of the same key.
+    public let vendorSpellings: [VendorSpelling]
+    private let validation: @Sendable (ModeSettings.Value) -> String?
+
+    /// A key named `name` whose value is of `type`.
+    ///
+    /// - Parameters:
+    ///   - name: The key.
+    ///   - type: The type of its value.
+    ///   - defaultValue: The value when none is given; `nil` for none.
+    ///   - required: Whether a configuration choosing the mode must give it.
+    ///   - meaning: What it does (one sentence, for the table of keys).
+    ///   - vendorSpellings: The vendors' spellings of the same key.
+    ///   - validate: Checks a value of the right type: `nil` when it is good, else the reason it is
+    ///     not (without the value when it may be secret); the error names the key as the file wrote it.
+    public init(_ name: String, type: ValueType, default defaultValue: ModeSettings.Value? = nil, required: Bool = false,
+                meaning: String, vendorSpellings: [VendorSpelling] = [],
+                validate: @escaping @Sendable (ModeSettings.Value) -> String? = { _ in nil }) {
+        self.name = name
+        self.type = type
+        self.defaultValue = defaultValue
+        self.isRequired = required
+        self.meaning = meaning
+        self.vendorSpellings = vendorSpellings
+        self.validation = validate
+    }
+
+    /// Checks `value`, given under `spelledKey` (the key as the configuration wrote it): its type,
+    /// then the key's validation.
+    ///
+    /// - Throws: `ConfigurationError.wrongType(key:expected:)` or `.invalidValue(key:reason:)`
+    ///   naming `spelledKey`.
+    public func check(_ value: ModeSettings.Value, spelledKey: String? = nil) throws(ConfigurationError) {
+        let key = spelledKey ?? name
+        switch (type, value) {
+        case (.bool, .bool), (.string, .string), (.url, .url): break
+        default: throw .wrongType(key: key, expected: type.expected)
+        }
+        if let reason = validation(value) { throw .invalidValue(key: key, reason: reason) }
+    }
+}
+
+extension ModeSettings {
+    /// These settings checked against the keys of the mode `providerName`: every key is one of
+    /// `keys` with a value of its type that its validation accepts, every required key is given,
+    /// and every default is filled in.
+    ///
+    /// - Throws: `ConfigurationError` naming the first bad key.
+    public func checked(for keys: [ModeSettingKey], providerName: String) throws(ConfigurationError) -> ModeSettings {
+        let owned = Dictionary(keys.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for key in values.keys.sorted() where owned[key] == nil {
+            throw ConfigurationError.unknownKeys([key]).appendingHint(
+                "\(LogText.escaped(key, limit: 64)) is not a setting of the mode \(LogText.typeName(providerName))")
+        }
+        var result = values
+        for key in keys {
+            if let value = values[key.name] {
+                try key.check(value)
+            } else if let value = key.defaultValue {
+                result[key.name] = value
+            } else if key.isRequired {
+                throw .missingKey(key.name)
+            }
+        }
+        return ModeSettings(result)
+    }
+}
+
+/// A mode a registry finds by name: it declares its name and the configuration keys it owns, and
+/// makes the provider for a configuration that chooses it. The app registers an instance, which
+/// carries what a configuration file cannot (a signer, a refresh callback, a store), so the
+/// provider it makes is finished when the client starts.
+///
+/// ```swift
+/// public struct PartnerTokenMode: NamedProviderFactory {
+///     public static let providerName = "PartnerSDK.PartnerToken"
+///     public func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
 ///         PartnerTokenProvider(baseURL: context.baseURL)
 ///     }
 /// }
-/// // providerName: "PartnerSDK.PartnerTokenMode"
+/// // registry.register(PartnerTokenMode())
 /// ```
-public protocol NamedProviderFactory: SendableMetatype {
-    /// The provider for the configuration being loaded.
-    static func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider
+public protocol NamedProviderFactory: Sendable {
+    /// The name a configuration chooses the mode by (`providerName` in a file).
+    static var providerName: String { get }
+    /// The configuration keys the mode owns; none by default.
+    static var settingKeys: [ModeSettingKey] { get }
+    /// The provider for the configuration being loaded; ``ProviderFactoryContext/modeSettings``
+    /// holds the mode's keys, checked against ``settingKeys``, defaults filled in.
+    func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider
+}
+
+extension NamedProviderFactory {
+    /// No keys.
+    public static var settingKeys: [ModeSettingKey] { [] }
+}
+
+/// A mode that needs nothing from the app, so it can be registered by its type alone: how the
+/// build-time registration (`sdkauth-providers.json`, mode `factory`) registers a mode, as
+/// `register(Mode(), under: name)` under the manifest's name.
+///
+/// ```swift
+/// public struct PartnerTokenMode: StandaloneProviderFactory {
+///     public static let providerName = "PartnerSDK.PartnerToken"
+///     public init() {}
+///     public func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
+///         PartnerTokenProvider(baseURL: context.baseURL)
+///     }
+/// }
+/// ```
+public protocol StandaloneProviderFactory: NamedProviderFactory {
+    /// The mode, complete.
+    init()
 }

@@ -10,7 +10,8 @@ extension AuthorizationConfiguration {
         case propertyList
     }
 
-    /// The keys a configuration file may hold.
+    /// The Engagement keys a configuration file may hold, besides the keys of the modes registered
+    /// with the registry that reads it (``ProviderRegistry/modeSettingKeys``).
     ///
     /// | key | type | |
     /// | --- | --- | --- |
@@ -20,15 +21,12 @@ extension AuthorizationConfiguration {
     /// | `authorizationToken` | string | the Flutter SDK's spelling of `authorization`; a file names one or the other |
     /// | `advancedAuthEnabled` | boolean | default `false` |
     /// | `providerConvention` | string | `implicitName` (default) or `registeredClass` |
-    /// | `providerName` | string | the provider's name or module-qualified class name |
+    /// | `providerName` | string | the provider's name or module-qualified class name, or a registered mode's name |
     /// | `customerTokenCacheLeeway` | number | seconds (0 to 86400); turns the opt-in token cache on |
     /// | `customerTokenCacheMaximumAge` | number | seconds (1 to 86400, default 3600); needs the leeway |
-    /// | `signatureAuthenticationEnabled` | boolean | default `true`; only with `providerName` `SDKAuthorization.Signature`: `false` sends no signature |
-    /// | `EnableSDKAuthentication` | boolean | Braze's spelling of `signatureAuthenticationEnabled`; a file names one or the other |
-    /// | `tokenExchangeURL` | string | required with, and only with, `providerName` `SDKAuthorization.TokenExchange`; `https` (`http` on a loopback host only), no user info, query or fragment |
     ///
-    /// The modes chosen by name are listed in ``BuiltInProviderName``. A key a file names but its
-    /// mode does not read is refused, never ignored.
+    /// A mode's key is accepted only when the mode is registered, and only in a file that chooses
+    /// that mode: a key the configuration would ignore is refused, never ignored.
     public static let fileKeys: Set<String> = Set(fileKeyDescriptors.flatMap { [$0.name] + $0.vendorSpellings.map(\.key) })
 
     /// One key a configuration file may hold: what the reader accepts (``fileKeys``) and what the
@@ -56,16 +54,11 @@ extension AuthorizationConfiguration {
         .init(name: "providerConvention", type: "string", defaultValue: "`implicitName`",
               meaning: "How the provider is found by name: `implicitName` (the iOS convention) or `registeredClass` (the Android convention)."),
         .init(name: "providerName", type: "string", defaultValue: "`ExponeaAuthProvider` with `implicitName`",
-              meaning: "The provider's registered name or module-qualified class name, or a built-in mode (`SDKAuthorization.IDTokenRefresh`, `SDKAuthorization.Signature`, `SDKAuthorization.TokenExchange`)."),
+              meaning: "The provider's registered name or module-qualified class name, or a registered mode's name (`SDKAuthorization.IDTokenRefresh`, `SDKAuthorization.Signature`, `SDKAuthorization.TokenExchange`)."),
         .init(name: "customerTokenCacheLeeway", type: "number", defaultValue: "none (no cache)",
               meaning: "Seconds (0 to 86400) before a customer token's `exp` that it stops being reused; turns the opt-in token cache on."),
         .init(name: "customerTokenCacheMaximumAge", type: "number", defaultValue: "`3600`",
               meaning: "Seconds (1 to 86400) a cached customer token is reused at most, whatever its `exp`; only with `customerTokenCacheLeeway`."),
-        .init(name: "signatureAuthenticationEnabled", type: "boolean", defaultValue: "`true`",
-              meaning: "Only with `providerName` `SDKAuthorization.Signature`: `false` keeps the mode but sends no signature.",
-              vendorSpellings: [("EnableSDKAuthentication", "Braze")]),
-        .init(name: "tokenExchangeURL", type: "string", defaultValue: "none",
-              meaning: "Required with, and only with, `providerName` `SDKAuthorization.TokenExchange`: where signed payloads are exchanged; `https` (`http` on a loopback host only), no user info, query or fragment."),
     ]
 
     /// The largest configuration file read, in bytes (64 KB). A file is read no further than this,
@@ -81,10 +74,20 @@ extension AuthorizationConfiguration {
     /// refuses a repeated key, and a property list is checked for its size and shape (one
     /// dictionary of plain values) before it is parsed.
     ///
-    /// - Throws: `ConfigurationError` for an unreadable or malformed file, an unknown key, a value
-    ///   of the wrong type, a built-in mode's key in a file that chooses another mode (or a mode
-    ///   without the key it needs), and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:signatureAuthenticationEnabled:tokenExchangeURL:)-(_,_,String?,_,_,_,_,_)`` refuses.
-    public init(contentsOf url: URL) throws(ConfigurationError) {
+    /// The file may hold the Engagement keys (``fileKeys``) and the keys of the modes registered
+    /// with `registry` (``ProviderRegistry/modeSettingKeys``), each under its name or a vendor's
+    /// spelling, and a vendor's dictionary (Braze's `Braze`) holding a registered mode's keys.
+    /// `EnableSDKAuthentication` true in a `Braze` dictionary chooses the signature mode, as
+    /// Braze's integration guide says; without it the mode stays off and ``notes`` says so.
+    ///
+    /// - Parameters:
+    ///   - url: The file.
+    ///   - registry: The registry whose modes' keys the file may hold; default none.
+    /// - Throws: `ConfigurationError` for an unreadable or malformed file, an unknown key (the
+    ///   error names the file and the key, and says which key it may mean, or which mode to
+    ///   register), a value of the wrong type, a mode's key in a file that chooses another mode (or
+    ///   a mode without the key it needs), and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:modeSettings:)-(_,_,String?,_,_,_,_)`` refuses.
+    public init(contentsOf url: URL, registry: ProviderRegistry = ProviderRegistry()) throws(ConfigurationError) {
         let data: Data
         do {
             data = try ExternalFile.read(atPath: url.path, limit: Self.maximumFileSize)
@@ -99,22 +102,44 @@ extension AuthorizationConfiguration {
         case "plist": format = .propertyList
         default: format = Self.sniffFormat(data)
         }
-        try self.init(data: data, format: format)
+        try self.init(data: data, format: format, registry: registry, fileName: url.lastPathComponent)
     }
 
-    /// Reads a configuration from the bytes of a file in `format`.
-    public init(data: Data, format: FileFormat) throws(ConfigurationError) {
+    /// Reads a configuration from the bytes of a file in `format`, as ``init(contentsOf:registry:)`` does.
+    public init(data: Data, format: FileFormat, registry: ProviderRegistry = ProviderRegistry()) throws(ConfigurationError) {
+        try self.init(data: data, format: format, registry: registry, fileName: nil)
+    }
+
+    private init(data: Data, format: FileFormat, registry: ProviderRegistry, fileName: String?) throws(ConfigurationError) {
         guard data.count <= Self.maximumFileSize else { throw .fileTooLarge(limit: Self.maximumFileSize) }
         let values: [String: JWTClaimValue]
         switch format {
         case .json: values = try Self.jsonValues(data)
         case .propertyList: values = try Self.propertyListValues(data)
         }
-        let unknown = Set(values.keys).subtracting(Self.fileKeys)
-        guard unknown.isEmpty else { throw .unknownKeys(unknown.sorted()) }
+        let modeKeys = ModeKeys(registry.modeSettingKeys)
+        try modeKeys.refuseUnknownKeys(in: values, fileName: fileName)
+        let modes = try modeKeys.read(values)
 
         let lookup: ProviderLookup
-        let name = try Self.string(values, "providerName")
+        var name = try Self.string(values, "providerName")
+        var advanced: Bool
+        switch values["advancedAuthEnabled"] {
+        case nil: advanced = false
+        case .bool(let flag)?: advanced = flag
+        default: throw .wrongType(key: "advancedAuthEnabled", expected: "a boolean")
+        }
+        if let (mode, spelling) = modes.chosen {
+            // The vendor's switch chooses the mode, as the vendor's own file does.
+            if let name, name != mode {
+                throw .invalidValue(key: spelling, reason: "it turns on the mode \(mode), but providerName names \(LogText.typeName(name)); keep one")
+            }
+            if values["advancedAuthEnabled"] == .bool(false) {
+                throw .invalidValue(key: spelling, reason: "it turns on the mode \(mode), which sends customer tokens, but advancedAuthEnabled is false; keep one")
+            }
+            name = mode
+            advanced = true
+        }
         switch try Self.string(values, "providerConvention") ?? "implicitName" {
         case "implicitName": lookup = .implicitName(name ?? ProviderLookup.defaultImplicitName)
         case "registeredClass": lookup = .registeredClassName(name)
@@ -130,12 +155,6 @@ extension AuthorizationConfiguration {
         case (.number(let seconds)?, .number(let maximumAge)?): caching = .honoringExpiry(leeway: seconds, maximumAge: maximumAge)
         case (.number?, _?): throw .wrongType(key: "customerTokenCacheMaximumAge", expected: "a number of seconds")
         default: throw .wrongType(key: "customerTokenCacheLeeway", expected: "a number of seconds")
-        }
-        let advanced: Bool
-        switch values["advancedAuthEnabled"] {
-        case nil: advanced = false
-        case .bool(let flag)?: advanced = flag
-        default: throw .wrongType(key: "advancedAuthEnabled", expected: "a boolean")
         }
         guard let projectToken = try Self.string(values, "projectToken") else { throw .missingKey("projectToken") }
         guard let baseURL = try Self.string(values, "baseURL") else { throw .missingKey("baseURL") }
@@ -155,7 +174,7 @@ extension AuthorizationConfiguration {
             }
             authorization = flutterValue
         }
-        let (signatureEnabled, exchangeURL) = try Self.modeSettings(values, providerName: name)
+        let settings = try modes.settings(forProviderName: name, keys: modeKeys)
         try self.init(
             projectToken: projectToken,
             baseURL: baseURL,
@@ -163,34 +182,9 @@ extension AuthorizationConfiguration {
             advancedAuthEnabled: advanced,
             providerLookup: lookup,
             customerTokenCaching: caching,
-            signatureAuthenticationEnabled: signatureEnabled,
-            tokenExchangeURL: exchangeURL
+            modeSettings: settings
         )
-    }
-
-    /// The keys of the built-in modes chosen by name: each only with its own mode, so a key the
-    /// configuration would ignore is refused instead, and every error names the key as written.
-    private static func modeSettings(_ values: [String: JWTClaimValue], providerName: String?) throws(ConfigurationError) -> (Bool, String?) {
-        // Braze's Info.plist spells the signature flag `EnableSDKAuthentication`; one file names one of the two.
-        if values["signatureAuthenticationEnabled"] != nil, values["EnableSDKAuthentication"] != nil {
-            throw .invalidValue(key: "EnableSDKAuthentication", reason: "the file also names signatureAuthenticationEnabled; EnableSDKAuthentication is Braze's spelling of the same key, keep one")
-        }
-        let signatureKey = values["EnableSDKAuthentication"] != nil ? "EnableSDKAuthentication" : "signatureAuthenticationEnabled"
-        var signatureEnabled = true
-        switch values[signatureKey] {
-        case nil: break
-        case .bool(let flag)?: signatureEnabled = flag
-        default: throw .wrongType(key: signatureKey, expected: "a boolean")
-        }
-        if values[signatureKey] != nil, providerName != BuiltInProviderName.signature {
-            throw .invalidValue(key: signatureKey, reason: "it applies only to the signature mode; set providerName to \(BuiltInProviderName.signature) or remove it")
-        }
-        let exchangeURL = try string(values, "tokenExchangeURL")
-        if exchangeURL != nil, providerName != BuiltInProviderName.tokenExchange {
-            throw .invalidValue(key: "tokenExchangeURL", reason: "it applies only to the token-exchange mode; set providerName to \(BuiltInProviderName.tokenExchange) or remove it")
-        }
-        if exchangeURL == nil, providerName == BuiltInProviderName.tokenExchange { throw .missingKey("tokenExchangeURL") }
-        return (signatureEnabled, exchangeURL)
+        notes = modes.chosen == nil ? modes.offNotes(providerName: name) : []
     }
 
     private static func string(_ values: [String: JWTClaimValue], _ key: String) throws(ConfigurationError) -> String? {
@@ -247,9 +241,30 @@ extension AuthorizationConfiguration {
         }
     }
 
+    /// A top-level value: a plain value, or a vendor's dictionary of plain values (`Braze`).
+    private enum PropertyListEntry: Decodable {
+        case scalar(PropertyListScalar), dictionary([String: PropertyListScalar])
+
+        init(from decoder: any Decoder) throws {
+            let scalar = try PropertyListScalar(from: decoder)
+            if case .other = scalar, let members = try? decoder.singleValueContainer().decode([String: PropertyListScalar].self) {
+                self = .dictionary(members)
+            } else {
+                self = .scalar(scalar)
+            }
+        }
+
+        var value: JWTClaimValue {
+            switch self {
+            case .scalar(let scalar): scalar.value
+            case .dictionary(let members): .object(members.mapValues(\.value))
+            }
+        }
+    }
+
     /// Checks the shape before any parser sees the bytes, so no nesting can overflow the stack:
-    /// an XML property list holds one `<dict>` and no `<array>`, and no `<key>` twice; a binary one
-    /// holds at most 64 objects.
+    /// an XML property list holds a dictionary with dictionaries at most one level down, no
+    /// `<array>`, and no `<key>` twice in one dictionary; a binary one holds at most 64 objects.
     private static func propertyListValues(_ data: Data) throws(ConfigurationError) -> [String: JWTClaimValue] {
         let bytes = [UInt8](data)
         if bytes.starts(with: Array("bplist".utf8)) {
@@ -257,18 +272,40 @@ extension AuthorizationConfiguration {
                 throw .malformedFile(reason: propertyListShape)
             }
         } else {
-            guard occurrences(of: "<dict", in: bytes) <= 1, occurrences(of: "<array", in: bytes) == 0 else {
-                throw .malformedFile(reason: propertyListShape)
-            }
-            var seen = Set<String>()
-            for key in elementTexts("key", in: bytes) where !seen.insert(key).inserted {
-                throw .duplicateKey(key)
-            }
+            guard occurrences(of: "<array", in: bytes) == 0 else { throw .malformedFile(reason: propertyListShape) }
+            try checkDictionaries(in: bytes)
         }
         do {
-            return try PropertyListDecoder().decode([String: PropertyListScalar].self, from: data).mapValues(\.value)
+            return try PropertyListDecoder().decode([String: PropertyListEntry].self, from: data).mapValues(\.value)
         } catch {
             throw .malformedFile(reason: propertyListShape)
+        }
+    }
+
+    /// An XML property list's dictionaries nest at most two deep, and none names a key twice.
+    private static func checkDictionaries(in bytes: [UInt8]) throws(ConfigurationError) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        var open: [Set<String>] = []
+        var rest = Substring(text)
+        while let start = rest.firstIndex(of: "<") {
+            rest = rest[rest.index(after: start)...]
+            if rest.hasPrefix("dict") {
+                let tag = rest.prefix { $0 != ">" }
+                if !tag.hasSuffix("/") {
+                    open.append([])
+                    guard open.count <= 2 else { throw .malformedFile(reason: propertyListShape) }
+                }
+            } else if rest.hasPrefix("/dict") {
+                guard !open.isEmpty else { throw .malformedFile(reason: propertyListShape) }
+                open.removeLast()
+            } else if rest.hasPrefix("key>") {
+                let body = rest.dropFirst(4)
+                guard let end = body.range(of: "</key>") else { throw .malformedFile(reason: propertyListShape) }
+                let key = String(body[..<end.lowerBound])
+                guard !open.isEmpty else { throw .malformedFile(reason: propertyListShape) }
+                guard open[open.count - 1].insert(key).inserted else { throw .duplicateKey(key) }
+                rest = body[end.upperBound...]
+            }
         }
     }
 
@@ -281,12 +318,6 @@ extension AuthorizationConfiguration {
             if bytes[start..<(start + pattern.count)].elementsEqual(pattern) { count += 1 }
         }
         return count
-    }
-
-    /// The texts of every `<name>...</name>` element, in order.
-    private static func elementTexts(_ name: String, in bytes: [UInt8]) -> [String] {
-        let text = String(decoding: bytes, as: UTF8.self)
-        return text.components(separatedBy: "<\(name)>").dropFirst().compactMap { $0.components(separatedBy: "</\(name)>").first }
     }
 
     /// The object count from a binary property list's 32-byte trailer, or nil when there is none.

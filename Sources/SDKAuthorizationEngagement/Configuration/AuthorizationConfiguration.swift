@@ -31,7 +31,7 @@ public enum CustomerTokenCaching: Sendable, Equatable {
 /// Everything an SDK needs to authorize its calls to one project.
 ///
 /// Build it in code or read it from a JSON or property-list file
-/// (``init(contentsOf:)``). Every value is checked when it is set, so a configuration that exists
+/// (``init(contentsOf:registry:)``). Every value is checked when it is set, so a configuration that exists
 /// is a valid one.
 ///
 /// ```swift
@@ -55,13 +55,16 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
     public var providerLookup: ProviderLookup
     /// Whether customer tokens are cached (off by default).
     public var customerTokenCaching: CustomerTokenCaching
-    /// Whether the signature mode (``BuiltInProviderName/signature``) sends signatures (default
-    /// `true`): `false` keeps the mode loaded but sends requests without a signature, as Braze does
-    /// with `EnableSDKAuthentication` off. Other modes do not read it.
-    public var signatureAuthenticationEnabled: Bool
-    /// Where the token-exchange mode (``BuiltInProviderName/tokenExchange``) exchanges signed
-    /// payloads; that mode needs it, others do not read it.
-    public let tokenExchangeURL: URL?
+    /// The settings of the mode the configuration chooses, under the keys the mode declares
+    /// (`NamedProviderFactory.settingKeys`): `tokenExchangeURL` for the token-exchange mode, say.
+    /// The registry checks them against the chosen mode's keys when a client starts (a file's are
+    /// checked as it is read); a provider that is not a mode takes none.
+    public var modeSettings: ModeSettings
+    /// What reading a file found that is no error but worth telling the developer: a vendor's
+    /// switch that leaves a mode off (a `Braze` dictionary without `EnableSDKAuthentication` true
+    /// leaves the signature mode off). Empty for a configuration made in code; the authorization
+    /// doctor shows each as a note.
+    public internal(set) var notes: [String] = []
 
     /// Creates a configuration, checking every value.
     ///
@@ -72,9 +75,8 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
     ///   - advancedAuthEnabled: Whether customer tokens are used.
     ///   - providerLookup: How the provider is found (default: the name `ExponeaAuthProvider`).
     ///   - customerTokenCaching: Opt-in token cache (default: disabled).
-    ///   - signatureAuthenticationEnabled: Whether the signature mode sends signatures (default `true`).
-    ///   - tokenExchangeURL: The token-exchange mode's exchange endpoint: an absolute `https` URL
-    ///     (`http` on a loopback host only) with a host and no user info, query or fragment.
+    ///   - modeSettings: The chosen mode's settings (default none), checked against its keys
+    ///     when a client starts: `ModeSettings(["tokenExchangeURL": .url(exchangeURL)])`.
     /// - Throws: `ConfigurationError` naming the first bad value.
     public init(
         projectToken: String,
@@ -83,8 +85,7 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         advancedAuthEnabled: Bool = false,
         providerLookup: ProviderLookup = .default,
         customerTokenCaching: CustomerTokenCaching = .disabled,
-        signatureAuthenticationEnabled: Bool = true,
-        tokenExchangeURL: String? = nil
+        modeSettings: ModeSettings = ModeSettings()
     ) throws(ConfigurationError) {
         guard !projectToken.isEmpty, !projectToken.allSatisfy(\.isWhitespace) else { throw .emptyProjectToken }
         guard HeaderFieldRules.check(projectToken) != .forbiddenCharacters else {
@@ -114,8 +115,7 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
             }
         }
         self.customerTokenCaching = customerTokenCaching
-        self.signatureAuthenticationEnabled = signatureAuthenticationEnabled
-        self.tokenExchangeURL = try tokenExchangeURL.map { (value) throws(ConfigurationError) in try Self.checkedTokenExchangeURL(value) }
+        self.modeSettings = modeSettings
     }
 
     /// Creates a configuration with the project credential written as Exponea's iOS SDK writes it:
@@ -140,24 +140,30 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         advancedAuthEnabled: Bool = false,
         providerLookup: ProviderLookup = .default,
         customerTokenCaching: CustomerTokenCaching = .disabled,
-        signatureAuthenticationEnabled: Bool = true,
-        tokenExchangeURL: String? = nil
+        modeSettings: ModeSettings = ModeSettings()
     ) throws(ConfigurationError) {
         try self.init(projectToken: projectToken, baseURL: baseURL, authorization: authorization.headerValue,
                       advancedAuthEnabled: advancedAuthEnabled, providerLookup: providerLookup, customerTokenCaching: customerTokenCaching,
-                      signatureAuthenticationEnabled: signatureAuthenticationEnabled, tokenExchangeURL: tokenExchangeURL)
-    }
-
-    /// What the built-in modes read from this configuration.
-    var modeSettings: ModeSettings {
-        var values: [String: ModeSettings.Value] = ["signatureAuthenticationEnabled": .bool(signatureAuthenticationEnabled)]
-        if let tokenExchangeURL { values["tokenExchangeURL"] = .url(tokenExchangeURL) }
-        return ModeSettings(values)
+                      modeSettings: modeSettings)
     }
 
     /// Every value, the credential redacted.
     public var description: String {
-        "AuthorizationConfiguration(projectToken: \(LogText.escaped(projectToken, limit: 64)), baseURL: \(LogText.url(baseURL)), authorization: \(authorization?.description ?? "none"), advancedAuthEnabled: \(advancedAuthEnabled), providerLookup: \(providerLookup), customerTokenCaching: \(customerTokenCaching)\(signatureAuthenticationEnabled ? "" : ", signatureAuthenticationEnabled: false")\(tokenExchangeURL.map { ", tokenExchangeURL: \(LogText.url($0))" } ?? ""))"
+        "AuthorizationConfiguration(projectToken: \(LogText.escaped(projectToken, limit: 64)), baseURL: \(LogText.url(baseURL)), authorization: \(authorization?.description ?? "none"), advancedAuthEnabled: \(advancedAuthEnabled), providerLookup: \(providerLookup), customerTokenCaching: \(customerTokenCaching)\(Self.describe(modeSettings)))"
+    }
+
+    /// The mode settings as the description shows them: switches and URLs (redacted as in logs);
+    /// text only by its length, since a mode's text may be a secret.
+    private static func describe(_ settings: ModeSettings) -> String {
+        settings.values.keys.sorted().map { key in
+            let value = switch settings.values[key]! {
+            case .bool(let flag): "\(flag)"
+            case .url(let url): LogText.url(url)
+            case .string(let text): "<\(text.count) characters>"
+            }
+            let plain = key.utf8.count <= 64 && key.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+            return ", \(plain ? key : LogText.escaped(key, limit: 64)): \(value)"
+        }.joined()
     }
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
@@ -187,29 +193,6 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
         let hasOwnError = word.isEmpty || word == "token" || word == "bearer" || word.hasPrefix("basic")
         guard hasOwnError || trimmed == value else { throw .surroundingWhitespace(key: "authorization") }
         return try ProjectAuthorization(parsing: value)
-    }
-
-    /// The base URL's rules (``checkedBaseURL(_:)``), and `https` unless the host is loopback: the
-    /// signed payload and the auth token must not cross the network in the clear. Errors name the
-    /// key `tokenExchangeURL` and never repeat a password or a query.
-    static func checkedTokenExchangeURL(_ value: String) throws(ConfigurationError) -> URL {
-        let key = "tokenExchangeURL"
-        guard value.trimmingCharacters(in: .whitespaces) == value else { throw .surroundingWhitespace(key: key) }
-        let shown = "'\(ConfigurationError.sanitizedURLText(value))'"
-        guard HeaderFieldRules.check(value) == .valid,
-              let components = URLComponents(string: value),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = components.host, !host.isEmpty,
-              components.query == nil, components.fragment == nil,
-              let url = components.url, let checkedHost = HostName.host(of: url)
-        else { throw .invalidValue(key: key, reason: "\(shown) is not an absolute https URL with a host (and no query or fragment)") }
-        guard components.user == nil, components.password == nil else {
-            throw .invalidValue(key: key, reason: "user info ('user:password@') is not allowed in \(shown)")
-        }
-        guard scheme == "https" || HostName.isLoopback(checkedHost) else {
-            throw .invalidValue(key: key, reason: "\(shown) uses http, which is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1]); use https")
-        }
-        return url
     }
 
     /// An absolute `http`/`https` URL with a host (a host name, an IPv4 or a bracketed IPv6

@@ -1,47 +1,51 @@
 import SDKAuthorization
 
-/// The names the built-in modes are found under in every ``ProviderRegistry``, so a configuration
-/// (in code or in a file, as `providerName`) chooses its mode by name.
+/// The names of the built-in modes, which a configuration (in code or in a file, as
+/// `providerName`) chooses once the app registers the mode with its ``ProviderRegistry``.
 ///
-/// | name | mode | product to link | file keys of the mode |
+/// | name | mode to register | product to link | file keys of the mode |
 /// | --- | --- | --- | --- |
-/// | `SDKAuthorization.IDTokenRefresh` | an `IDTokenStore` authorized for the base URL's origin | `SDKAuthorizationIDToken` | none |
-/// | `SDKAuthorization.Signature` | a `SignatureAuthentication` with the default header | `SDKAuthorizationSignature` | `signatureAuthenticationEnabled` (or Braze's `EnableSDKAuthentication`) |
-/// | `SDKAuthorization.TokenExchange` | a `TokenExchangeProvider` for the exchange URL | `SDKAuthorizationTokenExchange` | `tokenExchangeURL` (required) |
+/// | `SDKAuthorization.IDTokenRefresh` | `IDTokenRefreshMode(refresh:)` | `SDKAuthorizationIDToken` | none |
+/// | `SDKAuthorization.Signature` | `SignatureMode()` | `SDKAuthorizationSignature` | `signatureAuthenticationEnabled` (or Braze's `EnableSDKAuthentication`, which in a `Braze` dictionary also chooses the mode) |
+/// | `SDKAuthorization.TokenExchange` | `TokenExchangeMode(signer:)` | `SDKAuthorizationTokenExchange` | `tokenExchangeURL` (required) |
 ///
-/// A mode lives in a product of its own; the registry finds it at run time, as the vendor SDKs find
-/// a provider class by name, once that product is linked into the app. Token mode needs no provider
-/// (advanced auth disabled); customer-token mode names the app's own ``AuthorizationProviderType``
-/// class. An integrator's provider joins the same registry under a name of its own.
-///
-/// A mode found by name is reached through `client.provider` to give it what a file cannot hold:
-/// the ID token and the refresh callback, the user and their signature, the payload signer.
+/// A mode lives in a product of its own and is registered as any mode is, with what it needs from
+/// the app (the refresh callback, the payload signer), so the provider it makes is complete when
+/// the client starts. These names are known here only to say what to link and register when a
+/// configuration names one the registry does not hold. Token mode needs no provider (advanced auth
+/// disabled); customer-token mode names the app's own ``AuthorizationProviderType`` class.
 public enum BuiltInProviderName {
-    /// The async refresh-callback mode: an `IDTokenStore` whose authorized domain is the
-    /// configuration's base URL origin. Reach it with `client.provider as? IDTokenStore` to set the
-    /// token and register the refresh callback.
+    /// The async refresh-callback mode, `IDTokenRefreshMode` in `SDKAuthorizationIDToken`.
     public static let idTokenRefresh = "SDKAuthorization.IDTokenRefresh"
 
-    /// The signature mode (Braze-style SDK authentication): a `SignatureAuthentication` sending the
-    /// user's signature in `X-Braze-Auth-Signature` to the endpoints that take a customer token.
-    /// Reach it with `client.provider as? SignatureAuthentication` to call `changeUser(_:signature:)`
-    /// and subscribe to failures. ``AuthorizationConfiguration/signatureAuthenticationEnabled``
-    /// (file key `signatureAuthenticationEnabled`, or Braze's `EnableSDKAuthentication`) set to
-    /// `false` keeps the mode loaded but sends no signature, as Braze does with SDK authentication off.
+    /// The signature mode (Braze-style SDK authentication), `SignatureMode` in `SDKAuthorizationSignature`.
     public static let signature = "SDKAuthorization.Signature"
 
-    /// The payload-signing and token-exchange mode: a `TokenExchangeProvider` exchanging signed
-    /// payloads at ``AuthorizationConfiguration/tokenExchangeURL`` (file key `tokenExchangeURL`,
-    /// required) through the client's transport, keeping the auth token in memory. Reach it with
-    /// `client.provider as? TokenExchangeProvider` and give it the app's signer with `setSigner(_:)`;
-    /// until then a request that needs a token fails with `RequestError.Code.signingFailed`.
+    /// The payload-signing and token-exchange mode, `TokenExchangeMode` in `SDKAuthorizationTokenExchange`.
     public static let tokenExchange = "SDKAuthorization.TokenExchange"
 
-    /// The product that holds the mode found under `name`, or `nil` when `name` is not a built-in
+    /// The product that holds the mode named `name`, or `nil` when `name` is not a built-in
     /// name: `SDKAuthorizationIDToken` for ``idTokenRefresh``. The name resolves only in an app that
-    /// links that product.
+    /// links that product and registers the mode.
     public static func product(for name: String) -> String? {
-        typeNames[name].map { String($0.prefix { $0 != "." }) }
+        modes[name]?.product
+    }
+
+    /// How the mode named `name` is registered (`SignatureMode()`), or `nil` when `name` is not a
+    /// built-in name.
+    public static func registration(for name: String) -> String? {
+        modes[name]?.registration
+    }
+
+    /// The built-in mode that owns the configuration key `key` (as a file spells it, or the first
+    /// part of a nested key: `Braze`), or `nil`: how a file reader says which mode to register
+    /// for a key no registered mode owns.
+    public static func owner(ofKey key: String) -> String? {
+        switch key {
+        case "signatureAuthenticationEnabled", "EnableSDKAuthentication", "Braze": signature
+        case "tokenExchangeURL": tokenExchange
+        default: nil
+        }
     }
 
     /// What to do when no provider is found under `name`: for a built-in name, link its product;
@@ -55,8 +59,8 @@ public enum BuiltInProviderName {
     /// ```
     public static func hint(forUnresolvedName name: String) -> String? {
         let quoted = LogText.doubleQuoted(name, limit: 80)
-        if let product = product(for: name) {
-            return "\(quoted) is a built-in mode in the product \(product): link \(product) to the app's target"
+        if let product = product(for: name), let registration = registration(for: name) {
+            return "\(quoted) is a built-in mode in the product \(product): link \(product) to the app's target and register \(registration) with the registry"
         }
         guard let meant = nearestName(to: name) else { return nil }
         return "\(quoted) is not registered; did you mean \"\(meant)\"?"
@@ -68,7 +72,7 @@ public enum BuiltInProviderName {
     static func nearestName(to name: String) -> String? {
         let lowered = name.lowercased()
         var best: (name: String, distance: Int)?
-        for builtIn in typeNames.keys.sorted() {
+        for builtIn in modes.keys.sorted() {
             let builtInLowered = builtIn.lowercased()
             let lastPart = builtInLowered.split(separator: ".").last.map(String.init) ?? builtInLowered
             if lowered == builtInLowered || lowered == lastPart { return builtIn }
@@ -93,10 +97,10 @@ public enum BuiltInProviderName {
         return previous[b.count] <= limit ? previous[b.count] : nil
     }
 
-    /// The type each built-in name stands for, in the product that holds the mode.
-    static let typeNames: [String: String] = [
-        idTokenRefresh: "SDKAuthorizationIDToken.IDTokenRefreshMode",
-        signature: "SDKAuthorizationSignature.SignatureMode",
-        tokenExchange: "SDKAuthorizationTokenExchange.TokenExchangeMode",
+    /// Each built-in mode's product and registration.
+    static let modes: [String: (product: String, registration: String)] = [
+        idTokenRefresh: ("SDKAuthorizationIDToken", "IDTokenRefreshMode(refresh:)"),
+        signature: ("SDKAuthorizationSignature", "SignatureMode()"),
+        tokenExchange: ("SDKAuthorizationTokenExchange", "TokenExchangeMode(signer:)"),
     ]
 }

@@ -10,14 +10,14 @@ extension ProviderFactoryContext {
 /// Finds authorization providers by name, as the vendor SDKs find their provider class by name.
 ///
 /// A name resolves, in order, to:
-/// 1. a native provider factory registered with ``register(name:factory:)``;
+/// 1. a mode registered with ``register(_:)`` (the built-in modes too: a
+///    registry finds only the modes registered with it), or a native provider factory registered
+///    with ``register(name:factory:)``;
 /// 2. a class registered in code with ``register(_:as:)``, the stand-in for
 ///    `@objc(ExponeaAuthProvider)`;
 /// 3. a real run-time lookup of a module-qualified type name: `NSClassFromString`, then the Swift
 ///    runtime, which also finds nested and generic types and structs on every platform
-///    (`MyApp.Providers.Example`, `MyApp.Provider<Swift.Int>`). A type that is a
-///    `NamedProviderFactory` (a core protocol) makes a native provider; the names in ``BuiltInProviderName`` stand
-///    for such types in the modes' own products.
+///    (`MyApp.Providers.Example`, `MyApp.Provider<Swift.Int>`).
 ///
 /// A class found by 2 or 3 is checked (an `NSObject` subclass under the iOS convention, then
 /// conformance to ``AuthorizationProviderType``) and wrapped in a ``CustomerTokenProvider``
@@ -25,7 +25,15 @@ extension ProviderFactoryContext {
 /// class is instantiated again after every identity change, as the vendor SDKs do; a native
 /// provider is kept and told through `AuthorizationProvider.identityDidChange()`.
 ///
-/// The built-in modes are found under the names in ``BuiltInProviderName``.
+/// The built-in modes are registered as any mode is, with the collaborators they need:
+///
+/// ```swift
+/// registry.register(SignatureMode())
+/// registry.register(TokenExchangeMode(signer: .async { payload in try await server.sign(payload) }))
+/// ```
+///
+/// A configuration file read with ``AuthorizationConfiguration/init(contentsOf:registry:)`` may
+/// hold exactly the keys of the modes registered here, besides the Engagement keys.
 /// Failures are `ConfigurationError` values carrying the vendors' documented messages; when the name
 /// is a built-in one whose product the app does not link, or close to a built-in one, a hint follows
 /// in parentheses (``BuiltInProviderName/hint(forUnresolvedName:)``).
@@ -40,6 +48,7 @@ public final class ProviderRegistry: Sendable {
 
     private enum Entry {
         case factory(Factory)
+        case mode(any NamedProviderFactory)
         case providerType(Any.Type)
     }
 
@@ -51,7 +60,8 @@ public final class ProviderRegistry: Sendable {
     private let state = Locked(State())
     private let typeLookup: @Sendable (String) -> Any.Type?
 
-    /// A registry holding the built-in modes.
+    /// An empty registry: it finds the modes and providers registered with it, and classes by
+    /// their module-qualified names.
     public convenience init() {
         self.init(typeLookup: { name in NSClassFromString(name) ?? SwiftTypeLookup.type(named: name) })
     }
@@ -68,7 +78,33 @@ public final class ProviderRegistry: Sendable {
         state.withLock { $0.entries[name] = .providerType(providerClass) }
     }
 
-    /// Registers a native provider factory under `name`; it runs each time a client loads it.
+    /// Registers `mode` under its `providerName` (a core `NamedProviderFactory`); a configuration that
+    /// chooses the name gets the provider the mode makes, and a configuration file read with this
+    /// registry may hold the mode's `settingKeys`. A later registration
+    /// under the same name wins.
+    public func register(_ mode: some NamedProviderFactory) {
+        let name = type(of: mode).providerName
+        state.withLock { $0.entries[name] = .mode(mode) }
+    }
+
+    /// Registers `mode` under `name` instead of its own name, with its keys: how the build-time
+    /// registration (`sdkauth-providers.json`) registers a mode under the manifest's name.
+    public func register(_ mode: some NamedProviderFactory, under name: String) {
+        state.withLock { $0.entries[name] = .mode(mode) }
+    }
+
+    /// Every configuration key of the modes registered here, each with the name of its mode.
+    public var modeSettingKeys: [(providerName: String, key: ModeSettingKey)] {
+        state.withLock { state in
+            state.entries.sorted { $0.key < $1.key }.flatMap { (name, entry) -> [(providerName: String, key: ModeSettingKey)] in
+                guard case .mode(let mode) = entry else { return [] }
+                return type(of: mode).settingKeys.map { (name, $0) }
+            }
+        }
+    }
+
+    /// Registers a native provider factory under `name`; it runs each time a client loads it. It
+    /// owns no configuration key: a mode that has some is registered with ``register(_:)``.
     public func register(name: String, factory: @escaping Factory) {
         state.withLock { $0.entries[name] = .factory(factory) }
     }
@@ -95,10 +131,13 @@ public final class ProviderRegistry: Sendable {
         case .implicitName(let name):
             switch find(name) {
             case nil:
-                throw ConfigurationError.advancedAuthEnabledWithoutProvider.hinted(forUnresolved: name)
+                throw ConfigurationError.advancedAuthEnabledWithoutProvider.hinted(forUnresolved: name, registered: registeredNames)
             case .factory(let factory)?:
-                return try make(factory, name: name, context: context)
+                return try make(factory, name: name, context: context.checkingNoModeSettings(for: name))
+            case .mode(let mode)?:
+                return try make(mode, name: name, context: context)
             case .providerType(let found)?:
+                try context.checkingNoModeSettings(for: name)
                 guard found is NSObject.Type else { throw .providerIsNotNSObject(name: name) }
                 guard let providerType = found as? any AuthorizationProviderType.Type else {
                     throw .providerDoesNotConform(name: name)
@@ -110,10 +149,13 @@ public final class ProviderRegistry: Sendable {
         case .registeredClassName(let name?):
             switch find(name) {
             case nil:
-                throw ConfigurationError.registeredClassNotFound(name: name).hinted(forUnresolved: name)
+                throw ConfigurationError.registeredClassNotFound(name: name).hinted(forUnresolved: name, registered: registeredNames)
             case .factory(let factory)?:
-                return try make(factory, name: name, context: context)
+                return try make(factory, name: name, context: context.checkingNoModeSettings(for: name))
+            case .mode(let mode)?:
+                return try make(mode, name: name, context: context)
             case .providerType(let found)?:
+                try context.checkingNoModeSettings(for: name)
                 guard let providerType = found as? any AuthorizationProviderType.Type else {
                     throw .registeredClassDoesNotImplement(name: name)
                 }
@@ -122,13 +164,22 @@ public final class ProviderRegistry: Sendable {
         }
     }
 
+    /// Every name registered here, sorted.
+    private var registeredNames: [String] { state.withLock { $0.entries.keys.sorted() } }
+
     private func find(_ name: String) -> Entry? {
         if let entry = state.withLock({ $0.entries[name] }) { return entry }
-        guard !name.isEmpty, let found = typeLookup(BuiltInProviderName.typeNames[name] ?? name) else { return nil }
-        if let factory = found as? any NamedProviderFactory.Type {
-            return .factory { context in try factory.makeProvider(for: context) }
-        }
+        guard !name.isEmpty, let found = typeLookup(name) else { return nil }
         return .providerType(found)
+    }
+
+    /// The provider `mode` makes, its settings checked against its keys first.
+    private func make(_ mode: any NamedProviderFactory, name: String, context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
+        let settings = try context.modeSettings.checked(for: type(of: mode).settingKeys, providerName: name)
+        let checked = ProviderFactoryContext(baseURL: context.baseURL, configuration: context.loadedConfiguration, clock: context.clock,
+                                             diagnostics: context.diagnostics, observer: context.observer, modeSettings: settings,
+                                             transport: context.transport)
+        return try make({ context in try mode.makeProvider(for: context) }, name: name, context: checked)
     }
 
     private func make(_ factory: Factory, name: String, context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
@@ -154,12 +205,38 @@ public final class ProviderRegistry: Sendable {
     }
 }
 
+extension ProviderFactoryContext {
+    /// This context, when it carries no mode settings: a provider that is not a mode owns no key.
+    @discardableResult
+    func checkingNoModeSettings(for name: String) throws(ConfigurationError) -> ProviderFactoryContext {
+        guard let key = modeSettings.values.keys.sorted().first else { return self }
+        throw ConfigurationError.unknownKeys([key]).appendingHint(
+            "\(LogText.escaped(key, limit: 64)) is not a setting of \(LogText.typeName(name)), which is not a registered mode")
+    }
+}
+
 extension ConfigurationError {
     /// A "not found" error with ``BuiltInProviderName/hint(forUnresolvedName:)`` after its documented
     /// message, when there is one: the name is a built-in mode whose product the app does not link,
     /// or close to one.
     func hinted(forUnresolved name: String) -> ConfigurationError {
         BuiltInProviderName.hint(forUnresolvedName: name).map(appendingHint) ?? self
+    }
+
+    /// The same, and otherwise "did you mean" a name registered in the registry (a mode or
+    /// provider of the app's own) when `name` is close to one: the same but for case, or at most
+    /// two letters off.
+    func hinted(forUnresolved name: String, registered: [String]) -> ConfigurationError {
+        if let hint = BuiltInProviderName.hint(forUnresolvedName: name) { return appendingHint(hint) }
+        let lowered = Array(name.lowercased().unicodeScalars)
+        var best: (name: String, distance: Int)?
+        for candidate in registered where candidate != name {
+            let other = Array(candidate.lowercased().unicodeScalars)
+            guard let distance = lowered == other ? 0 : BuiltInProviderName.editDistance(lowered, other, limit: 2) else { continue }
+            if best == nil || distance < best!.distance { best = (candidate, distance) }
+        }
+        guard let meant = best?.name else { return self }
+        return appendingHint("\(LogText.doubleQuoted(name, limit: 80)) is not registered; did you mean \(LogText.doubleQuoted(meant, limit: 80))?")
     }
 }
 

@@ -3,9 +3,13 @@ import Testing
 import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationEngagement
+import SDKAuthorizationIDToken
+import SDKAuthorizationSignature
+import SDKAuthorizationTokenExchange
 
-/// The README's table of configuration-file keys is rendered from the list the file reader checks
-/// keys against (`AuthorizationConfiguration.fileKeyDescriptors`), so a key added, renamed or
+/// The README's table of configuration-file keys is rendered from the lists the file reader checks
+/// keys against: the Engagement keys (`AuthorizationConfiguration.fileKeyDescriptors`) and the
+/// keys the built-in modes declare (`NamedProviderFactory.settingKeys`), so a key added, renamed or
 /// described anew in the code fails here until the README says the same.
 @Suite("README table of configuration keys", .hangLimit)
 struct ConfigurationKeysTableTests {
@@ -18,6 +22,29 @@ struct ConfigurationKeysTableTests {
         for key in AuthorizationConfiguration.fileKeyDescriptors {
             let spellings = key.vendorSpellings.map { "`\($0.key)` (\($0.vendor))" }.joined(separator: ", ")
             lines.append("| `\(key.name)` | \(key.type) | \(key.defaultValue) | \(key.meaning) | \(spellings) |")
+        }
+        let modes: [(name: String, registration: String, keys: [ModeSettingKey])] = [
+            (SignatureMode.providerName, "SignatureMode()", SignatureMode.settingKeys),
+            (TokenExchangeMode.providerName, "TokenExchangeMode(signer:)", TokenExchangeMode.settingKeys),
+        ]
+        for mode in modes {
+            for key in mode.keys {
+                let type = switch key.type {
+                case .bool: "boolean"
+                case .string: "string"
+                case .url: "string (URL)"
+                }
+                let defaultValue = switch key.defaultValue {
+                case .bool(let flag)?: "`\(flag)`"
+                case .string(let text)?: "`\(text)`"
+                case .url(let url)?: "`\(url.absoluteString)`"
+                case nil: key.isRequired ? "required" : "none"
+                }
+                let spellings = key.vendorSpellings.map { spelling in
+                    "`\(spelling.dottedPath)` (\(spelling.vendor)\(spelling.choosesMode ? "; `true` chooses the mode" : ""))"
+                }.joined(separator: ", ")
+                lines.append("| `\(key.name)` | \(type) | \(defaultValue) | Only with `providerName` `\(mode.name)`, registered as `\(mode.registration)`. \(key.meaning) | \(spellings) |")
+            }
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -39,7 +66,7 @@ struct ConfigurationKeysTableTests {
         #expect(Set(named).count == named.count, "a key is listed twice")
         // A key the table does not name is refused as unknown.
         let file = Data(#"{"projectToken": "p", "baseURL": "https://api.example.com", "authorisation": "Token k"}"#.utf8)
-        #expect(throws: ConfigurationError.unknownKeys(["authorisation"])) {
+        #expect(throws: ConfigurationError.unknownKeys(["authorisation"]).appendingHint("'authorisation': did you mean 'authorization'?")) {
             try AuthorizationConfiguration(data: file, format: .json)
         }
     }

@@ -22,19 +22,31 @@ struct ModeSettingsTests {
         #expect(ModeSettings().values.isEmpty)
     }
 
-    /// A configuration read from a JSON file of the project keys plus `keys` (raw JSON members).
-    private func file(_ keys: String) throws -> AuthorizationConfiguration {
-        let project = #""projectToken": "project-1", "baseURL": "https://api.example.com", "authorization": "Token api-key-1""#
-        return try AuthorizationConfiguration(data: Data("{\(project)\(keys.isEmpty ? "" : ", ")\(keys)}".utf8), format: .json)
+    static let exchange = ModeSettingKey("exchangeURL", type: .url, required: true, meaning: "Where.", validate: { value in
+        guard case .url(let url) = value, url.scheme == "https" else { return "an https URL is required" }
+        return nil
+    })
+    static let enabled = ModeSettingKey("enabled", type: .bool, default: .bool(true), meaning: "On.")
+
+    @Test func settingsCheckedAgainstAModesKeysGetTheirDefaults() throws {
+        let url = try #require(URL(string: "https://auth.example.com/exchange"))
+        let checked = try ModeSettings(["exchangeURL": .url(url)]).checked(for: [Self.exchange, Self.enabled], providerName: "Partner.Mode")
+        #expect(checked == ModeSettings(["exchangeURL": .url(url), "enabled": .bool(true)]))
     }
 
-    @Test func theEngagementConfigurationCarriesTheSignatureAndTokenExchangeKeys() throws {
+    @Test func everyBadSettingIsRefusedNamingItsKey() throws {
+        let keys = [Self.exchange, Self.enabled]
         let url = try #require(URL(string: "https://auth.example.com/exchange"))
-        let exchange = try file(#""advancedAuthEnabled": true, "providerName": "SDKAuthorization.TokenExchange", "tokenExchangeURL": "https://auth.example.com/exchange""#)
-        #expect(exchange.modeSettings == ModeSettings(["signatureAuthenticationEnabled": .bool(true), "tokenExchangeURL": .url(url)]))
-        let signature = try file(#""providerName": "SDKAuthorization.Signature", "signatureAuthenticationEnabled": false"#)
-        #expect(signature.modeSettings == ModeSettings(["signatureAuthenticationEnabled": .bool(false)]))
-        #expect(try file("").modeSettings == ModeSettings(["signatureAuthenticationEnabled": .bool(true)]))
+        #expect(throws: ConfigurationError.missingKey("exchangeURL")) { try ModeSettings().checked(for: keys, providerName: "Partner.Mode") }
+        #expect(throws: ConfigurationError.wrongType(key: "enabled", expected: "a boolean")) {
+            try ModeSettings(["exchangeURL": .url(url), "enabled": .string("yes")]).checked(for: keys, providerName: "Partner.Mode")
+        }
+        #expect(throws: ConfigurationError.invalidValue(key: "exchangeURL", reason: "an https URL is required")) {
+            try ModeSettings(["exchangeURL": .url(try #require(URL(string: "http://x.example.com")))]).checked(for: keys, providerName: "Partner.Mode")
+        }
+        #expect(throws: ConfigurationError.unknownKeys(["colour"]).appendingHint("'colour' is not a setting of the mode Partner.Mode")) {
+            try ModeSettings(["exchangeURL": .url(url), "colour": .string("red")]).checked(for: keys, providerName: "Partner.Mode")
+        }
     }
 
     @Test func aLoggedURLKeepsSchemeHostPortAndPathOnly() throws {

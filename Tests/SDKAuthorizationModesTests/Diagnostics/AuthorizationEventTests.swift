@@ -192,14 +192,16 @@ struct AuthorizationEventTests {
         #expect(events.events.isEmpty)
     }
 
-    @Test func theBuiltInIDTokenStoreLoadedByNameReportsToTheClientsObserver() async throws {
+    @Test func theRegisteredIDTokenModeLoadedByNameReportsToTheClientsObserver() async throws {
         let configuration = try AuthorizationConfiguration(
             projectToken: "p", baseURL: "https://api.rover.io", authorization: nil, advancedAuthEnabled: true,
             providerLookup: .implicitName(BuiltInProviderName.idTokenRefresh)
         )
         var policy = AuthorizationPolicy()
         try policy.add(Endpoint("ticketing", method: "GET", path: "/ticketing"), scheme: .bearer)
-        let client = try AuthorizedHTTPClient(configuration: configuration, policy: policy, transport: RecordingTransport(),
+        let registry = ProviderRegistry()
+        registry.register(IDTokenRefreshMode(refresh: nil))
+        let client = try AuthorizedHTTPClient(configuration: configuration, policy: policy, registry: registry, transport: RecordingTransport(),
                                               diagnostics: sink, clock: clock, observer: events)
         let store = try #require(client.provider as? IDTokenStore)
         let send = Task { try await client.send("ticketing") }

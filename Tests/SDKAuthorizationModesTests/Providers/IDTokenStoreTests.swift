@@ -394,8 +394,16 @@ struct IDTokenStoreClientTests {
             format: .json
         )
         #expect(throws: ConfigurationError.invalidValue(key: "authorizedDomains", reason: "'http://api.example.com' uses http, which is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1]); use https")) {
-            try AuthorizedHTTPClient(configuration: configuration, policy: AuthorizationPolicy(), transport: RecordingTransport(), diagnostics: RecordingDiagnosticsSink())
+            try AuthorizedHTTPClient(configuration: configuration, policy: AuthorizationPolicy(), registry: registry(), transport: RecordingTransport(),
+                                     diagnostics: RecordingDiagnosticsSink())
         }
+    }
+
+    /// The app's registry: the refresh-callback mode registered with a callback that returns `token`.
+    private func registry(token: String = "id-token") -> ProviderRegistry {
+        let registry = ProviderRegistry()
+        registry.register(IDTokenRefreshMode(tokenRefresh: { token }))
+        return registry
     }
 
     @Test func builtInNameChoosesTheRefreshModeForTheBaseURLOrigin() async throws {
@@ -407,10 +415,11 @@ struct IDTokenStoreClientTests {
             data: Data(#"{"projectToken": "p", "baseURL": "http://127.0.0.1:8080", "advancedAuthEnabled": true, "providerName": "SDKAuthorization.IDTokenRefresh"}"#.utf8),
             format: .json
         )
-        let client = try AuthorizedHTTPClient(configuration: configuration, policy: policy, transport: transport, diagnostics: RecordingDiagnosticsSink(), clock: clock)
+        let client = try AuthorizedHTTPClient(configuration: configuration, policy: policy, registry: registry(), transport: transport,
+                                              diagnostics: RecordingDiagnosticsSink(), clock: clock)
         let store = try #require(client.provider as? IDTokenStore)
         #expect(store.authorizedDomains.map(\.description) == ["http://127.0.0.1:8080"])
-        try store.setIDToken("id-token")
+        // No token set: the callback registered with the mode fetches it, no downcast needed.
         _ = try await client.send("ticketing")
         #expect(transport.requests.first?.value(forHeader: "Authorization") == "Bearer id-token")
         // The same host on another port or scheme is another origin: no token.
