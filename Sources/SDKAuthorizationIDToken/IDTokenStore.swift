@@ -367,10 +367,10 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         let waitStartedAt = waitStarted(context)
         let outcome = await refresh.wait(deadline: context.deadline, waitLimit: options.refreshTimeout,
                                          generation: context.issuedGeneration?.generation(for: self), isUsable: isFresh,
-                                         join: .wait(start: { [self] flight in
+                                         join: .wait(start: { [self, window = context.refreshWindow] flight in
             // Counted in the authorizer's refresh window, however this refresh was started (a
             // rejection, a stale mark, an expiry, no token yet).
-            if let refused = context.refreshWindow?.admitRefresh(replacing: refresh.current.map { .bearer($0.token) }, for: context) {
+            if let refused = window?.admitRefresh(replacing: refresh.current.map { .bearer($0.token) }) {
                 refresh.finish(flight, with: .failure(refused))
                 return nil
             }
@@ -393,9 +393,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                                 endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
                 throw RequestError.credentialTimedOut(endpoint: context.endpoint, after: options.refreshTimeout)
             }
-        case .failed(let error as RequestError) where error.code == .refreshWindowExceeded || error.code == .refreshedCredentialExpired:
-            throw error.withEndpoint(context.endpoint)
         case .failed(let error):
+            // The refresh window's refusal and an already-expired token come back as they are.
             throw RequestError.refreshFailed(error, endpoint: context.endpoint)
         case .deadlineExceeded, .cleared, .cancelled:
             throw outcome.requestError(for: context)

@@ -220,13 +220,15 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             if let token = refresh.usableValue({ $0.isFresh(on: clock, leeway: 0) }) { return .bearer(token.credential.token) }
             throw refusal.withEndpoint(context.endpoint)
         }
+        // Only the gate is held by the refresh start, not the whole context.
+        let window = context.refreshWindow
         let outcome = await refresh.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self),
                                           isUsable: { $0.isFresh(on: clock, leeway: leeway) }, join: .wait(start: { [self] flight in
             // Counted in the authorizer's refresh window, however this signing was started.
             // The token this signing replaces: the current one, or the one a rejection dropped (its
             // grant in the window is this signing's place).
             let replacing = refresh.current.map { $0.credential.token } ?? rejectedToken.withLock { token in defer { token = nil }; return token }
-            if let refused = context.refreshWindow?.admitRefresh(replacing: replacing.map(Credential.bearer), for: context) {
+            if let refused = window?.admitRefresh(replacing: replacing.map(Credential.bearer)) {
                 refresh.finish(flight, with: .failure(refused))
                 return nil
             }

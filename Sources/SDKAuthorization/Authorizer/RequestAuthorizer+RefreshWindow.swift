@@ -41,21 +41,23 @@ public struct IssuedGeneration: Sendable {
 /// refresh was started (a rejection, a stale mark, an expiry, no token yet), so the window bounds
 /// every refresh, not only those a rejection asked for.
 public struct RefreshWindowGate: Sendable {
-    let admit: @Sendable (_ replacing: Credential?, _ context: AuthorizationContext) -> RequestError?
+    let admit: @Sendable (_ replacing: Credential?) -> RequestError?
 
     /// `nil` when the window allows one more refresh in place of `credential` (the token the
     /// refresh replaces, if any), which it then counts; otherwise the error the waiting requests
-    /// fail with (``RequestError/Code/refreshWindowExceeded``).
-    public func admitRefresh(replacing credential: Credential?, for context: AuthorizationContext) -> RequestError? {
-        admit(credential, context)
+    /// fail with (``RequestError/Code/refreshWindowExceeded``), naming the request whose context
+    /// carried this gate.
+    public func admitRefresh(replacing credential: Credential?) -> RequestError? {
+        admit(credential)
     }
 }
 
 extension RequestAuthorizer {
-    /// The gate that counts `scheme`'s refreshes in this authorizer's window.
-    func refreshWindowGate(for scheme: AuthorizationScheme) -> RefreshWindowGate {
-        RefreshWindowGate { [weak self] replacing, context in
-            self?.admitRefresh(scheme: scheme, replacing: replacing, for: context)
+    /// The gate that counts `scheme`'s refreshes in this authorizer's window, for `request`: bound to
+    /// it, so a provider's refresh start holds the small gate, not the whole context.
+    func refreshWindowGate(for scheme: AuthorizationScheme, request: OutgoingRequest, endpoint: EndpointID?) -> RefreshWindowGate {
+        RefreshWindowGate { [weak self] replacing in
+            self?.admitRefresh(scheme: scheme, replacing: replacing, request: request, endpoint: endpoint)
         }
     }
 }

@@ -71,7 +71,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         var inspectingSchemes: Set<AuthorizationScheme>
         /// The refreshes counted per scheme, oldest first: when (monotonic seconds), a hash of the
         /// credential it replaces (never the credential itself; `nil` when there was none), and
-        /// whether a provider has started it (``admitRefresh(scheme:replacing:for:)``) or it is
+        /// whether a provider has started it (``admitRefresh(scheme:replacing:request:endpoint:)``) or it is
         /// only granted to a rejection so far.
         var refreshes: [AuthorizationScheme: [RefreshRecord]] = [:]
     }
@@ -503,7 +503,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         guard let provider = provider(for: scheme) else {
             throw .noProvider(endpoint: endpointID, scheme: scheme)
         }
-        context.refreshWindow = refreshWindowGate(for: scheme)
+        context.refreshWindow = refreshWindowGate(for: scheme, request: request, endpoint: endpointID)
         context.issuedGeneration = issuedGeneration
         return (context, provider)
     }
@@ -682,8 +682,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// ``RefreshWindow/maximumRefreshes`` within ``RefreshWindow/interval``.
     ///
     /// - Returns: `nil` when the refresh may start; otherwise ``RequestError/Code/refreshWindowExceeded``.
-    func admitRefresh(scheme: AuthorizationScheme, replacing: Credential?, for context: AuthorizationContext) -> RequestError? {
-        let endpoint = context.endpoint
+    func admitRefresh(scheme: AuthorizationScheme, replacing: Credential?, request: OutgoingRequest, endpoint: EndpointID?) -> RequestError? {
         let window = options.refreshWindow
         let fingerprint = replacing?.hashValue
         let admitted = state.withLock { state -> Bool in
@@ -700,7 +699,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             return true
         }
         if admitted { return nil }
-        var failure = RequestError(.refreshWindowExceeded, "\(context.requestName) needs a token refresh, but \(window.maximumRefreshes) refreshes ran within \(window.interval) seconds; failing instead of refreshing again",
+        var failure = RequestError(.refreshWindowExceeded, "\(AuthorizationContext.name(of: request, endpoint: endpoint)) needs a token refresh, but \(window.maximumRefreshes) refreshes ran within \(window.interval) seconds; failing instead of refreshing again",
                                    endpoint: endpoint, scheme: scheme)
         failure.wasSent = false
         diagnostics.log(.warning, failure.description, endpoint: endpoint, scheme: scheme, event: AuthorizationEvent.Kind.refreshWindowExceeded.rawValue)

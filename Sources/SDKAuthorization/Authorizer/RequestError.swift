@@ -270,8 +270,15 @@ extension RequestError {
     }
 
     /// The app's refresh callback threw `error`.
+    ///
+    /// When `error` is already one of the refusals a refresh ends with before any refresh ran or
+    /// after it (``Code/refreshWindowExceeded``, ``Code/refreshedCredentialExpired``), that error is
+    /// returned as it is, for `endpoint`.
     public static func refreshFailed(_ error: any Error, endpoint: EndpointID?) -> RequestError {
-        RequestError(.refreshFailed, "The app's token refresh failed (\(type(of: error))) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint, underlyingError: error)
+        if let refusal = error as? RequestError, refusal.code == .refreshWindowExceeded || refusal.code == .refreshedCredentialExpired {
+            return refusal.withEndpoint(endpoint)
+        }
+        return RequestError(.refreshFailed, "The app's token refresh failed (\(type(of: error))) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint, underlyingError: error)
     }
 
     /// A refresh delivered a token that had already expired when it arrived.

@@ -20,7 +20,7 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     /// context made by hand).
     public let deadline: RequestDeadline?
     /// The authorizer's refresh window, for a provider to count each refresh it starts
-    /// (``RefreshWindowGate/admitRefresh(replacing:for:)``); `nil` for a context made by hand.
+    /// (``RefreshWindowGate/admitRefresh(replacing:)``); `nil` for a context made by hand.
     public internal(set) var refreshWindow: RefreshWindowGate?
     /// For a retry: the provider that issued the rejected credential, and the generation it was
     /// issued in (``GenerationalProvider``). A provider serves the retry only while that generation

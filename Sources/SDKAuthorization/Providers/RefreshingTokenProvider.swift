@@ -170,10 +170,12 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
             guard let expiresAt = state.token.expiresAt else { return true }
             return expiresAt.timeIntervalSince(clock.now()) >= leeway
         }
+        // Only the gate is held by the refresh start, not the whole context.
+        let window = context.refreshWindow
         let outcome = await refresh.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self), isUsable: isFresh,
                                           join: .wait(start: { [self] flight in
             // Counted in the authorizer's refresh window, however this refresh was started.
-            if let refused = context.refreshWindow?.admitRefresh(replacing: refresh.current.map { credential($0.token) }, for: context) {
+            if let refused = window?.admitRefresh(replacing: refresh.current.map { credential($0.token) }) {
                 refresh.finish(flight, with: .failure(refused))
                 return nil
             }
