@@ -64,7 +64,7 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
     public let reason: String?
 
     /// Creates an error with `code` and `message` (for codes added in extensions).
-    package init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String) {
         self.init(code, message, maximumEntries: nil)
     }
 
