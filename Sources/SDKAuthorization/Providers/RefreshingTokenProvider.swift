@@ -194,9 +194,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
             diagnostics.log(.warning, "The token refresh did not finish within \(options.refreshTimeout) seconds; sending \(context.requestName) without a token",
                             endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
             return .omitted
-        case .failed(let error as RequestError) where error.code == .refreshWindowExceeded || error.code == .refreshedCredentialExpired:
-            throw error.withEndpoint(context.endpoint)
         case .failed(let error):
+            // The refresh window's refusal and an already-expired token come back as they are.
             throw RequestError.refreshFailed(error, endpoint: context.endpoint)
         default:
             throw outcome.requestError(for: context)
