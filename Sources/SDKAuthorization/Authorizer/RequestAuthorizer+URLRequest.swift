@@ -29,8 +29,10 @@ extension RequestAuthorizer {
         )
         let authorized = try await authorize(outgoing, endpoint: endpoint)
         var result = request
-        if let name = authorized.issued?.credential.headerName, let value = authorized.request.value(forHeader: name) {
-            result.setValue(value, forHTTPHeaderField: name)
+        if let credential = authorized.issued?.credential {
+            for name in [credential.headerName].compactMap({ $0 }) + credential.addedFieldNames {
+                if let value = authorized.request.value(forHeader: name) { result.setValue(value, forHTTPHeaderField: name) }
+            }
         }
         return result
     }

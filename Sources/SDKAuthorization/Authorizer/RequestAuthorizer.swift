@@ -549,16 +549,17 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         let endpointID = context.endpoint, scheme = context.scheme
         if Task.isCancelled { throw .cancelled }
         var authorized = context.request
+        switch credential.verdict {
+        case .valid: break
+        case .empty: throw .missingCustomerToken(endpoint: endpointID)
+        case .forbiddenCharacters:
+            let failure = RequestError.invalidCredential(endpoint: endpointID)
+            diagnostics.log(.error, failure.description, endpoint: endpointID, scheme: scheme, event: failure.code.rawValue)
+            throw failure
+        }
         if let headerName = credential.headerName, let headerValue = credential.headerValue {
-            switch credential.verdict {
-            case .valid: break
-            case .empty: throw .missingCustomerToken(endpoint: endpointID)
-            case .forbiddenCharacters:
-                let failure = RequestError.invalidCredential(endpoint: endpointID)
-                diagnostics.log(.error, failure.description, endpoint: endpointID, scheme: scheme, event: failure.code.rawValue)
-                throw failure
-            }
             authorized.setHeader(headerName, headerValue)
+            for field in credential.fields { authorized.setHeader(field.name, field.value) }
         } else {
             diagnostics.log(.debug, "\(context.requestName) sent without a credential, as the provider asked", endpoint: endpointID, scheme: scheme)
         }
@@ -645,7 +646,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             return .fail(rejection)
         }
         let window = options.refreshWindow
-        let fingerprint = issued.credential.hashValue
+        let fingerprint = issued.credential.secretFingerprint
         let grant = state.withLock { state -> RefreshGrant in
             let now = clock.monotonicNow()
             var granted = state.refreshes[authorized.scheme, default: []]
@@ -684,7 +685,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// - Returns: `nil` when the refresh may start; otherwise ``RequestError/Code/refreshWindowExceeded``.
     func admitRefresh(scheme: AuthorizationScheme, replacing: Credential?, request: OutgoingRequest, endpoint: EndpointID?) -> RequestError? {
         let window = options.refreshWindow
-        let fingerprint = replacing?.hashValue
+        let fingerprint = replacing?.secretFingerprint
         let admitted = state.withLock { state -> Bool in
             let now = clock.monotonicNow()
             var counted = state.refreshes[scheme, default: []]
@@ -809,7 +810,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                 throw .redirectRefused("a \(response.statusCode) would forward the body to another origin", response: response, endpoint: authorized.endpoint)
             }
             var dropped = AuthorizationOptions.alwaysSensitiveHeaderNames.union(options.sensitiveHeaderNames.map { $0.lowercased() })
-            if let name = authorized.issued?.credential.headerName { dropped.insert(name.lowercased()) }
+            if let credential = authorized.issued?.credential {
+                for name in [credential.headerName].compactMap({ $0 }) + credential.addedFieldNames { dropped.insert(name.lowercased()) }
+            }
             var forwarded = AuthorizationOptions.crossOriginSafelistedHeaderNames.union(options.forwardedHeaderNames.map { $0.lowercased() })
             if request.body != nil { forwarded.formUnion(AuthorizationOptions.crossOriginSafelistedBodyHeaderNames) }
             var removed: [String] = []

@@ -5,6 +5,8 @@
 /// .apiKey(key, header: "X-API-Key")              // X-API-Key: <key>, your API's own header
 /// .apiKey(key)                                   // Authorization: Token <key> (Bloomreach Engagement)
 /// .header("X-Braze-Auth-Signature", value: jwt)  // a header of the SDK author's choice
+/// .authorization(scheme: "DPoP", token)          // Authorization: DPoP <token>, another scheme
+///     .adding("DPoP", value: proof)              //   with a field that goes with it (RFC 9449)
 /// .omitted                                       // send this request without a credential
 /// ```
 ///
@@ -13,10 +15,18 @@
 /// `Cookie`, `Content-Type`, any `Proxy-*`, a `:` pseudo-header and the other framing and hop-by-hop
 /// fields), the value visible ASCII, and a bearer token an RFC 6750 `b64token`. A credential that
 /// fails it fails its request locally with ``RequestError/Code/invalidCredential``; nothing is sent.
+/// Fields added with ``adding(_:value:)`` pass the same validation, and go where the credential
+/// goes: they replace a caller's field of the same name, and a redirect to another origin drops them.
 ///
 /// Its `description`, `debugDescription` and mirror never show the secret.
 public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    enum Kind: Hashable, Sendable { case bearer, apiKey, header, omitted }
+    enum Kind: Hashable, Sendable { case bearer, apiKey, header, omitted, scheme(String) }
+
+    /// A header field sent with the credential (``adding(_:value:)``).
+    struct Field: Hashable, Sendable {
+        let name: String
+        let value: String
+    }
 
     let kind: Kind
     /// The header field's name, `Authorization` for bearer and API-key credentials; `nil` when omitted.
@@ -25,11 +35,14 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     ///
     /// A provider compares it with its own current token, for example when told of a rejection.
     public let value: String?
+    /// The fields sent with it, in the order they were added.
+    let fields: [Field]
 
-    private init(kind: Kind, headerName: String?, value: String?) {
+    private init(kind: Kind, headerName: String?, value: String?, fields: [Field] = []) {
         self.kind = kind
         self.headerName = headerName
         self.value = value
+        self.fields = fields
     }
 
     /// `Authorization: Bearer <token>`.
@@ -58,6 +71,35 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         Credential(kind: .header, headerName: name, value: value)
     }
 
+    /// `Authorization: <scheme> <token>`, for an authentication scheme other than `Bearer` and
+    /// `Token`: `DPoP` (RFC 9449), say. The scheme must be an HTTP token and the token an RFC 6750
+    /// `b64token`, as a bearer token; `Bearer` gives ``bearer(_:)``.
+    public static func authorization(scheme: String, _ token: String) -> Credential {
+        if scheme.lowercased() == "bearer" { return .bearer(token) }
+        return Credential(kind: .scheme(scheme), headerName: "Authorization", value: token)
+    }
+
+    /// This credential with a header field that goes with it: a proof of possession of the token
+    /// (`DPoP: <proof JWT>`, RFC 9449) or a signature over the request, made for this request.
+    ///
+    /// ```swift
+    /// .authorization(scheme: "DPoP", accessToken).adding("DPoP", value: proof)
+    /// ```
+    ///
+    /// The field is checked as a credential is: its name an HTTP token that is neither the
+    /// credential's own header nor one the transport owns, nor a field added before, and its value
+    /// visible ASCII; one that fails fails the request locally with
+    /// ``RequestError/Code/invalidCredential``. It replaces a caller's field of the same name, is
+    /// dropped with the credential on a redirect to another origin, and is never shown in a
+    /// description. A field cannot go with ``omitted``.
+    public func adding(_ name: String, value: String) -> Credential {
+        Credential(kind: kind, headerName: headerName, value: self.value,
+                   fields: fields + [Field(name: name, value: value)])
+    }
+
+    /// The names of the fields added with ``adding(_:value:)``, in order.
+    public var addedFieldNames: [String] { fields.map(\.name) }
+
     /// Deliberately send this request without a credential (for example a host that must never see
     /// the token).
     public static let omitted = Credential(kind: .omitted, headerName: nil, value: nil)
@@ -71,16 +113,36 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         switch kind {
         case .bearer: return "Bearer \(value)"
         case .apiKey: return "Token \(value)"
+        case .scheme(let scheme): return "\(scheme) \(value)"
         case .header: return value
         case .omitted: return nil
         }
     }
 
-    /// Whether this credential may be sent: ``omitted`` always may.
+    /// Whether this credential may be sent: ``omitted`` always may, unless a field was added to it.
     var verdict: HeaderFieldRules.Verdict {
+        let own = ownVerdict
+        guard own == .valid, !fields.isEmpty else { return own }
+        guard let headerName else { return .forbiddenCharacters }
+        var names: [String] = [headerName]
+        for field in fields {
+            guard HeaderFieldRules.isValidName(field.name), !HeaderFieldRules.isTransportOwnedName(field.name),
+                  !names.contains(where: { HeaderFieldRules.sameName($0, field.name) }),
+                  HeaderFieldRules.check(field.value) == .valid
+            else { return .forbiddenCharacters }
+            names.append(field.name)
+        }
+        return .valid
+    }
+
+    /// The verdict on the credential's own header field.
+    private var ownVerdict: HeaderFieldRules.Verdict {
         guard let headerName, let value else { return .valid }
         switch kind {
         case .bearer:
+            return HeaderFieldRules.checkBearer(value)
+        case .scheme(let scheme):
+            guard HeaderFieldRules.isValidName(scheme) else { return .forbiddenCharacters }
             return HeaderFieldRules.checkBearer(value)
         case .apiKey:
             return HeaderFieldRules.check(value)
@@ -90,13 +152,26 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         }
     }
 
+    /// What identifies the secret, for the refresh window: the kind, header and value, not the
+    /// fields made for one request (a proof differs on every request carrying the same token).
+    var secretFingerprint: Int {
+        var hasher = Hasher()
+        hasher.combine(kind)
+        hasher.combine(headerName)
+        hasher.combine(value)
+        return hasher.finalize()
+    }
+
     public var description: String {
-        switch kind {
+        let own = switch kind {
         case .bearer: "Bearer credential \(Redaction.redact(value ?? ""))"
         case .apiKey: "Token credential \(Redaction.redact(value ?? ""))"
+        case .scheme(let scheme): "\(LogText.plain(scheme, limit: 32)) credential \(Redaction.redact(value ?? ""))"
         case .header: "\(headerName ?? "") credential \(Redaction.redact(value ?? ""))"
         case .omitted: "omitted"
         }
+        guard !fields.isEmpty else { return own }
+        return own + " with " + fields.map { "\(LogText.plain($0.name, limit: 64)) \(Redaction.redact($0.value))" }.joined(separator: ", ")
     }
 
     public var debugDescription: String { description }

@@ -1,0 +1,132 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import SDKAuthorizationTesting
+import Testing
+import TestSupport
+@testable import SDKAuthorization
+
+/// A credential with fields that go with it (`Credential.adding(_:value:)`) and an authorization
+/// scheme of its own (`Credential.authorization(scheme:_:)`): what a proof-of-possession mode
+/// (RFC 9449 DPoP: `Authorization: DPoP <token>` and `DPoP: <proof>`) needs from the core.
+@Suite("Credentials with added fields", .hangLimit)
+struct AddedCredentialFieldTests {
+    let url = URL(string: "https://api.example.com/x")!
+
+    func authorizer(_ provider: any AuthorizationProvider, diagnostics: RecordingDiagnosticsSink = RecordingDiagnosticsSink(),
+                    options: AuthorizationOptions = AuthorizationOptions()) throws -> RequestAuthorizer {
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
+        return try RequestAuthorizer(policy: policy, providers: [.bearer: provider], options: options, diagnostics: diagnostics)
+    }
+
+    @Test func aSchemeCredentialWithAnAddedFieldSendsBothAndReplacesTheCallersFieldsOfThoseNames() async throws {
+        let credential = Credential.authorization(scheme: "DPoP", "access-token").adding("DPoP", value: "proof.jwt.sig")
+        let authorizer = try authorizer(ScriptedProvider(.credential(credential)))
+        let request = OutgoingRequest(method: "GET", url: url, headers: ["dpop": "forged", "authorization": "Bearer forged", "Accept": "*/*"])
+        let authorized = try await authorizer.authorize(request)
+        #expect(authorized.request.value(forHeader: "Authorization") == "DPoP access-token")
+        #expect(authorized.request.value(forHeader: "DPoP") == "proof.jwt.sig")
+        #expect(authorized.request.headers.count == 3)
+        #expect(authorized.request.value(forHeader: "Accept") == "*/*")
+    }
+
+    @Test func bearerSpelledAsASchemeIsTheBearerCredential() {
+        #expect(Credential.authorization(scheme: "bearer", "t") == .bearer("t"))
+    }
+
+    @Test(arguments: [
+        ("Host", "x"), ("Content-Length", "1"), ("Cookie", "a=b"), ("Proxy-Authorization", "x"), // owned by the transport
+        ("Authorization", "x"), ("authorization", "x"), // the credential's own header
+        ("DPoP", "line\nbreak"), ("DPoP", "tab\there"), ("DPoP", ""), ("Bad Name", "x"), ("", "x"), // not a field
+    ])
+    func anAddedFieldTheRequestCannotCarryFailsItLocallyWithTheValueInNoMessage(name: String, value: String) async throws {
+        let diagnostics = RecordingDiagnosticsSink()
+        let credential = Credential.authorization(scheme: "DPoP", "access-token").adding(name, value: value)
+        let authorizer = try authorizer(ScriptedProvider(.credential(credential)), diagnostics: diagnostics)
+        let error = await #expect(throws: RequestError.self) { try await authorizer.authorize(OutgoingRequest(method: "GET", url: url)) }
+        #expect(error?.code == .invalidCredential)
+        let logged = diagnostics.diagnostics.map(\.message).joined(separator: "\n") + (error.map { "\($0)" } ?? "")
+        #expect(!logged.contains("access-token"))
+        if value.count > 1 { #expect(!logged.contains(value)) }
+    }
+
+    @Test func theSameFieldAddedTwiceFailsTheRequestLocally() async throws {
+        let credential = Credential.authorization(scheme: "DPoP", "t").adding("DPoP", value: "a").adding("dpop", value: "b")
+        let authorizer = try authorizer(ScriptedProvider(.credential(credential)))
+        let error = await #expect(throws: RequestError.self) { try await authorizer.authorize(OutgoingRequest(method: "GET", url: url)) }
+        #expect(error?.code == .invalidCredential)
+    }
+
+    @Test func aFieldAddedToAnOmittedCredentialFailsTheRequestLocally() async throws {
+        let authorizer = try authorizer(ScriptedProvider(.credential(Credential.omitted.adding("DPoP", value: "proof"))))
+        let error = await #expect(throws: RequestError.self) { try await authorizer.authorize(OutgoingRequest(method: "GET", url: url)) }
+        #expect(error?.code == .invalidCredential)
+    }
+
+    @Test(arguments: ["DP oP", "DPoP\r", ""])
+    func aSchemeThatIsNotAnHTTPTokenFailsTheRequestLocally(scheme: String) async throws {
+        let authorizer = try authorizer(ScriptedProvider(.credential(.authorization(scheme: scheme, "t"))))
+        let error = await #expect(throws: RequestError.self) { try await authorizer.authorize(OutgoingRequest(method: "GET", url: url)) }
+        #expect(error?.code == .invalidCredential)
+    }
+
+    @Test func aSchemeCredentialsTokenIsCheckedAsABearerToken() async throws {
+        let authorizer = try authorizer(ScriptedProvider(.credential(.authorization(scheme: "DPoP", "not b64token"))))
+        let error = await #expect(throws: RequestError.self) { try await authorizer.authorize(OutgoingRequest(method: "GET", url: url)) }
+        #expect(error?.code == .invalidCredential)
+    }
+
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func aRedirectToAnotherOriginDropsTheAddedFieldsWithTheCredentialEvenWhenTheCallerForwardsThem(status: Int) async throws {
+        let credential = Credential.authorization(scheme: "DPoP", "access-token").adding("DPoP", value: "proof")
+        let authorizer = try authorizer(ScriptedProvider(.credential(credential)), options: AuthorizationOptions(forwardedHeaderNames: ["DPoP", "Authorization"]))
+        let authorized = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url))
+        let same = try #require(try authorizer.redirect(authorized, after: ServerResponse(statusCode: status, headers: ["Location": "/y"])))
+        #expect(same.request.value(forHeader: "DPoP") == "proof")
+        let other = try #require(try authorizer.redirect(same, after: ServerResponse(statusCode: status, headers: ["Location": "https://cdn.example.net/z"])))
+        #expect(other.request.value(forHeader: "DPoP") == nil)
+        #expect(other.request.value(forHeader: "Authorization") == nil)
+    }
+
+    @Test func anAuthorizedURLRequestCarriesTheAddedFields() async throws {
+        let credential = Credential.authorization(scheme: "DPoP", "access-token").adding("DPoP", value: "proof")
+        let authorizer = try authorizer(ScriptedProvider(.credential(credential)))
+        let authorized = try await authorizer.authorize(URLRequest(url: url))
+        #expect(authorized.value(forHTTPHeaderField: "Authorization") == "DPoP access-token")
+        #expect(authorized.value(forHTTPHeaderField: "DPoP") == "proof")
+    }
+
+    @Test func theDescriptionDumpAndMirrorShowNoTokenAndNoFieldValue() {
+        let token = "access-token-0123456789abcdefghij", proof = "proof-0123456789abcdefghijklmnop"
+        let credential = Credential.authorization(scheme: "DPoP", token).adding("DPoP", value: proof)
+        var dumped = ""
+        dump(credential, to: &dumped)
+        for text in [credential.description, credential.debugDescription, dumped, String(reflecting: credential)] {
+            #expect(!text.contains(token))
+            #expect(!text.contains(proof))
+        }
+        #expect(credential.description.hasPrefix("DPoP credential "))
+        #expect(credential.description.contains(" with DPoP "))
+        #expect(credential.addedFieldNames == ["DPoP"])
+    }
+
+    /// Each request carries its own proof, so the credentials differ; the refresh window counts the
+    /// token they share, once: the second rejection retries without taking a refresh of its own.
+    @Test func requestsRejectedWithOneTokenButDifferentProofsTakeOneRefreshFromTheWindow() async throws {
+        let provider = ScriptedProvider(
+            .credential(Credential.authorization(scheme: "DPoP", "t1").adding("DPoP", value: "proof-1")),
+            .credential(Credential.authorization(scheme: "DPoP", "t1").adding("DPoP", value: "proof-2")))
+        provider.rejectionDecision = .retry
+        let options = AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 1, interval: 60))
+        let authorizer = try authorizer(provider, options: options)
+        let rejected = ServerResponse(statusCode: 401)
+        let first = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url))
+        let second = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url))
+        #expect(first.request.value(forHeader: "DPoP") != second.request.value(forHeader: "DPoP"))
+        #expect(await authorizer.evaluate(rejected, to: first) == .retry)
+        // With the proofs counted as different credentials, the window (1 refresh) would refuse this.
+        #expect(await authorizer.evaluate(rejected, to: second) == .retry)
+    }
+}
