@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationEngagement
 
 /// One line of a sample's report: which mode sent what where, and what the server said.
 public struct ReportRow: Sendable {
@@ -42,7 +43,7 @@ public func verdict(_ outcome: Result<ServerResponse, RequestError>) -> String {
         return "\(response.statusCode) accepted"
     case .failure(let error):
         if let status = error.statusCode { return "\(status) \(serverErrorCode(error.body))" }
-        if error.code == .missingCustomerToken { return "not sent: provider gave no token" }
+        if error.code == .missingCustomerToken || error.code == .emptyCredential { return "not sent: provider gave no token" }
         return "\(error.wasSent ? "failed" : "not sent"): \(error)"
     }
 }

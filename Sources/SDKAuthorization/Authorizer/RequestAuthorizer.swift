@@ -551,7 +551,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         var authorized = context.request
         switch credential.verdict {
         case .valid: break
-        case .empty: throw .missingCustomerToken(endpoint: endpointID)
+        case .empty: throw .emptyCredential(endpoint: endpointID)
         case .forbiddenCharacters:
             let failure = RequestError.invalidCredential(endpoint: endpointID)
             diagnostics.log(.error, failure.description, endpoint: endpointID, scheme: scheme, event: failure.code.rawValue)

@@ -37,8 +37,8 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         public static let ambiguousPath = Code(rawValue: "ambiguousPath")
         /// The policy names a scheme for which no provider is installed. Not sent.
         public static let noProvider = Code(rawValue: "noProvider")
-        /// The provider returned `nil` or an empty token. Not sent.
-        public static let missingCustomerToken = Code(rawValue: "missingCustomerToken")
+        /// The provider's credential is empty or blank. Not sent.
+        public static let emptyCredential = Code(rawValue: "emptyCredential")
         /// The provider's credential cannot go into a header (CR, LF, non-ASCII, not a `b64token`). Not sent.
         public static let invalidCredential = Code(rawValue: "invalidCredential")
         /// A caller's header field has an invalid name or value. Not sent.
@@ -121,8 +121,14 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         return storage.template.replacingOccurrences(of: Self.requestPlaceholder, with: storage.requestName ?? "the request")
     }
 
-    /// Where a sentence names a request that has no endpoint: filled in by ``naming(_:)``.
-    static let requestPlaceholder = "\u{FFFC}request\u{FFFC}"
+    /// Where a sentence names a request that has no endpoint: the request loop fills in its method
+    /// and URL (without the query), or "the request" before the loop has seen it. A mode's own
+    /// error writes it where it names the request, as the core's errors do:
+    ///
+    /// ```swift
+    /// RequestError(.partnerTokenMissing, "No partner token for \(endpoint.map { "\($0)" } ?? RequestError.requestPlaceholder)", endpoint: endpoint)
+    /// ```
+    public static let requestPlaceholder = "\u{FFFC}request\u{FFFC}"
 
     /// Creates an error: how a mode (or any provider) reports a failure with one of the framework's
     /// codes or a code of its own (``Code`` is extensible).
@@ -239,9 +245,9 @@ extension RequestError {
         RequestError(.noProvider, "\(name(endpoint)) needs a \(scheme) credential, but no authorization provider is loaded for it", endpoint: endpoint, scheme: scheme)
     }
 
-    /// The provider returned `nil` or an empty token.
-    public static func missingCustomerToken(endpoint: EndpointID?) -> RequestError {
-        RequestError(.missingCustomerToken, "The authorization provider returned no token for \(name(endpoint)); the request was not sent", endpoint: endpoint)
+    /// The provider's credential is empty or blank.
+    public static func emptyCredential(endpoint: EndpointID?) -> RequestError {
+        RequestError(.emptyCredential, "The authorization provider returned an empty credential for \(name(endpoint)); the request was not sent", endpoint: endpoint)
     }
 
     /// The provider's credential cannot go into a header.

@@ -9,7 +9,7 @@ import SDKAuthorization
 /// need its token, and nothing else. Calls are made one at a time, in arrival order; the calls that
 /// are waiting are answered in one turn of the queue, so many concurrent requests cost one hop to it,
 /// not one each. It is asked for every request; a `nil` or empty answer fails that request with
-/// `RequestError.Code.missingCustomerToken`.
+/// `RequestError.Code.missingCustomerToken` (declared by this mode).
 ///
 /// Cancellation is prompt: a request cancelled before its turn does not call the provider, and a
 /// request cancelled (or past its deadline) while the provider is inside `getAuthorizationToken()`

@@ -108,7 +108,7 @@ struct AuthorizedHTTPClientTests {
     @Test func whiteSpaceTokenFromANativeProviderFailsLocally() async throws {
         let transport = RecordingTransport()
         let client = try client(advancedAuthEnabled: true, provider: ScriptedProvider(.token("  ")), transport: transport)
-        await #expect(throws: RequestError.missingCustomerToken(endpoint: .appInboxFetch)) {
+        await #expect(throws: RequestError.emptyCredential(endpoint: .appInboxFetch)) {
             try await client.send(.appInboxFetch)
         }
         #expect(transport.requests.isEmpty)

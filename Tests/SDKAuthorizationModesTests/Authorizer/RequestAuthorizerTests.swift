@@ -231,7 +231,7 @@ struct RequestAuthorizerTests {
     @Test(arguments: [Credential.bearer(""), .bearer("   "), .header("X-Sig", value: ""), .apiKey(" ")])
     func emptyCredentialFailsTheRequestLocally(credential: Credential) async throws {
         let authorizer = try authorizer(rulePolicy(try AuthorizationRule(host: "api.example.com", scheme: .bearer)), [.bearer: ScriptedProvider(.credential(credential))])
-        await #expect(throws: RequestError.missingCustomerToken(endpoint: nil)) {
+        await #expect(throws: RequestError.emptyCredential(endpoint: nil)) {
             try await authorizer.authorize(request("GET", "https://api.example.com/x"))
         }
     }

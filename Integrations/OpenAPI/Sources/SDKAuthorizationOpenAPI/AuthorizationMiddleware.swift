@@ -37,7 +37,7 @@ import SDKAuthorization
 ///
 /// Errors reach the caller of the generated client as its `ClientError`, whose
 /// `underlyingError` is the `RequestError` (an `authorizationRejected` code for a
-/// final 401 or 403, `missingCustomerToken` for a provider that gave no token, ...).
+/// final 401 or 403, `emptyCredential` for a provider that gave an empty credential, ...).
 ///
 /// The transport below follows redirects on its own terms: `URLSessionTransport` follows them,
 /// and AsyncHTTPClient's transport follows them unless its client is configured not to. A redirect

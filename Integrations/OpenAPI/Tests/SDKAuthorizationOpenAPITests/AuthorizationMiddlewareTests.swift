@@ -199,7 +199,7 @@ struct AuthorizationMiddlewareTests {
 
     @Test func aProviderThatGivesNoTokenFailsTheOperationWithoutSendingIt() async throws {
         let middleware = AuthorizationMiddleware(authorizer: try bearerAuthorizer(ScriptedProvider(.token(""))))
-        await #expect(throws: RequestError.missingCustomerToken(endpoint: nil)) {
+        await #expect(throws: RequestError.emptyCredential(endpoint: nil)) {
             _ = try await middleware.intercept(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/me"), body: nil,
                                                baseURL: baseURL, operationID: "me", next: next([]))
         }
