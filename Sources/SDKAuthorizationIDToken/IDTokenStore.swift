@@ -505,26 +505,47 @@ public struct IDTokenRefreshMode: NamedProviderFactory {
     public static let providerName = "SDKAuthorization.IDTokenRefresh"
 
     private let register: @Sendable (IDTokenStore) -> Void
+    private let credentialStore: (any CredentialStore)?
+    private let credentialIdentity: String?
 
     /// The mode whose store runs `refresh` when requests need a new token
     /// (``IDTokenStore/registerRefreshCallback(_:)``); `nil` registers none (the app registers one
     /// on the store later).
-    public init(refresh: (@Sendable () async -> Void)?) {
+    ///
+    /// - Parameters:
+    ///   - refresh: The refresh callback, or `nil`.
+    ///   - credentialStore: Where the token is kept across launches (``IDTokenStore``'s
+    ///     `credentialStore`); `nil`, the default, keeps it in memory only.
+    ///   - credentialIdentity: The user the kept token belongs to (`credentialIdentity`).
+    public init(refresh: (@Sendable () async -> Void)?, credentialStore: (any CredentialStore)? = nil, credentialIdentity: String? = nil) {
         register = { store in if let refresh { store.registerRefreshCallback(refresh) } }
+        self.credentialStore = credentialStore
+        self.credentialIdentity = credentialIdentity
     }
 
     /// The mode whose store sets the token `tokenRefresh` returns (``IDTokenStore/registerTokenRefresh(_:)``).
-    public init(tokenRefresh: @escaping @Sendable () async throws -> String) {
+    ///
+    /// - Parameters:
+    ///   - tokenRefresh: Returns a new token.
+    ///   - credentialStore: Where the token is kept across launches; `nil`, the default, keeps it in memory only.
+    ///   - credentialIdentity: The user the kept token belongs to.
+    public init(tokenRefresh: @escaping @Sendable () async throws -> String, credentialStore: (any CredentialStore)? = nil,
+                credentialIdentity: String? = nil) {
         register = { store in store.registerTokenRefresh(tokenRefresh) }
+        self.credentialStore = credentialStore
+        self.credentialIdentity = credentialIdentity
     }
 
-    /// A new ``IDTokenStore`` for the configuration's base URL origin, with the callback.
+    /// A new ``IDTokenStore`` for the configuration's base URL origin, with the callback and the
+    /// credential store, if any.
     public func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider {
         let store = try IDTokenStore(
             authorizedDomains: [AuthorizedDomain(origin: context.baseURL)],
             clock: context.clock,
             diagnostics: context.diagnostics,
-            observer: context.observer
+            observer: context.observer,
+            credentialStore: credentialStore,
+            credentialIdentity: credentialIdentity
         )
         register(store)
         return store

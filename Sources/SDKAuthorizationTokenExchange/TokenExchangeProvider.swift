@@ -630,10 +630,20 @@ public struct TokenExchangeMode: NamedProviderFactory {
     ]
 
     private let signer: PayloadSigner
+    private let store: (any CredentialStore)?
+    private let identity: String?
 
     /// The mode whose providers sign with `signer`.
-    public init(signer: PayloadSigner) {
+    ///
+    /// - Parameters:
+    ///   - signer: Signs the payloads.
+    ///   - store: Where the auth token is kept across launches (``TokenExchangeProvider``'s `store`);
+    ///     `nil`, the default, keeps it in memory only.
+    ///   - identity: The user the kept token belongs to (`identity`).
+    public init(signer: PayloadSigner, store: (any CredentialStore)? = nil, identity: String? = nil) {
         self.signer = signer
+        self.store = store
+        self.identity = identity
     }
 
     /// A new ``TokenExchangeProvider`` for the configuration's `tokenExchangeURL`.
@@ -642,6 +652,8 @@ public struct TokenExchangeMode: NamedProviderFactory {
         return try TokenExchangeProvider(
             exchangeURL: exchangeURL,
             signer: signer,
+            identity: identity,
+            store: store,
             transport: context.transport ?? URLSessionHTTPTransport(),
             clock: context.clock,
             diagnostics: context.diagnostics

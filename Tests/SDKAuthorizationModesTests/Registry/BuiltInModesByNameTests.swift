@@ -149,6 +149,42 @@ struct BuiltInModesByNameTests {
         #expect(transport.requests.last?.value(forHeader: "Authorization") == "Bearer auth-token-1")
     }
 
+    /// The store and the user are collaborators the app supplies when it registers the mode, as the
+    /// signer is: the provider a file chooses keeps its token there, with no downcast.
+    @Test func theTokenExchangeModeChosenByNameKeepsItsTokenInTheStoreItWasRegisteredWith() async throws {
+        let store = MemoryCredentialStore()
+        let registry = ProviderRegistry()
+        let clock = self.clock
+        registry.register(TokenExchangeMode(signer: .async { _ in
+            let now = clock.now().timeIntervalSince1970
+            return makeJWT(["iat": now, "exp": now + 300], header: ["alg": "HS256", "typ": "JWT"])
+        }, store: store, identity: "user-7"))
+        let configuration = try file(#""advancedAuthEnabled": true, "providerName": "SDKAuthorization.TokenExchange", "tokenExchangeURL": "https://platform.example.com/ccai/exchange""#,
+                                     registry: registry)
+        let client = try AuthorizedHTTPClient(configuration: configuration, registry: registry, transport: platform(), diagnostics: sink, clock: clock)
+        _ = try await client.send(.appInboxFetch)
+        // The save lands just after the token is delivered.
+        for _ in 0..<1_000 where store.stored.withLock({ $0.isEmpty }) { await Task.yield() }
+        let kept = try #require(try store.load(identity: "user-7", kind: .tokenExchange))
+        #expect(kept.token == "auth-token-1")
+    }
+
+    @Test func theRefreshModeChosenByNameKeepsItsTokenInTheStoreItWasRegisteredWith() async throws {
+        let store = MemoryCredentialStore()
+        let registry = ProviderRegistry()
+        registry.register(IDTokenRefreshMode(tokenRefresh: { "id-token-1" }, credentialStore: store, credentialIdentity: "user-7"))
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("ticketing", method: "GET", path: "/rover/ticketing"), scheme: .bearer)
+        let configuration = try file(#""advancedAuthEnabled": true, "providerName": "SDKAuthorization.IDTokenRefresh""#, registry: registry)
+        let transport = RecordingTransport()
+        let client = try AuthorizedHTTPClient(configuration: configuration, policy: policy, registry: registry, transport: transport, diagnostics: sink, clock: clock)
+        _ = try await client.send("ticketing")
+        #expect(transport.requests.first?.value(forHeader: "Authorization") == "Bearer id-token-1")
+        for _ in 0..<1_000 where store.stored.withLock({ $0.isEmpty }) { await Task.yield() }
+        let kept = try #require(try store.load(identity: "user-7", kind: .idToken))
+        #expect(kept.token == "id-token-1")
+    }
+
     @Test func aModeNamedInAFileButNotRegisteredIsNotFoundAndSaysWhatToRegister() throws {
         let configuration = try file(#""advancedAuthEnabled": true, "providerName": "SDKAuthorization.Signature""#)
         #expect(throws: ConfigurationError.advancedAuthEnabledWithoutProvider.appendingHint(
