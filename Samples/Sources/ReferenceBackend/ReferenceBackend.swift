@@ -130,8 +130,14 @@ public final class ReferenceBackend: Sendable {
         /// The apps of the signature role (`POST /braze/apps/<appId>/data`), with unique ids.
         /// Default: one app, `reference-app`, Required, verified with the app server's keys.
         public var signatureApps: [SignatureApp]
+        /// The OAuth clients `POST /dpop/token` issues DPoP-bound access tokens to (its
+        /// `client_id`); any other is refused with `400 invalid_client`. Default `["sample-dpop-client"]`.
+        public var dpopClientIDs: Set<String>
+        /// The lifetime of the access tokens `POST /dpop/token` issues, in seconds, within
+        /// ``ReferenceBackend/tokenLifetimeRange``. Default 300.
+        public var dpopTokenLifetime: TimeInterval
         /// The backend's wall clock, for token and signature expiry (and the `iat` of minted
-        /// signatures). Default `Date()`.
+        /// signatures), and for DPoP proofs' `iat` and DPoP access tokens' expiry. Default `Date()`.
         public var now: @Sendable () -> Date
 
         /// Creates a configuration.
@@ -148,6 +154,8 @@ public final class ReferenceBackend: Sendable {
             exchangeSecret: String = "sample-exchange-secret",
             exchangeTokenLifetime: TimeInterval = 600,
             signatureApps: [SignatureApp] = [SignatureApp(id: "reference-app")],
+            dpopClientIDs: Set<String> = ["sample-dpop-client"],
+            dpopTokenLifetime: TimeInterval = 300,
             now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.host = host
@@ -162,6 +170,8 @@ public final class ReferenceBackend: Sendable {
             self.exchangeSecret = exchangeSecret
             self.exchangeTokenLifetime = exchangeTokenLifetime
             self.signatureApps = signatureApps
+            self.dpopClientIDs = dpopClientIDs
+            self.dpopTokenLifetime = dpopTokenLifetime
             self.now = now
         }
 
@@ -175,6 +185,9 @@ public final class ReferenceBackend: Sendable {
             }
             if !ReferenceBackend.tokenLifetimeRange.contains(exchangeTokenLifetime) {
                 return "exchangeTokenLifetime \(exchangeTokenLifetime) is not a number of seconds in \(ReferenceBackend.tokenLifetimeRange)"
+            }
+            if !ReferenceBackend.tokenLifetimeRange.contains(dpopTokenLifetime) {
+                return "dpopTokenLifetime \(dpopTokenLifetime) is not a number of seconds in \(ReferenceBackend.tokenLifetimeRange)"
             }
             if exchangeSecret.isEmpty {
                 return "exchangeSecret is empty"
@@ -256,6 +269,7 @@ public final class ReferenceBackend: Sendable {
     let requestLog: RequestLog
     let exchangeLedger: ExchangeLedger
     let signatures: SignatureRegistry
+    let dpop: DPoPState
     private let testRoutes: TestRouteGate
     private let serviceGroup: ServiceGroup
     private let runTask: Task<Void, Never>
@@ -268,6 +282,7 @@ public final class ReferenceBackend: Sendable {
         requestLog: RequestLog,
         exchangeLedger: ExchangeLedger,
         signatures: SignatureRegistry,
+        dpop: DPoPState,
         testRoutes: TestRouteGate,
         serviceGroup: ServiceGroup,
         runTask: Task<Void, Never>
@@ -279,6 +294,7 @@ public final class ReferenceBackend: Sendable {
         self.requestLog = requestLog
         self.exchangeLedger = exchangeLedger
         self.signatures = signatures
+        self.dpop = dpop
         self.testRoutes = testRoutes
         self.serviceGroup = serviceGroup
         self.runTask = runTask
@@ -300,9 +316,10 @@ public final class ReferenceBackend: Sendable {
         let testRoutes = TestRouteGate()
         let exchangeLedger = ExchangeLedger()
         let signatures = try await SignatureRegistry.make(configuration.signatureApps)
+        let dpop = DPoPState()
         let routes = Routes(
             configuration: configuration, keyRing: keyRing, requestLog: requestLog, testRoutes: testRoutes,
-            exchangeLedger: exchangeLedger, signatures: signatures
+            exchangeLedger: exchangeLedger, signatures: signatures, dpop: dpop
         )
         let router = Router(context: BasicRequestContext.self)
         routes.register(on: router)
@@ -319,6 +336,7 @@ public final class ReferenceBackend: Sendable {
                 let address = channel.localAddress
                 // Decided on the address really bound, not on the name asked for.
                 testRoutes.open(configuration.allowTestRoutesOnAnyInterface || address?.ipAddress.map(ReferenceBackend.isLoopback) == true)
+                dpop.port = address?.port ?? configuration.port
                 bound.resolve(.success(address?.port ?? configuration.port))
             },
             logger: logger
@@ -358,7 +376,7 @@ public final class ReferenceBackend: Sendable {
         }
         return ReferenceBackend(
             configuration: configuration, baseURL: baseURL, port: port,
-            keyRing: keyRing, requestLog: requestLog, exchangeLedger: exchangeLedger, signatures: signatures,
+            keyRing: keyRing, requestLog: requestLog, exchangeLedger: exchangeLedger, signatures: signatures, dpop: dpop,
             testRoutes: testRoutes, serviceGroup: serviceGroup, runTask: runTask
         )
     }
