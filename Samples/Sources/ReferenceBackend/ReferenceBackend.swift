@@ -59,6 +59,53 @@ import Synchronization
 /// `{"enforcement": "optional"}`. ``signatureDeliveries()`` counts how often each `request_id`
 /// was accepted and ``signatureErrorReport(appId:)`` the failures per code.
 ///
+/// ## DPoP (RFC 9449)
+///
+/// An OAuth authorization server and resource server whose access tokens are bound to the
+/// client's key. Failures answer `{"error": "<code>", "error_description": "..."}` with a
+/// ``DPoPErrorCode`` (the description never quotes a token or proof).
+///
+/// `POST /dpop/token` takes an `application/x-www-form-urlencoded` body
+/// `grant_type=client_credentials&client_id=<id>` and one `DPoP: <proof>` header. Checked in
+/// this order, each failure a `400`: the body (`invalid_request`), `grant_type`
+/// (`unsupported_grant_type`), `client_id` in ``Configuration/dpopClientIDs`` (`invalid_client`),
+/// the proof for `POST` and this endpoint's URL (`invalid_dpop_proof`; an `ath` claim is not
+/// checked here), its `nonce` equal to the current nonce (`use_dpop_nonce`, with
+/// `DPoP-Nonce: <current nonce>`). Success: `200 {"access_token": "<token>", "token_type":
+/// "DPoP", "expires_in": <``Configuration/dpopTokenLifetime`` in whole seconds>}` with
+/// `DPoP-Nonce` and `Cache-Control: no-store`. The token (random, kept server side) is bound to
+/// the RFC 7638 thumbprint of the proof's key, for the `client_id`, until
+/// ``Configuration/now`` + ``Configuration/dpopTokenLifetime``.
+///
+/// `GET` or `POST /dpop/resource` takes `Authorization: DPoP <access token>` (scheme
+/// case-insensitive) and one `DPoP` proof for the request's method and this URL, whose `ath` is
+/// base64url(SHA-256(token)). Each failure is a `401` with a `WWW-Authenticate` challenge,
+/// checked in this order:
+///
+/// - No `Authorization`, or another scheme (also `Bearer` with a DPoP token): `invalid_token`,
+///   `WWW-Authenticate: DPoP algs="ES256"`.
+/// - Two `Authorization` fields, one over ``maximumAuthorizationHeaderSize`` bytes, or a token
+///   not issued or expired (see ``expireDPoPTokens()``): `invalid_token`,
+///   `WWW-Authenticate: DPoP error="invalid_token", algs="ES256"`.
+/// - The proof invalid, or made with another key than the token's: `invalid_dpop_proof`,
+///   `WWW-Authenticate: DPoP error="invalid_dpop_proof", algs="ES256"`.
+/// - The proof's `nonce` missing or not current: `use_dpop_nonce`, `WWW-Authenticate: DPoP
+///   error="use_dpop_nonce", error_description="Resource server requires nonce in DPoP proof",
+///   algs="ES256"` and `DPoP-Nonce: <current nonce>`.
+///
+/// Success: `200 {"jkt": "<thumbprint>", "subject": "<client_id>", "success": true}` with `DPoP-Nonce`.
+///
+/// A proof is valid when the request has exactly one `DPoP` field, at most
+/// ``maximumDPoPProofSize`` bytes, holding a compact JWS whose header has `typ` `dpop+jwt`,
+/// `alg` `ES256`, no `crit`, and a `jwk` that is an EC P-256 public key (32-byte base64url `x`
+/// and `y`, no `d`) verifying the raw `r || s` signature; and whose claims have a `jti` string
+/// of 1 to ``maximumDPoPJTILength`` characters not seen in the last 2 × ``dpopProofClockSkew``
+/// seconds (at most ``dpopReplayCacheCapacity`` remembered), `htm` equal to the method, `htu`
+/// equal to the endpoint's URL (query and fragment dropped, scheme and host lowercased, default
+/// port dropped; on ``baseURL`` or on the host the request's `Host` names), a numeric `iat`
+/// within ``dpopProofClockSkew`` seconds of ``Configuration/now``, and a string `nonce` if any.
+/// The nonce is 32 random bytes, base64url; ``rotateDPoPNonce()`` replaces it.
+///
 /// ## Test routes: loopback only
 ///
 /// Five routes exist only to drive tests and samples, and none of them asks for credentials:
