@@ -6,8 +6,8 @@ import Synchronization
 
 /// A reference backend for SDKAuthorization: a real HTTP server on loopback that plays the
 /// vendor API (Bloomreach Engagement endpoints, a Rover-style ticketing endpoint, a CCAI-style
-/// token exchange, Braze-style SDK signature checks) and the app's own login server, and verifies
-/// real RS256 JWTs.
+/// token exchange, Braze-style SDK signature checks, an OAuth server with DPoP-bound tokens) and the
+/// app's own login server, and verifies real RS256 JWTs and ES256 DPoP proofs.
 ///
 /// Start one per test; each binds its own port:
 ///
