@@ -6,8 +6,8 @@ import Synchronization
 
 /// A reference backend for SDKAuthorization: a real HTTP server on loopback that plays the
 /// vendor API (Bloomreach Engagement endpoints, a Rover-style ticketing endpoint, a CCAI-style
-/// token exchange, Braze-style SDK signature checks) and the app's own login server, and verifies
-/// real RS256 JWTs.
+/// token exchange, Braze-style SDK signature checks, an OAuth server with DPoP-bound tokens) and the
+/// app's own login server, and verifies real RS256 JWTs and ES256 DPoP proofs.
 ///
 /// Start one per test; each binds its own port:
 ///
@@ -58,6 +58,53 @@ import Synchronization
 /// ``setSignatureEnforcement(_:appId:)`` or `PUT /__braze/apps/<appId>/enforcement` with
 /// `{"enforcement": "optional"}`. ``signatureDeliveries()`` counts how often each `request_id`
 /// was accepted and ``signatureErrorReport(appId:)`` the failures per code.
+///
+/// ## DPoP (RFC 9449)
+///
+/// An OAuth authorization server and resource server whose access tokens are bound to the
+/// client's key. Failures answer `{"error": "<code>", "error_description": "..."}` with a
+/// ``DPoPErrorCode`` (the description never quotes a token or proof).
+///
+/// `POST /dpop/token` takes an `application/x-www-form-urlencoded` body
+/// `grant_type=client_credentials&client_id=<id>` and one `DPoP: <proof>` header. Checked in
+/// this order, each failure a `400`: the body (`invalid_request`), `grant_type`
+/// (`unsupported_grant_type`), `client_id` in ``Configuration/dpopClientIDs`` (`invalid_client`),
+/// the proof for `POST` and this endpoint's URL (`invalid_dpop_proof`; an `ath` claim is not
+/// checked here), its `nonce` equal to the current nonce (`use_dpop_nonce`, with
+/// `DPoP-Nonce: <current nonce>`). Success: `200 {"access_token": "<token>", "token_type":
+/// "DPoP", "expires_in": <``Configuration/dpopTokenLifetime`` in whole seconds>}` with
+/// `DPoP-Nonce` and `Cache-Control: no-store`. The token (random, kept server side) is bound to
+/// the RFC 7638 thumbprint of the proof's key, for the `client_id`, until
+/// ``Configuration/now`` + ``Configuration/dpopTokenLifetime``.
+///
+/// `GET` or `POST /dpop/resource` takes `Authorization: DPoP <access token>` (scheme
+/// case-insensitive) and one `DPoP` proof for the request's method and this URL, whose `ath` is
+/// base64url(SHA-256(token)). Each failure is a `401` with a `WWW-Authenticate` challenge,
+/// checked in this order:
+///
+/// - No `Authorization`, or another scheme (also `Bearer` with a DPoP token): `invalid_token`,
+///   `WWW-Authenticate: DPoP algs="ES256"`.
+/// - Two `Authorization` fields, one over ``maximumAuthorizationHeaderSize`` bytes, or a token
+///   not issued or expired (see ``expireDPoPTokens()``): `invalid_token`,
+///   `WWW-Authenticate: DPoP error="invalid_token", algs="ES256"`.
+/// - The proof invalid, or made with another key than the token's: `invalid_dpop_proof`,
+///   `WWW-Authenticate: DPoP error="invalid_dpop_proof", algs="ES256"`.
+/// - The proof's `nonce` missing or not current: `use_dpop_nonce`, `WWW-Authenticate: DPoP
+///   error="use_dpop_nonce", error_description="Resource server requires nonce in DPoP proof",
+///   algs="ES256"` and `DPoP-Nonce: <current nonce>`.
+///
+/// Success: `200 {"jkt": "<thumbprint>", "subject": "<client_id>", "success": true}` with `DPoP-Nonce`.
+///
+/// A proof is valid when the request has exactly one `DPoP` field, at most
+/// ``maximumDPoPProofSize`` bytes, holding a compact JWS whose header has `typ` `dpop+jwt`,
+/// `alg` `ES256`, no `crit`, and a `jwk` that is an EC P-256 public key (32-byte base64url `x`
+/// and `y`, no `d`) verifying the raw `r || s` signature; and whose claims have a `jti` string
+/// of 1 to ``maximumDPoPJTILength`` characters not seen in the last 2 × ``dpopProofClockSkew``
+/// seconds (at most ``dpopReplayCacheCapacity`` remembered), `htm` equal to the method, `htu`
+/// equal to the endpoint's URL (query and fragment dropped, scheme and host lowercased, default
+/// port dropped; on ``baseURL`` or on the host the request's `Host` names), a numeric `iat`
+/// within ``dpopProofClockSkew`` seconds of ``Configuration/now``, and a string `nonce` if any.
+/// The nonce is 32 random bytes, base64url; ``rotateDPoPNonce()`` replaces it.
 ///
 /// ## Test routes: loopback only
 ///
@@ -130,8 +177,14 @@ public final class ReferenceBackend: Sendable {
         /// The apps of the signature role (`POST /braze/apps/<appId>/data`), with unique ids.
         /// Default: one app, `reference-app`, Required, verified with the app server's keys.
         public var signatureApps: [SignatureApp]
+        /// The OAuth clients `POST /dpop/token` issues DPoP-bound access tokens to (its
+        /// `client_id`); any other is refused with `400 invalid_client`. Default `["sample-dpop-client"]`.
+        public var dpopClientIDs: Set<String>
+        /// The lifetime of the access tokens `POST /dpop/token` issues, in seconds, within
+        /// ``ReferenceBackend/tokenLifetimeRange``. Default 300.
+        public var dpopTokenLifetime: TimeInterval
         /// The backend's wall clock, for token and signature expiry (and the `iat` of minted
-        /// signatures). Default `Date()`.
+        /// signatures), and for DPoP proofs' `iat` and DPoP access tokens' expiry. Default `Date()`.
         public var now: @Sendable () -> Date
 
         /// Creates a configuration.
@@ -148,6 +201,8 @@ public final class ReferenceBackend: Sendable {
             exchangeSecret: String = "sample-exchange-secret",
             exchangeTokenLifetime: TimeInterval = 600,
             signatureApps: [SignatureApp] = [SignatureApp(id: "reference-app")],
+            dpopClientIDs: Set<String> = ["sample-dpop-client"],
+            dpopTokenLifetime: TimeInterval = 300,
             now: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.host = host
@@ -162,6 +217,8 @@ public final class ReferenceBackend: Sendable {
             self.exchangeSecret = exchangeSecret
             self.exchangeTokenLifetime = exchangeTokenLifetime
             self.signatureApps = signatureApps
+            self.dpopClientIDs = dpopClientIDs
+            self.dpopTokenLifetime = dpopTokenLifetime
             self.now = now
         }
 
@@ -175,6 +232,9 @@ public final class ReferenceBackend: Sendable {
             }
             if !ReferenceBackend.tokenLifetimeRange.contains(exchangeTokenLifetime) {
                 return "exchangeTokenLifetime \(exchangeTokenLifetime) is not a number of seconds in \(ReferenceBackend.tokenLifetimeRange)"
+            }
+            if !ReferenceBackend.tokenLifetimeRange.contains(dpopTokenLifetime) {
+                return "dpopTokenLifetime \(dpopTokenLifetime) is not a number of seconds in \(ReferenceBackend.tokenLifetimeRange)"
             }
             if exchangeSecret.isEmpty {
                 return "exchangeSecret is empty"
@@ -256,6 +316,7 @@ public final class ReferenceBackend: Sendable {
     let requestLog: RequestLog
     let exchangeLedger: ExchangeLedger
     let signatures: SignatureRegistry
+    let dpop: DPoPState
     private let testRoutes: TestRouteGate
     private let serviceGroup: ServiceGroup
     private let runTask: Task<Void, Never>
@@ -268,6 +329,7 @@ public final class ReferenceBackend: Sendable {
         requestLog: RequestLog,
         exchangeLedger: ExchangeLedger,
         signatures: SignatureRegistry,
+        dpop: DPoPState,
         testRoutes: TestRouteGate,
         serviceGroup: ServiceGroup,
         runTask: Task<Void, Never>
@@ -279,6 +341,7 @@ public final class ReferenceBackend: Sendable {
         self.requestLog = requestLog
         self.exchangeLedger = exchangeLedger
         self.signatures = signatures
+        self.dpop = dpop
         self.testRoutes = testRoutes
         self.serviceGroup = serviceGroup
         self.runTask = runTask
@@ -300,9 +363,10 @@ public final class ReferenceBackend: Sendable {
         let testRoutes = TestRouteGate()
         let exchangeLedger = ExchangeLedger()
         let signatures = try await SignatureRegistry.make(configuration.signatureApps)
+        let dpop = DPoPState()
         let routes = Routes(
             configuration: configuration, keyRing: keyRing, requestLog: requestLog, testRoutes: testRoutes,
-            exchangeLedger: exchangeLedger, signatures: signatures
+            exchangeLedger: exchangeLedger, signatures: signatures, dpop: dpop
         )
         let router = Router(context: BasicRequestContext.self)
         routes.register(on: router)
@@ -319,6 +383,7 @@ public final class ReferenceBackend: Sendable {
                 let address = channel.localAddress
                 // Decided on the address really bound, not on the name asked for.
                 testRoutes.open(configuration.allowTestRoutesOnAnyInterface || address?.ipAddress.map(ReferenceBackend.isLoopback) == true)
+                dpop.port = address?.port ?? configuration.port
                 bound.resolve(.success(address?.port ?? configuration.port))
             },
             logger: logger
@@ -358,7 +423,7 @@ public final class ReferenceBackend: Sendable {
         }
         return ReferenceBackend(
             configuration: configuration, baseURL: baseURL, port: port,
-            keyRing: keyRing, requestLog: requestLog, exchangeLedger: exchangeLedger, signatures: signatures,
+            keyRing: keyRing, requestLog: requestLog, exchangeLedger: exchangeLedger, signatures: signatures, dpop: dpop,
             testRoutes: testRoutes, serviceGroup: serviceGroup, runTask: runTask
         )
     }

@@ -1,8 +1,9 @@
 import Foundation
 import Hummingbird
 
-/// The HTTP routes: the nine Engagement endpoints, `GET /rover/ticketing`, the token exchange
-/// and the signature role (`TokenExchange.swift`, `SignatureEnforcement.swift`), the API's OpenAPI
+/// The HTTP routes: the nine Engagement endpoints, `GET /rover/ticketing`, the token exchange,
+/// the signature role and the DPoP role (`TokenExchange.swift`, `SignatureEnforcement.swift`,
+/// `DPoP.swift`), the API's OpenAPI
 /// document (`GET /openapi.yaml`, ``ReferenceBackend/openAPIDocument``), and the test
 /// routes `POST /app/login`, `POST /app/braze-signature`, `PUT /__braze/apps/<appId>/enforcement`,
 /// `GET /__records` and `/__redirect`, served only while ``testRoutes`` is open.
@@ -13,9 +14,11 @@ struct Routes: Sendable {
     let testRoutes: TestRouteGate
     let exchangeLedger: ExchangeLedger
     let signatures: SignatureRegistry
+    let dpop: DPoPState
 
     func register(on router: Router<BasicRequestContext>) {
         registerTokenExchange(on: router)
+        registerDPoP(on: router)
         registerSignatures(on: router)
         for endpoint in EngagementEndpoint.allCases {
             router.post(RouterPath(endpoint.routePath)) { request, context in
