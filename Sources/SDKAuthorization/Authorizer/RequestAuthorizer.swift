@@ -401,7 +401,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                 throw .transportFailed(error, endpoint: authorized.endpoint)
             }
             guard let next = try redirect(authorized, after: head) else { return (response, head) }
-            authorized = next
+            authorized = try await authorize(redirected: next)
         }
     }
 
@@ -447,6 +447,37 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         return try await authorize(previous.original, endpoint: previous.endpoint, attempt: previous.attempt + 1, deadline: previous.deadline,
                                    issuedGeneration: issuedGeneration)
+    }
+
+    /// The request to send after ``redirect(_:after:)``: `next` itself, or, when the redirect took
+    /// off a credential made for one request (``AuthorizedRequest/needsNewCredential``: fields added
+    /// with ``Credential/adding(_:value:)``, such as a DPoP proof naming the method and URL), `next`
+    /// with a new credential from the same provider, asked for the new URL. The attempt stays the
+    /// same; the new credential is what a rejection of this hop is counted against.
+    ///
+    /// The request loop calls it after every redirect; a stack that runs the steps itself calls it
+    /// too, or sends such a hop without a credential.
+    ///
+    /// - Throws: ``RequestError`` when the provider fails or its new credential cannot be sent, as
+    ///   ``authorize(_:endpoint:)-(OutgoingRequest,_)``.
+    public func authorize(redirected next: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest {
+        guard next.needsNewCredential, let issued = next.issued else { return next }
+        var context = AuthorizationContext(request: next.request, endpoint: issued.context.endpoint, scheme: issued.context.scheme,
+                                           attempt: issued.context.attempt, deadline: issued.context.deadline)
+        context.refreshWindow = issued.context.refreshWindow
+        context.issuedGeneration = issued.context.issuedGeneration
+        let credential: Credential
+        do {
+            credential = try await issued.provider.credential(for: context)
+        } catch {
+            throw providerFailure(error, context)
+        }
+        let reissued = try attach(credential, from: issued.provider, generation: issued.generation, to: context)
+        var result = AuthorizedRequest(request: reissued.request, original: next.original, endpoint: next.endpoint, scheme: next.scheme,
+                                       attempt: next.attempt, deadline: next.deadline, carriesCredential: reissued.carriesCredential,
+                                       issued: reissued.issued)
+        result.redirectCount = next.redirectCount
+        return result
     }
 
     /// A request whose credential a logout cleared after it was sent with it.
@@ -637,13 +668,19 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         let delay: TimeInterval?
         switch decision {
         case .fail: return .fail(rejection)
-        case .retry: delay = nil
+        case .retry, .retryWithoutRefresh: delay = nil
         case .retryAfter(let seconds): delay = seconds.isFinite ? min(max(seconds, 0), options.requestDeadline) : options.requestDeadline
         }
         guard authorized.attempt == 1 else {
             diagnostics.log(.info, "\(name) was rejected again on its retry; it fails (a request is retried once)",
                             endpoint: authorized.endpoint, scheme: authorized.scheme)
             return .fail(rejection)
+        }
+        if decision == .retryWithoutRefresh {
+            diagnostics.log(.info, "\(name): the provider asked for a retry that needs no new credential; retrying once (not counted as a refresh)",
+                            endpoint: authorized.endpoint, scheme: authorized.scheme)
+            observer?.observe(AuthorizationEvent(.retryScheduled, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode, duration: 0))
+            return .retry
         }
         let window = options.refreshWindow
         let fingerprint = issued.credential.secretFingerprint
@@ -773,7 +810,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// The request to send next when `response` redirects `authorized`, or `nil` when it is not a
     /// redirect to follow (not 301, 302, 303, 307 or 308, or no usable `Location`).
     ///
-    /// A hop within the origin keeps every header. On a hop to another origin (scheme, host or port)
+    /// A hop within the origin keeps every header, except a credential made for one request (one
+    /// with fields added by ``Credential/adding(_:value:)``, such as a DPoP proof that names the
+    /// method and URL): that one is taken off, and ``authorize(redirected:)`` asks its provider for
+    /// one for the new hop. On a hop to another origin (scheme, host or port)
     /// only a safelist of caller headers follows: `Accept`, `Accept-Language`, `Accept-Encoding`,
     /// `User-Agent`, `Cache-Control`, `Pragma`, `If-None-Match`, `If-Modified-Since`, `Content-Type`
     /// and `Content-Language` when the request keeps a body, and the
@@ -830,6 +870,12 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             if droppedCredential {
                 observer?.observe(AuthorizationEvent(.redirectCredentialDropped, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode))
             }
+        } else if result.carriesCredential, let credential = authorized.issued?.credential, !credential.fields.isEmpty {
+            // Made for the request it went with (a proof names the method and URL): never sent again
+            // to another URL; the new hop gets its own (``authorize(redirected:)``).
+            for name in [credential.headerName].compactMap({ $0 }) + credential.addedFieldNames { request.removeHeader(name) }
+            result.carriesCredential = false
+            result.needsNewCredential = true
         }
         request.url = next
         result.request = request

@@ -73,6 +73,11 @@ public enum RejectionDecision: Sendable, Equatable {
     case retry
     /// As ``retry``, after waiting this many seconds (on the monotonic clock).
     case retryAfter(TimeInterval)
+    /// As ``retry``, for a rejection that is not about the credential's freshness: the server asks
+    /// for something the provider puts in its next answer (a DPoP nonce, RFC 9449 §8) and the token
+    /// stays. Not counted in the authorizer's ``RefreshWindow``, which bounds refreshes; still one
+    /// retry per request.
+    case retryWithoutRefresh
 }
 
 /// Supplies the credential for requests, one call per request.

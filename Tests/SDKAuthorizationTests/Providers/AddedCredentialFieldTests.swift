@@ -83,11 +83,12 @@ struct AddedCredentialFieldTests {
         let credential = Credential.authorization(scheme: "DPoP", "access-token").adding("DPoP", value: "proof")
         let authorizer = try authorizer(ScriptedProvider(.credential(credential)), options: AuthorizationOptions(forwardedHeaderNames: ["DPoP", "Authorization"]))
         let authorized = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url))
-        let same = try #require(try authorizer.redirect(authorized, after: ServerResponse(statusCode: status, headers: ["Location": "/y"])))
-        #expect(same.request.value(forHeader: "DPoP") == "proof")
-        let other = try #require(try authorizer.redirect(same, after: ServerResponse(statusCode: status, headers: ["Location": "https://cdn.example.net/z"])))
+        let other = try #require(try authorizer.redirect(authorized, after: ServerResponse(statusCode: status, headers: ["Location": "https://cdn.example.net/z"])))
         #expect(other.request.value(forHeader: "DPoP") == nil)
         #expect(other.request.value(forHeader: "Authorization") == nil)
+        // Another origin gets no new credential either.
+        #expect(!other.needsNewCredential)
+        #expect(try await authorizer.authorize(redirected: other).request.value(forHeader: "DPoP") == nil)
     }
 
     @Test func anAuthorizedURLRequestCarriesTheAddedFields() async throws {
@@ -128,5 +129,89 @@ struct AddedCredentialFieldTests {
         #expect(await authorizer.evaluate(rejected, to: first) == .retry)
         // With the proofs counted as different credentials, the window (1 refresh) would refuse this.
         #expect(await authorizer.evaluate(rejected, to: second) == .retry)
+    }
+
+    // MARK: Redirects within the origin
+
+    /// A proof names the method and URL it was made for: the hop to another URL of the same origin
+    /// gets a new one from the provider, through every path that runs the loop.
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func aRedirectWithinTheOriginAsksTheProviderForANewCredentialForTheNewURL(status: Int) async throws {
+        let provider = ScriptedProvider(
+            .credential(Credential.authorization(scheme: "DPoP", "t").adding("DPoP", value: "proof-for-x")),
+            .credential(Credential.authorization(scheme: "DPoP", "t").adding("DPoP", value: "proof-for-y")))
+        let authorizer = try authorizer(provider)
+        let sent = Locked<[OutgoingRequest]>([])
+        let response = try await authorizer.send(OutgoingRequest(method: "GET", url: url)) { request in
+            let count = sent.withLock { $0.append(request); return $0.count }
+            return count == 1 ? ServerResponse(statusCode: status, headers: ["Location": "/y"]) : ServerResponse(statusCode: 200)
+        }
+        #expect(response.statusCode == 200)
+        let requests = sent.withLock { $0 }
+        #expect(requests.map { $0.value(forHeader: "DPoP") } == ["proof-for-x", "proof-for-y"])
+        #expect(requests.last?.value(forHeader: "Authorization") == "DPoP t")
+        #expect(provider.requestedContexts.map(\.url.path) == ["/x", "/y"])
+        #expect(provider.requestedContexts.map(\.attempt) == [1, 1])
+    }
+
+    @Test func aRedirectWithinTheOriginKeepsACredentialWithoutAddedFieldsAndAsksNothing() async throws {
+        let provider = ScriptedProvider(.token("t1"), .token("t2"))
+        let authorizer = try authorizer(provider)
+        let sent = Locked<[OutgoingRequest]>([])
+        _ = try await authorizer.send(OutgoingRequest(method: "GET", url: url)) { request in
+            let count = sent.withLock { $0.append(request); return $0.count }
+            return count == 1 ? ServerResponse(statusCode: 302, headers: ["Location": "/y"]) : ServerResponse(statusCode: 200)
+        }
+        #expect(sent.withLock { $0.map { $0.value(forHeader: "Authorization") } } == ["Bearer t1", "Bearer t1"])
+        #expect(provider.requestedContexts.count == 1)
+    }
+
+    /// For a stack that runs the steps itself: the hop never carries the proof made for the first URL.
+    @Test func redirectTakesOffACredentialWithAddedFieldsAndSaysTheHopNeedsANewOne() async throws {
+        let credential = Credential.authorization(scheme: "DPoP", "t").adding("DPoP", value: "proof-for-x")
+        let authorizer = try authorizer(ScriptedProvider(.credential(credential)))
+        let authorized = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url, headers: ["Accept": "*/*"]))
+        let next = try #require(try authorizer.redirect(authorized, after: ServerResponse(statusCode: 307, headers: ["Location": "/y"])))
+        #expect(next.request.value(forHeader: "DPoP") == nil)
+        #expect(next.request.value(forHeader: "Authorization") == nil)
+        #expect(next.request.value(forHeader: "Accept") == "*/*")
+        #expect(!next.carriesCredential)
+        #expect(next.needsNewCredential)
+        #expect(!authorized.needsNewCredential)
+    }
+
+    // MARK: A retry that is no refresh
+
+    @Test func aRetryWithoutRefreshTakesNoPlaceInTheRefreshWindow() async throws {
+        let provider = ScriptedProvider(.token("t1"), .token("t2"), .token("t3"))
+        let options = AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 1, interval: 60))
+        let authorizer = try authorizer(provider, options: options)
+        let rejected = ServerResponse(statusCode: 401)
+        let first = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url))
+        let second = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url))
+        let third = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url))
+        provider.rejectionDecision = .retryWithoutRefresh
+        #expect(await authorizer.evaluate(rejected, to: first) == .retry)
+        provider.rejectionDecision = .retry
+        #expect(await authorizer.evaluate(rejected, to: second) == .retry)
+        // The window's one refresh is taken by `second`, not by `first`'s nonce retry.
+        let exceeded = await authorizer.evaluate(rejected, to: third)
+        guard case .fail(let error) = exceeded else { Issue.record("expected a failure, got \(exceeded)"); return }
+        #expect(error.code == .refreshWindowExceeded)
+    }
+
+    @Test func aRetryWithoutRefreshIsStillOneRetryPerRequest() async throws {
+        let provider = ScriptedProvider(.token("t1"))
+        provider.rejectionDecision = .retryWithoutRefresh
+        let authorizer = try authorizer(provider)
+        let sends = Locked(0)
+        let error = await #expect(throws: RequestError.self) {
+            try await authorizer.send(OutgoingRequest(method: "GET", url: url)) { _ in
+                sends.withLock { $0 += 1 }
+                return ServerResponse(statusCode: 401)
+            }
+        }
+        #expect(error?.code == .authorizationRejected)
+        #expect(sends.withLock { $0 } == 2)
     }
 }
