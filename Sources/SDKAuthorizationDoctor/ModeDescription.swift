@@ -140,8 +140,9 @@ package struct ModeDescription: Sendable {
         }
         let name = found.string("name", problems: &problems)
         if let (text, namePosition) = name {
-            if text.isEmpty || text.contains(".") || text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-                problems.append(Problem(at: namePosition, key: label, "\"name\" must be a key a configuration file can hold: not empty, without '.' or control characters"))
+            // What the app's registry accepts (any name), but for the names no configuration could hold.
+            if text.isEmpty {
+                problems.append(Problem(at: namePosition, key: label, "\"name\" must not be empty"))
             } else if AuthorizationConfiguration.fileKeys.contains(text) {
                 problems.append(Problem(at: namePosition, key: label, "\(quoted(text)) is an Engagement key of every configuration file; a mode cannot own it"))
             }
@@ -182,15 +183,16 @@ package struct ModeDescription: Sendable {
         return ModeSettingKey(keyName, type: type, default: defaultValue, required: required, meaning: meaningText, vendorSpellings: spellings)
     }
 
-    /// A key's `default`: a boolean for a `bool` key, a string for a `string` one, an absolute URL's text for a `url` one.
+    /// A key's `default`: a boolean for a `bool` key, a string for a `string` one, a URL's text for a
+    /// `url` one (the app fills a default in unchecked, so any URL the mode declares is accepted).
     private static func defaultValue(_ value: PositionedJSON, of type: ModeSettingKey.ValueType, label: String,
                                      problems: inout [Problem]) -> ModeSettings.Value? {
         switch (type, value) {
         case (.bool, .bool(let flag, _)): return .bool(flag)
         case (.string, .string(let text, _)): return .string(text)
         case (.url, .string(let text, let position)):
-            guard let url = URL(string: text), url.scheme != nil, url.host != nil else {
-                problems.append(Problem(at: position, key: label, "\"default\" of a url key must be an absolute URL, found \(quoted(text))"))
+            guard let url = URL(string: text) else {
+                problems.append(Problem(at: position, key: label, "\"default\" of a url key must be a URL, found \(quoted(text))"))
                 return nil
             }
             return .url(url)
@@ -217,10 +219,10 @@ package struct ModeDescription: Sendable {
         if let value = found["path"] {
             if case .array(let parts, _) = value, (1...2).contains(parts.count) {
                 for part in parts {
-                    if case .string(let text, _) = part, !text.isEmpty, !text.contains(".") {
+                    if case .string(let text, _) = part, !text.isEmpty {
                         path.append(text)
                     } else {
-                        problems.append(Problem(at: part.position, key: label, "each part of a vendor spelling's \"path\" must be a non-empty string without '.'"))
+                        problems.append(Problem(at: part.position, key: label, "each part of a vendor spelling's \"path\" must be a non-empty string"))
                     }
                 }
             } else {

@@ -161,6 +161,25 @@ struct ModeDescriptionTests {
         #expect(throws: Never.self) { try read.settingKeys[0].check(http) }
     }
 
+    /// Keys the app's registry accepts however odd: the doctor reads back whatever the mode declares.
+    struct OddKeysMode: NamedProviderFactory {
+        static let providerName = "Odd.Mode"
+        static var settingKeys: [ModeSettingKey] {
+            [
+                ModeSettingKey("odd.key", type: .url, default: .url(URL(string: "/relative/token")!), meaning: "A \"quoted\"\nline\u{1}\\ é 🔑."),
+                ModeSettingKey("ödd", type: .string, default: .string(""), required: true, meaning: "",
+                               vendorSpellings: [.init(["V.x"], vendor: "V"), .init(["Dict", "ödd"], vendor: "Dict")]),
+            ]
+        }
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { DPoPProvider() }
+    }
+
+    @Test func aDescriptionOfOddKeysRoundTripsToo() throws {
+        let read = try ModeDescription.parse(Array(OddKeysMode.modeDescription(product: "Odd \"Kit\"").utf8)).get()
+        #expect(read.product == "Odd \"Kit\"")
+        #expect(read.settingKeys.map(Shape.init) == OddKeysMode.settingKeys.map(Shape.init))
+    }
+
     /// What a description can say of a key.
     struct Shape: Equatable {
         let name: String, type: ModeSettingKey.ValueType, defaultValue: ModeSettings.Value?, isRequired: Bool
@@ -205,7 +224,7 @@ struct ModeDescriptionTests {
                 {"name": "baseURL", "type": "url", "meaning": "M."},
                 {"type": "bool"},
                 {"name": "v", "type": "string", "vendorSpellings": [{"path": ["A", "B", "C"], "vendor": "V", "choosesMode": true}], "meaning": "M."},
-                {"name": "d", "type": "url", "default": "not a url", "meaning": "M."}
+                {"name": "d", "type": "url", "default": "http://[::1", "meaning": "M."}
               ]
             }
             """
@@ -223,7 +242,7 @@ struct ModeDescriptionTests {
             "\(path):11:5: error: key 6: missing \"meaning\"",
             "\(path):12:66: error: key \"v\": a vendor spelling's \"path\" must be an array of one or two names (a top-level key, or a dictionary and a key in it)",
             "\(path):12:113: error: key \"v\": only a bool key's vendor spelling can choose the mode",
-            "\(path):13:45: error: key \"d\": \"default\" of a url key must be an absolute URL, found \"not a url\"",
+            "\(path):13:45: error: key \"d\": \"default\" of a url key must be a URL, found \"http://[::1\"",
         ])
     }
 
