@@ -2,8 +2,9 @@ import Foundation
 import PackagePlugin
 
 /// `swift package authorization-doctor [FILE ...] [--jwt TOKEN]` runs the authorization doctor
-/// (`sdkauth-config`) on the package: with no file, every configuration file in it. The same code
-/// is `Plugins/ValidateAuthorizationConfiguration/plugin.swift`, the `validate-authorization-config`
+/// (`sdkauth-config`) on the package: with no file, every configuration file in it, knowing the
+/// modes of other packages that describe themselves (`sdkauth-mode.json`). The same code is
+/// `Plugins/ValidateAuthorizationConfiguration/plugin.swift`, the `validate-authorization-config`
 /// alias; keep the two equal (Scripts/check-doctor runs both).
 @main
 struct AuthorizationDoctor: CommandPlugin {
@@ -17,14 +18,25 @@ struct AuthorizationDoctor: CommandPlugin {
         // out), so a built-in mode name whose product is not linked is an error, as in the app.
         var linked: Set<String> = []
         var perTarget: [String] = []
+        // A mode written outside the framework describes itself in an sdkauth-mode.json in its
+        // target's folder: each one found in a target or the targets it depends on (in this package
+        // or a dependency package) is passed once, so a configuration choosing the mode is checked.
+        var descriptions: [String] = []
         for case let target as SourceModuleTarget in context.package.targets where target.kind != .test {
             let names = Set(target.recursiveTargetDependencies.map(\.name).filter { $0.hasPrefix("SDKAuthorization") })
             linked.formUnion(names)
             // The directory as a string: directoryURL needs tools 6.1, and Path's own accessors are deprecated.
             perTarget += ["--target-products", "\(String(describing: target.directory))=\(names.sorted().joined(separator: ","))"]
+            for folder in [target.directory] + target.recursiveTargetDependencies.map(\.directory) {
+                let description = URL(fileURLWithPath: String(describing: folder)).appendingPathComponent("sdkauth-mode.json").path
+                if FileManager.default.fileExists(atPath: description), !descriptions.contains(description) {
+                    descriptions.append(description)
+                }
+            }
         }
         process.arguments = ["--package-directory", context.package.directoryURL.path,
-                             "--linked-products", linked.sorted().joined(separator: ",")] + perTarget + arguments
+                             "--linked-products", linked.sorted().joined(separator: ",")] + perTarget
+            + descriptions.flatMap { ["--mode-description", $0] } + arguments
         try process.run()
         process.waitUntilExit()
         if process.terminationStatus != 0 {

@@ -18,6 +18,10 @@ import SDKAuthorizationTokenExchange
 ///
 /// A built-in name whose product the app does not link, or a name close to a built-in one, is an
 /// error with the hint the app's registry adds (`BuiltInProviderName.hint(forUnresolvedName:)`).
+/// A mode written outside the framework is in the registry when its description (`sdkauth-mode.json`,
+/// ``ModeDescription``) was passed: its keys are checked as the app's registry checks them, but not
+/// their values (the mode's validation is code the doctor cannot load).
+///
 /// Without a manifest the doctor cannot see providers the app registers in code, so another
 /// provider that is not found is a warning (with the message the client will log if it is indeed
 /// missing); with a manifest it is an error, unless it is a module-qualified type name the app's
@@ -31,22 +35,31 @@ package enum ConfigurationCheck {
         var manifestURL: URL?
         /// The products the app links (`--linked-products`), or nil when the doctor was not told.
         var linkedProducts: Set<String>?
+        /// The modes written outside the framework that the doctor was told of (`--mode-description`).
+        var describedModes: [DescribedMode]
 
-        init(manifest: ProviderManifest? = nil, manifestURL: URL? = nil, linkedProducts: Set<String>? = nil) {
+        init(manifest: ProviderManifest? = nil, manifestURL: URL? = nil, linkedProducts: Set<String>? = nil, describedModes: [DescribedMode] = []) {
             self.manifest = manifest
             self.manifestURL = manifestURL
             self.linkedProducts = linkedProducts
+            self.describedModes = describedModes
         }
 
         /// The module the manifest's folder is the target of.
         var module: String? { manifestURL?.deletingLastPathComponent().lastPathComponent }
     }
 
+    /// A mode known from its description, and the description's path as shown.
+    struct DescribedMode: Sendable {
+        let description: ModeDescription
+        let shownAs: String
+    }
+
     /// The findings for the file at `url`, shown as `displayPath`, in `target`.
     static func check(_ url: URL, displayPath: String, target: Target) -> [Finding] {
         let configuration: AuthorizationConfiguration
         do {
-            configuration = try AuthorizationConfiguration(contentsOf: url, registry: builtInModes(linked: target.linkedProducts))
+            configuration = try AuthorizationConfiguration(contentsOf: url, registry: registry(for: target))
         } catch {
             return [Finding(.error, file: displayPath, key: key(of: error), error.message)]
         }
@@ -68,6 +81,12 @@ package enum ConfigurationCheck {
         for note in configuration.notes {
             findings.append(Finding(.note, file: displayPath, note))
         }
+        // A described mode: what the doctor could not check.
+        if configuration.advancedAuthEnabled, let name = lookedUpName(configuration),
+           let described = target.describedModes.first(where: { $0.description.providerName == name }) {
+            findings.append(Finding(.note, file: displayPath,
+                                    "\(LogText.typeName(name)) is the mode of the product \(LogText.readable(described.description.product, limit: 128)), known from its description \(LogText.readable(described.shownAs, limit: 512)): its keys' names and types, required keys, defaults and vendor spellings are checked; the app checks the values with the mode's own validation"))
+        }
         // A built-in name resolves in the doctor, which links every mode; say what the app needs.
         if target.linkedProducts == nil, configuration.advancedAuthEnabled, let name = lookedUpName(configuration),
            target.manifest?.declares(name) != true, let product = BuiltInProviderName.product(for: name) {
@@ -87,7 +106,7 @@ package enum ConfigurationCheck {
 
     /// The error a client made from `configuration` in `target` would refuse to start with, if any.
     static func startUpError(_ configuration: AuthorizationConfiguration, target: Target) -> ConfigurationError? {
-        let registry = builtInModes(linked: target.linkedProducts)
+        let registry = registry(for: target)
         // A built-in name whose product the app does not link is not found there: what its registry throws.
         if let linked = target.linkedProducts, let name = lookedUpName(configuration),
            let product = BuiltInProviderName.product(for: name), !linked.contains(product) {
@@ -97,6 +116,8 @@ package enum ConfigurationCheck {
         for entry in target.manifest?.entries ?? [] {
             // A built-in mode the manifest registers by type is the real mode, registered above with its keys.
             if let product = BuiltInProviderName.product(for: entry.name), target.linkedProducts?.contains(product) ?? true { continue }
+            // So is a described mode the manifest registers (mode `factory`), with the keys of its description.
+            if target.describedModes.contains(where: { $0.description.providerName == entry.name }) { continue }
             if case .implicitName(let name) = configuration.providerLookup, name == entry.name, entry.mode == .customerToken,
                isCertainlyNotNSObject(entry.type, in: target) {
                 // The iOS convention wants an NSObject subclass; the app's registry refuses this one at start.
@@ -122,6 +143,17 @@ package enum ConfigurationCheck {
         if links(BuiltInProviderName.signature) { registry.register(SignatureMode()) }
         if links(BuiltInProviderName.tokenExchange) {
             registry.register(TokenExchangeMode(signer: .async { _ in throw CancellationError() }))
+        }
+        return registry
+    }
+
+    /// The registry a client of `target` starts with, as far as the doctor knows it: the built-in
+    /// modes the app links, and the described modes with their keys. No provider is ever asked for
+    /// a credential.
+    static func registry(for target: Target) -> ProviderRegistry {
+        let registry = builtInModes(linked: target.linkedProducts)
+        for mode in target.describedModes {
+            registry.register(name: mode.description.providerName, settingKeys: mode.description.settingKeys) { _ in DeclaredProvider() }
         }
         return registry
     }
@@ -214,7 +246,8 @@ package enum ConfigurationCheck {
     }
 }
 
-/// Stands in for a provider the manifest declares: the doctor only needs the name to resolve.
+/// Stands in for a provider the manifest declares or a described mode makes: the doctor only needs
+/// the name to resolve.
 private struct DeclaredProvider: AuthorizationProvider {
     func credential(for context: AuthorizationContext) async throws -> Credential {
         throw CancellationError()

@@ -6,7 +6,8 @@ import SDKAuthorization
 /// `validate-authorization-config` command plugins.
 ///
 /// ```
-/// sdkauth-config [--package-directory DIR] [--linked-products LIST] [--target-products DIR=LIST ...] [--jwt TOKEN|-] [FILE ...]
+/// sdkauth-config [--package-directory DIR] [--linked-products LIST] [--target-products DIR=LIST ...]
+///                [--mode-description PATH ...] [--jwt TOKEN|-] [FILE ...]
 /// ```
 ///
 /// - `FILE ...`: check these configuration files (relative paths are read from the package
@@ -19,19 +20,28 @@ import SDKAuthorization
 /// - `--target-products DIR=LIST` (repeatable): the products the target in `DIR` links; a file in
 ///   `DIR` (the deepest such folder) is judged by that list instead of `--linked-products`. The
 ///   plugin passes one for each of the package's source targets;
+/// - `--mode-description PATH` (repeatable): the description (`sdkauth-mode.json`, see
+///   ``ModeDescription``) of a mode written outside the framework, registered under its
+///   `providerName` with its keys, so a configuration choosing it is checked as the app reads it.
+///   The plugin passes every `sdkauth-mode.json` in the folders of the targets a target depends on.
+///   A description the doctor refuses is an error, and no configuration file is then checked;
 /// - `--jwt TOKEN`: decode a token's header and claims (`-` reads it from standard input);
 /// - neither: check every configuration file in the package directory (see
 ///   ``ConfigurationFiles/rule``), or say that there is none.
 package enum Doctor {
     package static let usage = """
         usage: swift package authorization-doctor [--jwt TOKEN] [FILE ...]   (or validate-authorization-config)
-               sdkauth-config [--package-directory DIR] [--linked-products LIST] [--target-products DIR=LIST ...] [--jwt TOKEN|-] [FILE ...]
+               sdkauth-config [--package-directory DIR] [--linked-products LIST] [--target-products DIR=LIST ...]
+                              [--mode-description PATH ...] [--jwt TOKEN|-] [FILE ...]
           FILE ...      check these authorization configuration files (JSON or property list)
           --linked-products LIST
                         the products the app links, comma-separated (the plugin passes them); a
                         built-in mode name whose product is not linked is an error
           --target-products DIR=LIST
                         the same for the files of the target in DIR (the plugin passes one a target)
+          --mode-description PATH
+                        a mode written outside the framework, described by its sdkauth-mode.json
+                        (the plugin passes those of the package's dependencies); repeatable
           --jwt TOKEN   decode a JWT's header and claims and check alg and exp ('-' reads standard input)
           (neither)     check every configuration file in the package: \(ConfigurationFiles.rule)
         """
@@ -62,6 +72,8 @@ package enum Doctor {
         var linkedProducts: Set<String>?
         /// `--target-products`: each target directory as given, and what it links.
         var targetProducts: [String: Set<String>] = [:]
+        /// `--mode-description`: each description's path as given, in order.
+        var modeDescriptions: [String] = []
     }
 
     /// Reads the arguments (without the program name). `readStandardInput` gives the token for `--jwt -`.
@@ -80,7 +92,7 @@ package enum Doctor {
                 optionsEnded = true
             case "-h", "--help":
                 request.help = true
-            case "--package-directory", "--jwt", "--linked-products", "--target-products":
+            case "--package-directory", "--jwt", "--linked-products", "--target-products", "--mode-description":
                 guard let value = inline ?? rest.popFirst() else { return .failure(UsageError("\(option) needs a value")) }
                 if option == "--linked-products" {
                     guard request.linkedProducts == nil else { return .failure(UsageError("--linked-products is given twice")) }
@@ -91,6 +103,8 @@ package enum Doctor {
                         return .failure(UsageError("--target-products needs DIR=LIST"))
                     }
                     request.targetProducts[String(value[..<equals])] = productList(String(value[value.index(after: equals)...]))
+                } else if option == "--mode-description" {
+                    request.modeDescriptions.append(value)
                 } else if option == "--package-directory" {
                     request.packageDirectory = value
                 } else {
@@ -151,6 +165,8 @@ package enum Doctor {
         if let token = request.token {
             report.findings += TokenCheck.check(token, now: now)
         }
+        let (described, descriptionFindings) = readModeDescriptions(request.modeDescriptions, base: base)
+        report.findings += descriptionFindings
         var files = request.files.map { URL(fileURLWithPath: $0, relativeTo: base).standardizedFileURL }
         if files.isEmpty, request.token == nil {
             files = ConfigurationFiles.find(in: base)
@@ -159,12 +175,47 @@ package enum Doctor {
                 return report
             }
         }
+        // A refused description leaves a mode the app has out of the doctor's registry: the files'
+        // verdicts would be wrong, as with a broken manifest.
+        if descriptionFindings.contains(where: { $0.severity == .error }) {
+            for file in files {
+                report.findings.append(Finding(.error, file: ConfigurationFiles.displayPath(file, root: base),
+                                               "not checked: a mode description (--mode-description) is invalid"))
+            }
+            return report
+        }
         var manifests = ManifestCache()
         for file in files {
             report.findings += checkFile(file, root: base, manifests: &manifests,
-                                         linkedProducts: linkedProducts(for: file, request: request, base: base))
+                                         linkedProducts: linkedProducts(for: file, request: request, base: base), describedModes: described)
         }
         return report
+    }
+
+    /// The modes described at `paths` (relative ones from `base`), each file read once, and an
+    /// error for each problem (`path:line:column`), for a second description of one name, and
+    /// for a file that cannot be read.
+    static func readModeDescriptions(_ paths: [String], base: URL) -> ([ConfigurationCheck.DescribedMode], [Finding]) {
+        var modes: [ConfigurationCheck.DescribedMode] = []
+        var findings: [Finding] = []
+        var seen: Set<String> = []
+        for path in paths {
+            let url = URL(fileURLWithPath: path, relativeTo: base).standardizedFileURL
+            guard seen.insert(url.path).inserted else { continue }
+            let shown = ConfigurationFiles.displayPath(url, root: base)
+            switch ModeDescription.read(atPath: url.path) {
+            case .success(let description):
+                if let earlier = modes.first(where: { $0.description.providerName == description.providerName }) {
+                    findings.append(Finding(.error, file: shown,
+                                            "the mode \(LogText.typeName(description.providerName)) is described already by \(LogText.readable(earlier.shownAs, limit: 512)); one description a mode"))
+                } else {
+                    modes.append(ConfigurationCheck.DescribedMode(description: description, shownAs: shown))
+                }
+            case .failure(let problems):
+                findings += problems.list.map { Finding(.error, file: "\(shown):\($0.position)", $0.text) }
+            }
+        }
+        return (modes, findings)
     }
 
     /// A manifest read once for every configuration file it serves: `nil` when it is broken.
@@ -172,10 +223,11 @@ package enum Doctor {
 
     /// One file's findings, preceded by its manifest's the first time that manifest is read (a
     /// broken manifest is an error of its own, and the file is then not checked for start-up).
-    static func checkFile(_ file: URL, root: URL?, manifests: inout ManifestCache, linkedProducts: Set<String>? = nil) -> [Finding] {
+    static func checkFile(_ file: URL, root: URL?, manifests: inout ManifestCache, linkedProducts: Set<String>? = nil,
+                          describedModes: [ConfigurationCheck.DescribedMode] = []) -> [Finding] {
         let shown = ConfigurationFiles.displayPath(file, root: root)
         guard let manifestURL = ConfigurationFiles.manifestURL(for: file, root: root) else {
-            return ConfigurationCheck.check(file, displayPath: shown, target: .init(linkedProducts: linkedProducts))
+            return ConfigurationCheck.check(file, displayPath: shown, target: .init(linkedProducts: linkedProducts, describedModes: describedModes))
         }
         let manifestPath = ConfigurationFiles.displayPath(manifestURL, root: root)
         var findings: [Finding] = []
@@ -197,7 +249,8 @@ package enum Doctor {
             return findings + [Finding(.error, file: shown, "not checked for start-up: its provider manifest \(manifestPath) is invalid")]
         }
         return findings + ConfigurationCheck.check(file, displayPath: shown,
-                                                   target: .init(manifest: manifest, manifestURL: manifestURL, linkedProducts: linkedProducts))
+                                                   target: .init(manifest: manifest, manifestURL: manifestURL, linkedProducts: linkedProducts,
+                                                                 describedModes: describedModes))
     }
 
     private static func splitInline(_ argument: String) -> (String, String?) {

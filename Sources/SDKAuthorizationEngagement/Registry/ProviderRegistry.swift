@@ -49,6 +49,8 @@ public final class ProviderRegistry: Sendable {
     private enum Entry {
         case factory(Factory)
         case mode(any NamedProviderFactory)
+        /// A mode known by its keys only (the doctor's stand-in for a mode it cannot load).
+        case keyedFactory([ModeSettingKey], Factory)
         case providerType(Any.Type)
     }
 
@@ -97,10 +99,21 @@ public final class ProviderRegistry: Sendable {
     public var modeSettingKeys: [(providerName: String, key: ModeSettingKey)] {
         state.withLock { state in
             state.entries.sorted { $0.key < $1.key }.flatMap { (name, entry) -> [(providerName: String, key: ModeSettingKey)] in
-                guard case .mode(let mode) = entry else { return [] }
-                return type(of: mode).settingKeys.map { (name, $0) }
+                switch entry {
+                case .mode(let mode): return type(of: mode).settingKeys.map { (name, $0) }
+                case .keyedFactory(let keys, _): return keys.map { (name, $0) }
+                case .factory, .providerType: return []
+                }
             }
         }
+    }
+
+    /// Registers `factory` under `name` as a mode whose keys are `settingKeys`: a file read with this
+    /// registry may hold them, and the settings are checked against them before `factory` runs, as
+    /// for a mode registered with ``register(_:)``. How the authorization doctor registers a mode it
+    /// knows only from its description (`sdkauth-mode.json`), under a name read at run time.
+    package func register(name: String, settingKeys: [ModeSettingKey], factory: @escaping Factory) {
+        state.withLock { $0.entries[name] = .keyedFactory(settingKeys, factory) }
     }
 
     /// Registers a native provider factory under `name`; it runs each time a client loads it. It
@@ -136,6 +149,8 @@ public final class ProviderRegistry: Sendable {
                 return try make(factory, name: name, context: context.checkingNoModeSettings(for: name))
             case .mode(let mode)?:
                 return try make(mode, name: name, context: context)
+            case .keyedFactory(let keys, let factory)?:
+                return try make(factory, keys: keys, name: name, context: context)
             case .providerType(let found)?:
                 try context.checkingNoModeSettings(for: name)
                 guard found is NSObject.Type else { throw .providerIsNotNSObject(name: name) }
@@ -154,6 +169,8 @@ public final class ProviderRegistry: Sendable {
                 return try make(factory, name: name, context: context.checkingNoModeSettings(for: name))
             case .mode(let mode)?:
                 return try make(mode, name: name, context: context)
+            case .keyedFactory(let keys, let factory)?:
+                return try make(factory, keys: keys, name: name, context: context)
             case .providerType(let found)?:
                 try context.checkingNoModeSettings(for: name)
                 guard let providerType = found as? any AuthorizationProviderType.Type else {
@@ -175,11 +192,16 @@ public final class ProviderRegistry: Sendable {
 
     /// The provider `mode` makes, its settings checked against its keys first.
     private func make(_ mode: any NamedProviderFactory, name: String, context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
-        let settings = try context.modeSettings.checked(for: type(of: mode).settingKeys, providerName: name)
+        try make({ context in try mode.makeProvider(for: context) }, keys: type(of: mode).settingKeys, name: name, context: context)
+    }
+
+    /// The provider `factory` makes for a mode whose keys are `keys`, its settings checked against them first.
+    private func make(_ factory: Factory, keys: [ModeSettingKey], name: String, context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
+        let settings = try context.modeSettings.checked(for: keys, providerName: name)
         let checked = ProviderFactoryContext(baseURL: context.baseURL, configuration: context.loadedConfiguration, clock: context.clock,
                                              diagnostics: context.diagnostics, observer: context.observer, modeSettings: settings,
                                              transport: context.transport)
-        return try make({ context in try mode.makeProvider(for: context) }, name: name, context: checked)
+        return try make(factory, name: name, context: checked)
     }
 
     private func make(_ factory: Factory, name: String, context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
