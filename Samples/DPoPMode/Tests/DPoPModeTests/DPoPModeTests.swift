@@ -128,10 +128,12 @@ import Testing
     }
 
     @Test func theModeChecksItsSettingsAgainEvenWhenTheRegistryDidNot() throws {
+        // A registry of another kind may hand the mode settings it never checked.
         let context = ProviderFactoryContext(baseURL: URL(string: "https://api.example.com")!, configuration: "code", clock: clock, diagnostics: sink, observer: nil,
-                                             modeSettings: ModeSettings(["dpopTokenURL": .url(URL(string: "http://auth.example.com/token")!), "dpopClientID": .string("client-1")]),
+                                             modeSettings: ModeSettings(["dpopTokenURL": .url(tokenURL), "dpopClientID": .string("client-1"),
+                                                                         "dpopNonceRetry": .string("no")]),
                                              transport: RecordingTransport())
-        #expect(throws: ConfigurationError.self) { try DPoPMode().makeProvider(for: context) }
+        #expect(throws: ConfigurationError.wrongType(key: "dpopNonceRetry", expected: "a boolean")) { try DPoPMode().makeProvider(for: context) }
     }
 
     @Test func theModeDescriptionFileForTheDoctorMatchesTheDeclaredKeys() throws {
@@ -213,6 +215,8 @@ import Testing
         #"Negotiate abc123==, dpop ERROR = "use_dpop_nonce""#,
         #"DPoP realm="say \"hi\", error=\"invalid_dpop_proof\"", error="use_dpop_nonce""#,
         #"DPoP error="use_dpop_nonce"#,
+        String(repeating: "Basic, ", count: 15) + #"DPoP error="use_dpop_nonce""#,
+        #"DPoP realm="\#(String(repeating: "x", count: 8_000))", error="use_dpop_nonce""#,
     ])
     func aNonceChallengeAmongOthersIsFound(field: String) async throws {
         #expect(try await decision(for: field) == .retry)
@@ -226,6 +230,12 @@ import Testing
         "",
         "\u{0}\u{1}\"\"\"===,,,",
         String(repeating: "DPoP error=\"x\", ", count: 600) + #"DPoP error="use_dpop_nonce""#,
+        // Longer than 8 KiB: not read at all.
+        #"DPoP realm="\#(String(repeating: "x", count: 8_200))", error="use_dpop_nonce""#,
+        // Past the 16th challenge: not read.
+        String(repeating: "Basic, ", count: 16) + #"DPoP error="use_dpop_nonce""#,
+        // An escaped quote does not end a quoted string.
+        #"DPoP realm="x\", error=use_dpop_nonce, y=\"", error="invalid_dpop_proof""#,
     ])
     func noNonceChallengeMeansFail(field: String) async throws {
         #expect(try await decision(for: field) == .fail)
