@@ -27,7 +27,7 @@ enum AuthenticationChallenges {
         guard bytes.count <= maximumLength else { return [] }
         var reader = Reader(bytes: bytes)
         var challenges: [AuthenticationChallenge] = []
-        while challenges.count <= maximumChallenges {
+        while true {
             reader.skip { $0 == .space || $0 == .tab || $0 == .comma }
             guard !reader.isAtEnd else { break }
             let name = reader.token()
@@ -51,10 +51,11 @@ enum AuthenticationChallenges {
                 // A parameter before any scheme: nothing to attach it to.
                 reader.skipPastElement()
             } else {
+                guard challenges.count < maximumChallenges else { break }
                 challenges.append(AuthenticationChallenge(scheme: name))
             }
         }
-        return Array(challenges.prefix(maximumChallenges))
+        return challenges
     }
 
     /// The `error` parameter of the first `DPoP` challenge (scheme compared case-insensitively) in
