@@ -34,7 +34,10 @@ let package = Package(
                 .product(name: "SDKAuthorizationEngagement", package: framework),
                 .product(name: "SDKAuthorizationTesting", package: framework),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            // Tests/DPoPModeTests/sdkauth-providers.json registers the mode by type, as an app's
+            // build-time registration does (mode `factory`, which uses `init()`).
+            plugins: [.plugin(name: "RegisterAuthorizationProviders", package: framework)]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -37,7 +37,7 @@ extension ConfigurationError {
     /// The registry that made the provider gave no transport (``ProviderFactoryContext/transport``).
     public static var dpopTransportMissing: ConfigurationError {
         ConfigurationError(.dpopTransportMissing,
-                           "The mode \(DPoPMode.providerName) fetches its tokens through the client's transport, and the registry gave none; make the client with a registry that passes its transport, or make a DPoPProvider directly",
-                           name: DPoPMode.providerName)
+                           "The mode \(DPoPAuthorizationMode.providerName) fetches its tokens through the client's transport, and the registry gave none; make the client with a registry that passes its transport, or make a DPoPProvider directly",
+                           name: DPoPAuthorizationMode.providerName)
     }
 }

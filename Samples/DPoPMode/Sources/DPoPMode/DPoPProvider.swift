@@ -5,7 +5,7 @@ import SDKAuthorization
 /// `Authorization: DPoP <access token>` and `DPoP: <proof>`, a JWT signed with the app's key for
 /// that one request (its method, its URL, the token's hash and the server's nonce).
 ///
-/// Made by ``DPoPMode`` from a configuration that chooses `DPoPMode.DPoP`, or directly:
+/// Made by ``DPoPAuthorizationMode`` from a configuration that chooses `DPoPMode.DPoP`, or directly:
 ///
 /// ```swift
 /// let dpop = try DPoPProvider(tokenURL: URL(string: "https://auth.example.com/token")!, clientID: "my-app",
@@ -102,8 +102,8 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
         diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         nonceRetry: Bool = true
     ) throws(ConfigurationError) {
-        if let problem = DPoPMode.problem(withTokenURL: tokenURL) { throw .invalidValue(key: DPoPMode.tokenURLKey, reason: problem) }
-        if let problem = DPoPMode.problem(withClientID: clientID) { throw .invalidValue(key: DPoPMode.clientIDKey, reason: problem) }
+        if let problem = DPoPAuthorizationMode.problem(withTokenURL: tokenURL) { throw .invalidValue(key: DPoPAuthorizationMode.tokenURLKey, reason: problem) }
+        if let problem = DPoPAuthorizationMode.problem(withClientID: clientID) { throw .invalidValue(key: DPoPAuthorizationMode.clientIDKey, reason: problem) }
         self.tokenURL = tokenURL
         self.clientID = clientID
         self.nonceRetry = nonceRetry

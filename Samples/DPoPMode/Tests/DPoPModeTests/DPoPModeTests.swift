@@ -13,7 +13,7 @@ import Testing
     let privateKey = P256.Signing.PrivateKey()
 
     init() {
-        registry.register(DPoPMode(signer: P256DPoPSigner(privateKey: privateKey)))
+        registry.register(DPoPAuthorizationMode(signer: P256DPoPSigner(privateKey: privateKey)))
     }
 
     /// A configuration file holding the Engagement keys, the mode's name, and `extra`.
@@ -124,7 +124,7 @@ import Testing
     @Test func theModeMadeInCodeWithoutATransportIsRefused() throws {
         let context = ProviderFactoryContext(baseURL: URL(string: "https://api.example.com")!, configuration: "code", clock: clock, diagnostics: sink, observer: nil,
                                              modeSettings: ModeSettings(["dpopTokenURL": .url(tokenURL), "dpopClientID": .string("client-1")]))
-        #expect(throws: ConfigurationError.dpopTransportMissing) { try DPoPMode().makeProvider(for: context) }
+        #expect(throws: ConfigurationError.dpopTransportMissing) { try DPoPAuthorizationMode().makeProvider(for: context) }
     }
 
     @Test func theModeChecksItsSettingsAgainEvenWhenTheRegistryDidNot() throws {
@@ -133,7 +133,7 @@ import Testing
                                              modeSettings: ModeSettings(["dpopTokenURL": .url(tokenURL), "dpopClientID": .string("client-1"),
                                                                          "dpopNonceRetry": .string("no")]),
                                              transport: RecordingTransport())
-        #expect(throws: ConfigurationError.wrongType(key: "dpopNonceRetry", expected: "a boolean")) { try DPoPMode().makeProvider(for: context) }
+        #expect(throws: ConfigurationError.wrongType(key: "dpopNonceRetry", expected: "a boolean")) { try DPoPAuthorizationMode().makeProvider(for: context) }
     }
 
     @Test func theModeDescriptionFileForTheDoctorMatchesTheDeclaredKeys() throws {
@@ -143,7 +143,7 @@ import Testing
         func quoted(_ text: String) -> String {
             String(decoding: try! JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed, .withoutEscapingSlashes]), as: UTF8.self)
         }
-        let keys = DPoPMode.settingKeys.map { key -> String in
+        let keys = DPoPAuthorizationMode.settingKeys.map { key -> String in
             var members = [#""name": \#(quoted(key.name))"#, #""type": "\#(key.type == .url ? "url" : key.type == .bool ? "bool" : "string")""#]
             if key.isRequired { members.append(#""required": true"#) }
             switch key.defaultValue {
@@ -158,7 +158,7 @@ import Testing
         }
         let expected = """
         {
-          "providerName": "\(DPoPMode.providerName)",
+          "providerName": "\(DPoPAuthorizationMode.providerName)",
           "product": "DPoPMode",
           "settingKeys": [
         \(keys.joined(separator: ",\n"))
@@ -167,7 +167,7 @@ import Testing
 
         """
         #expect(written == expected)
-        #expect(DPoPMode.settingKeys.allSatisfy { $0.vendorSpellings.isEmpty })
+        #expect(DPoPAuthorizationMode.settingKeys.allSatisfy { $0.vendorSpellings.isEmpty })
     }
 }
 
@@ -247,5 +247,30 @@ import Testing
 
     @Test func anInvalidTokenChallengeAsksForARetry() async throws {
         #expect(try await decision(for: #"DPoP error="invalid_token", algs="ES256""#, nonce: nil) == .retry)
+    }
+}
+
+@Suite struct DPoPBuildTimeRegistrationTests {
+    @Test func theModeIsRegisteredByItsModuleQualifiedTypeFromTheProvidersManifest() async throws {
+        // The manifest names `DPoPMode.DPoPAuthorizationMode`: a type named like its module
+        // (`DPoPMode.DPoPMode`) could not be named so, and the generated registration would not compile.
+        let registry = ProviderRegistry()
+        registry.registerManifestProviders()
+        #expect(ProviderRegistry.manifestProviderNames == ["DPoPMode.DPoP"])
+        #expect(registry.modeSettingKeys.map(\.key.name) == ["dpopTokenURL", "dpopClientID", "dpopNonceRetry"])
+        let configuration = try AuthorizationConfiguration(data: Data("""
+            {"projectToken": "project-1", "baseURL": "https://api.example.com", "authorization": "Token api-key-1",
+             "advancedAuthEnabled": true, "providerName": "DPoPMode.DPoP",
+             "dpopTokenURL": "https://auth.example.com/token", "dpopClientID": "client-1"}
+            """.utf8), format: .json, registry: registry)
+        let transport = RecordingTransport { request in
+            guard request.url == tokenURL else { return ServerResponse(statusCode: 200, body: Data("{}".utf8)) }
+            return ServerResponse(statusCode: 200, body: Data(#"{"access_token":"token-m","token_type":"DPoP","expires_in":600}"#.utf8))
+        }
+        let client = try AuthorizedHTTPClient(configuration: configuration, policy: AuthorizationPolicy(rules: [try AuthorizationRule(host: "api.example.com", scheme: .bearer)]),
+                                              registry: registry, transport: transport, diagnostics: RecordingDiagnosticsSink(), clock: ManualClock())
+        _ = try await client.send(OutgoingRequest(method: "GET", url: URL(string: "https://api.example.com/x")!))
+        let proof = try ReadProof(try #require(transport.requests.last?.value(forHeader: "DPoP")))
+        #expect(proof.signatureIsValid && proof.ath == expectedATH("token-m"))
     }
 }

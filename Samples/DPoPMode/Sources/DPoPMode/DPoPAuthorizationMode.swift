@@ -9,7 +9,7 @@ import SDKAuthorization
 ///
 /// ```swift
 /// let registry = ProviderRegistry()
-/// registry.register(DPoPMode(signer: P256DPoPSigner(privateKey: storedKey)))
+/// registry.register(DPoPAuthorizationMode(signer: P256DPoPSigner(privateKey: storedKey)))
 /// let configuration = try AuthorizationConfiguration(contentsOf: fileURL, registry: registry)
 /// let client = try AuthorizedHTTPClient(configuration: configuration, policy: policy, registry: registry)
 /// ```
@@ -18,7 +18,7 @@ import SDKAuthorization
 /// key per launch.
 ///
 /// Its keys: `dpopTokenURL` (required), `dpopClientID` (required), `dpopNonceRetry` (default `true`).
-public struct DPoPMode: StandaloneProviderFactory {
+public struct DPoPAuthorizationMode: StandaloneProviderFactory {
     /// `DPoPMode.DPoP`.
     public static let providerName = "DPoPMode.DPoP"
 
