@@ -26,7 +26,9 @@ import SDKAuthorization
 ///   or not visible ASCII is ignored.
 /// - **Rejections.** A 401 with `error="invalid_token"` marks the token stale: the retry waits for a
 ///   new one. Any other rejection (`invalid_dpop_proof`, a 403, no DPoP challenge) fails the request.
-///   A request is retried at most once.
+///   The error code is read from the first `DPoP` challenge of `WWW-Authenticate` that has one, or,
+///   when there is none, from a JSON body's `error` (at most 4 KiB read). A request is retried at
+///   most once.
 /// - **Failures.** A refused or unusable token answer fails the waiting requests with
 ///   ``RequestError/Code/dpopTokenRequestFailed``, naming the server's OAuth error code; a signer that
 ///   fails, with ``RequestError/Code/dpopSigningFailed``. No error or diagnostic holds a token, a
