@@ -245,6 +245,22 @@ import Testing
         #expect(try await decision(for: #"DPoP error="use_dpop_nonce""#, nonce: nil) == .fail)
     }
 
+    @Test func withoutADPoPChallengeTheJSONBodysErrorIsRead() async throws {
+        let provider = try DPoPProvider(tokenURL: tokenURL, clientID: "c", signer: P256DPoPSigner(), transport: RecordingTransport(), clock: ManualClock(),
+                                        diagnostics: RecordingDiagnosticsSink())
+        let context = AuthorizationContext(endpoint: nil, url: URL(string: "https://api.example.com/x")!)
+        let nonceBody = ServerResponse(statusCode: 401, headers: ["DPoP-Nonce": "nonce-1"], body: Data(#"{"error":"use_dpop_nonce"}"#.utf8))
+        #expect(await provider.credentialRejected(.authorization(scheme: "DPoP", "t"), response: nonceBody, context: context) == .retry)
+        // The challenge wins over the body.
+        var proofChallenge = nonceBody
+        proofChallenge.headers["WWW-Authenticate"] = #"DPoP error="invalid_dpop_proof""#
+        #expect(await provider.credentialRejected(.authorization(scheme: "DPoP", "t"), response: proofChallenge, context: context) == .fail)
+        // A body over 4 KiB is not read.
+        let large = ServerResponse(statusCode: 401, headers: ["DPoP-Nonce": "nonce-1"],
+                                   body: Data(#"{"error":"use_dpop_nonce","pad":"\#(String(repeating: "x", count: 4_100))"}"#.utf8))
+        #expect(await provider.credentialRejected(.authorization(scheme: "DPoP", "t"), response: large, context: context) == .fail)
+    }
+
     @Test func anInvalidTokenChallengeAsksForARetry() async throws {
         #expect(try await decision(for: #"DPoP error="invalid_token", algs="ES256""#, nonce: nil) == .retry)
     }
