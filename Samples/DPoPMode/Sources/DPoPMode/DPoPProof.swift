@@ -1,0 +1,77 @@
+import Crypto
+import Foundation
+import SDKAuthorization
+
+/// Makes DPoP proofs (RFC 9449 §4.2): a JWT of type `dpop+jwt`, signed ES256 by the app's key,
+/// whose header carries the public key and whose claims bind it to one request.
+struct DPoPProofMaker: Sendable {
+    let signer: any DPoPSigner
+    let clock: any AuthorizationClock
+
+    /// A proof for `method` at `url`: `htu` is the URL without query, fragment or user info; `ath`
+    /// the hash of `accessToken` when there is one (a resource request); `nonce` when the server
+    /// gave one; `jti` fresh random bytes; `iat` the clock's time in whole seconds.
+    func proof(method: String, url: URL, accessToken: String?, nonce: String?) async throws(RequestError) -> String {
+        let key = signer.publicJWK
+        guard key.isP256 else { throw .dpopSigningFailed(reason: "the signer's public key is not a P-256 key (x and y of 32 bytes each)") }
+        let header = #"{"typ":"dpop+jwt","alg":"ES256","jwk":\#(key.json)}"#
+        var claims = [
+            #""jti":\#(JSONText.quoted(Self.randomID()))"#,
+            #""htm":\#(JSONText.quoted(method))"#,
+            #""htu":\#(JSONText.quoted(Self.htu(of: url)))"#,
+            #""iat":\#(Int64(clock.now().timeIntervalSince1970.rounded(.down)))"#,
+        ]
+        if let accessToken { claims.append(#""ath":\#(JSONText.quoted(Self.ath(of: accessToken)))"#) }
+        if let nonce { claims.append(#""nonce":\#(JSONText.quoted(nonce))"#) }
+        let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data("{\(claims.joined(separator: ","))}".utf8))
+        let signature: Data
+        do {
+            signature = try await signer.sign(Data(signingInput.utf8))
+        } catch {
+            if error is CancellationError || Task.isCancelled { throw .cancelled }
+            throw .dpopSigningFailed(reason: "the signer failed (\(RequestError.summary(of: error)))", underlyingError: error)
+        }
+        guard signature.count == 64 else {
+            throw .dpopSigningFailed(reason: "the signer returned \(signature.count) bytes, not a raw 64-byte ES256 signature (r || s)")
+        }
+        return signingInput + "." + Base64URL.encode(signature)
+    }
+
+    /// `base64url(SHA-256(token))`: the `ath` claim that binds a proof to its access token.
+    static func ath(of accessToken: String) -> String {
+        Base64URL.encode(Data(SHA256.hash(data: Data(accessToken.utf8))))
+    }
+
+    /// The URL as `htu` names it: scheme, host, port and path, without query, fragment or user info.
+    static func htu(of url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        components.user = nil
+        components.password = nil
+        components.percentEncodedQuery = nil
+        components.fragment = nil
+        return components.string ?? url.absoluteString
+    }
+
+    /// 16 random bytes, base64url: a `jti` no two proofs share.
+    static func randomID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Base64URL.encode(Data((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }))
+    }
+}
+
+/// JSON text for the few strings a proof holds.
+enum JSONText {
+    /// `text` as a JSON string: quotes, backslashes and control characters escaped.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

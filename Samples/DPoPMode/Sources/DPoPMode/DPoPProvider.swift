@@ -1,0 +1,319 @@
+import Foundation
+import SDKAuthorization
+
+/// RFC 9449 DPoP: access tokens bound to the app's key. Each request carries
+/// `Authorization: DPoP <access token>` and `DPoP: <proof>`, a JWT signed with the app's key for
+/// that one request (its method, its URL, the token's hash and the server's nonce).
+///
+/// Made by ``DPoPAuthorizationMode`` from a configuration that chooses `DPoPMode.DPoP`, or directly:
+///
+/// ```swift
+/// let dpop = try DPoPProvider(tokenURL: URL(string: "https://auth.example.com/token")!, clientID: "my-app",
+///                             signer: P256DPoPSigner())
+/// let authorizer = try RequestAuthorizer(policy: AuthorizationPolicy(rules: [AuthorizationRule(host: "api.example.com", scheme: .bearer)]),
+///                                        providers: [.bearer: dpop])
+/// ```
+///
+/// - **Tokens.** `POST <tokenURL>` with `grant_type=client_credentials&client_id=<clientID>` and a
+///   proof for that request; any number of concurrent requests share one token request, and the
+///   token serves until 30 seconds before its `expires_in` (half its lifetime for a token that lives
+///   less than a minute), counted on both the wall clock and the monotonic one. Every token request
+///   asks the authorizer's refresh window first (``RefreshWindowGate/admitRefresh(replacing:)``).
+/// - **Nonces.** A server's `DPoP-Nonce` (on any answer, error or success) is kept per origin and put
+///   in the next proofs for that origin. The token endpoint's `use_dpop_nonce` refusal is retried once
+///   with its nonce; a resource server's 401 `WWW-Authenticate: DPoP error="use_dpop_nonce"` asks
+///   for one retry with a new proof (``nonceRetry``). A nonce that is empty, longer than 512 bytes,
+///   or not visible ASCII is ignored.
+/// - **Rejections.** A 401 with `error="invalid_token"` marks the token stale: the retry waits for a
+///   new one. Any other rejection (`invalid_dpop_proof`, a 403, no DPoP challenge) fails the request.
+///   The error code is read from the first `DPoP` challenge of `WWW-Authenticate` that has one, or,
+///   when there is none, from a JSON body's `error` (at most 4 KiB read). A request is retried at
+///   most once.
+/// - **Failures.** A refused or unusable token answer fails the waiting requests with
+///   ``RequestError/Code/dpopTokenRequestFailed``, naming the server's OAuth error code; a signer that
+///   fails, with ``RequestError/Code/dpopSigningFailed``. No error or diagnostic holds a token, a
+///   proof or a key.
+/// - **Logout.** ``clearToken()`` and an identity change drop the token and start a new generation: a
+///   request rejected after it fails with ``RequestError/Code/credentialCleared``.
+/// - **Deadlines.** Every wait (for the token, for the app's signer) ends by the request's deadline.
+///
+/// Its `description` and mirror never show the token, a proof or the key.
+public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, CustomStringConvertible, CustomReflectable {
+    /// The largest token answer read, in bytes (16 KiB): a larger one is refused before it is parsed.
+    public static let maximumTokenResponseSize = 16_384
+    /// The longest access token taken, in bytes (8 KiB).
+    public static let maximumAccessTokenLength = 8_192
+    /// The longest lifetime taken from `expires_in` (one day); a longer one counts as a day.
+    public static let maximumTokenLifetime: TimeInterval = 86_400
+    /// Seconds a token request may take before its waiting requests fail (30).
+    public static let tokenRequestTimeout: TimeInterval = 30
+    /// A token is not used within this many seconds of its expiry (30), or within half its lifetime
+    /// of it when it lives less than twice that.
+    public static let expiryLeeway: TimeInterval = 30
+
+    /// Where tokens are fetched.
+    public let tokenURL: URL
+    /// The client ID sent with each token request.
+    public let clientID: String
+    /// Whether a request the server answers with `use_dpop_nonce` is sent once more with its nonce.
+    public let nonceRetry: Bool
+
+    private let proofs: DPoPProofMaker
+    private let transport: any HTTPTransport
+    private let clock: any AuthorizationClock
+    private let diagnostics: any DiagnosticsSink
+    private let nonces = DPoPNonces()
+    private let bounded: BoundedWait
+    /// The access token, the one token request that runs, and the requests that wait for it.
+    private let tokens: SingleFlight<DPoPToken>
+
+    /// An access token and when it stops being used.
+    struct DPoPToken: Sendable {
+        let value: String
+        /// Wall-clock time after which it is not used.
+        let usableUntil: Date
+        /// Monotonic time after which it is not used (a wall clock set back does not extend it).
+        let usableUntilUptime: TimeInterval
+        /// Set when the server answered `invalid_token` to it.
+        var isStale = false
+
+        func isFresh(on clock: any AuthorizationClock) -> Bool {
+            !isStale && clock.now() < usableUntil && clock.monotonicNow() < usableUntilUptime
+        }
+    }
+
+    /// Creates the provider.
+    ///
+    /// - Parameters:
+    ///   - tokenURL: The token endpoint: https, or http on a loopback host only (`localhost`,
+    ///     `127.0.0.0/8`, `[::1]`); no user info, query or fragment.
+    ///   - clientID: The client's ID: 1 to 256 visible ASCII characters.
+    ///   - signer: The app's key.
+    ///   - transport: How token requests are sent (the client's own transport, so its tests see them).
+    ///   - clock: Wall-clock time for `iat` and expiry, monotonic time for the time limits.
+    ///   - diagnostics: Where token failures and rejections are reported.
+    ///   - nonceRetry: Whether a `use_dpop_nonce` answer is retried once with the server's nonce
+    ///     (default `true`).
+    /// - Throws: `ConfigurationError.invalidValue(key:reason:)` naming `dpopTokenURL` or `dpopClientID`.
+    public init(
+        tokenURL: URL,
+        clientID: String,
+        signer: any DPoPSigner,
+        transport: any HTTPTransport = URLSessionHTTPTransport(),
+        clock: any AuthorizationClock = SystemClock(),
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        nonceRetry: Bool = true
+    ) throws(ConfigurationError) {
+        if let problem = DPoPAuthorizationMode.problem(withTokenURL: tokenURL) { throw .invalidValue(key: DPoPAuthorizationMode.tokenURLKey, reason: problem) }
+        if let problem = DPoPAuthorizationMode.problem(withClientID: clientID) { throw .invalidValue(key: DPoPAuthorizationMode.clientIDKey, reason: problem) }
+        self.tokenURL = tokenURL
+        self.clientID = clientID
+        self.nonceRetry = nonceRetry
+        self.proofs = DPoPProofMaker(signer: signer, clock: clock)
+        self.transport = transport
+        self.clock = clock
+        self.diagnostics = diagnostics
+        self.bounded = BoundedWait(alarms: Alarms(clock: clock, keepsIdleDriver: true), clock: clock)
+        let timeout = Self.tokenRequestTimeout
+        self.tokens = SingleFlight(clock: clock, configuration: .init(
+            flightLifetime: timeout,
+            flightTimeoutError: { RequestError.dpopTokenRequestFailed(reason: "no token within \(Int(timeout)) seconds") },
+            abandonsUnwatchedFlights: true,
+            // A token request that ignores cancellation still counts as running until its lifetime
+            // ends: a new request waits for it, never starts a second one.
+            waitsForAbandonedWork: true
+        ))
+    }
+
+    /// The token endpoint and whether a token is held; never the token.
+    public var description: String {
+        "DPoPProvider(\(LogText.url(tokenURL)), token: \(tokens.current == nil ? "none" : "set, redacted"))"
+    }
+
+    /// The description only.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .class) }
+
+    /// Bumped by every ``clearToken()`` and identity change.
+    public var credentialGeneration: UInt64 { tokens.generation }
+
+    /// Forgets the token (logout): waiting requests fail with ``RequestError/Code/credentialCleared``,
+    /// a token request in flight is cancelled and what it returns is dropped, and a request sent
+    /// before and rejected after fails as cleared instead of fetching a token for it.
+    public func clearToken() {
+        tokens.reset()
+    }
+
+    // MARK: AuthorizationProvider
+
+    /// `Authorization: DPoP <token>` with `DPoP: <a proof for this request>`; fetches a token first
+    /// when none is fresh.
+    public func credential(for context: AuthorizationContext) async throws -> Credential {
+        let token = try await freshToken(for: context)
+        let request = context.request
+        let nonce = nonces.nonce(for: request.url)
+        let proof = try await bounded.result(by: context.deadline, endpoint: context.endpoint) { [proofs] () async throws(RequestError) in
+            try await proofs.proof(method: request.method, url: request.url, accessToken: token, nonce: nonce)
+        }
+        return .authorization(scheme: "DPoP", token).adding("DPoP", value: proof)
+    }
+
+    /// A 401 whose DPoP challenge says `use_dpop_nonce` (with a usable `DPoP-Nonce`) asks for one
+    /// retry with the new nonce when ``nonceRetry`` allows; `invalid_token` marks the token stale
+    /// and asks for one retry with a new token; anything else fails.
+    public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
+        let nonce = nonces.remember(from: response, for: context.url)
+        guard response.statusCode == 401 else { return .fail }
+        let error = AuthenticationChallenges.dpopError(in: response) ?? Self.errorCode(inBodyOf: response)
+        switch error {
+        case "use_dpop_nonce":
+            guard nonceRetry, nonce != nil else {
+                diagnostics.log(.warning, "The server asked for a DPoP nonce for \(context.requestName) \(nonce == nil ? "without giving a usable one" : "and dpopNonceRetry is off"); the request fails",
+                                endpoint: context.endpoint, scheme: context.scheme, event: "dpopNonceRefused")
+                return .fail
+            }
+            return .retry
+        case "invalid_token":
+            tokens.modify { token in
+                if let value = credential.value, token?.value == value { token?.isStale = true }
+            }
+            return .retry
+        default:
+            let shown = error.map { LogText.escaped($0, limit: 64) } ?? "no DPoP error"
+            diagnostics.log(.warning, "The server rejected the DPoP credential of \(context.requestName) (\(shown)); the request fails",
+                            endpoint: context.endpoint, scheme: context.scheme, event: "dpopRejected")
+            return .fail
+        }
+    }
+
+    /// Keeps the response's `DPoP-Nonce`, if any, for the next proofs to its origin.
+    public func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async {
+        nonces.remember(from: response, for: context.url)
+    }
+
+    /// `true`: successful answers may carry a new nonce.
+    public var inspectsAcceptedResponses: Bool { true }
+
+    /// The user changed: as ``clearToken()``.
+    public func identityDidChange() async {
+        clearToken()
+    }
+
+    /// `true`: the token wait and the signer's are ended by the request's deadline, and the answer
+    /// hooks do not wait.
+    public var endsByDeadline: Bool { true }
+
+    // MARK: Tokens
+
+    private func freshToken(for context: AuthorizationContext) async throws -> String {
+        let clock = clock
+        // Only the gate is held by the token request's start, not the whole context.
+        let window = context.refreshWindow
+        let outcome = await tokens.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self),
+                                         isUsable: { $0.isFresh(on: clock) }, join: .wait(start: { [self] flight in
+            // Counted in the authorizer's refresh window, however this token request was started.
+            if let refused = window?.admitRefresh(replacing: tokens.current.map { .authorization(scheme: "DPoP", $0.value) }) {
+                tokens.finish(flight, with: .failure(refused))
+                return nil
+            }
+            let work = Task { await fetchToken(flight) }
+            return { work.cancel() }
+        }))
+        switch outcome {
+        case .value(let token):
+            return token.value
+        case .failed(let error as RequestError):
+            throw error.withEndpoint(context.endpoint)
+        case .failed(let error):
+            throw error
+        default:
+            throw outcome.requestError(for: context)
+        }
+    }
+
+    /// One flight: the token request (and its one nonce retry), then the token to every waiting request.
+    private func fetchToken(_ flight: SingleFlight<DPoPToken>.Flight) async {
+        do {
+            let token = try await requestToken()
+            if tokens.finish(flight, with: .success(token)) == nil {
+                diagnostics.log(.info, "A DPoP token request returned after a logout or after every request that waited for it had left; its token was dropped")
+            }
+        } catch {
+            if let waiting = tokens.finish(flight, with: .failure(error)) {
+                diagnostics.log(.warning, "The DPoP token request failed (\(RequestError.summary(of: error))); \(waiting) waiting requests fail",
+                                event: RequestError.Code.dpopTokenRequestFailed.rawValue)
+            }
+        }
+    }
+
+    private func requestToken() async throws(RequestError) -> DPoPToken {
+        var attempt = 1
+        while true {
+            let proof = try await proofs.proof(method: "POST", url: tokenURL, accessToken: nil, nonce: nonces.nonce(for: tokenURL))
+            let request = OutgoingRequest(method: "POST", url: tokenURL, headers: [
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Accept": "application/json",
+                "DPoP": proof,
+            ], body: Data("grant_type=client_credentials&client_id=\(Self.formEncoded(clientID))".utf8))
+            let response: ServerResponse
+            do {
+                response = try await transport.send(request)
+            } catch {
+                if error is CancellationError || Task.isCancelled { throw .cancelled }
+                throw .dpopTokenRequestFailed(reason: "the token request could not be sent (\(RequestError.summary(of: error)))", underlyingError: error)
+            }
+            let nonce = nonces.remember(from: response, for: tokenURL)
+            if attempt == 1, nonceRetry, nonce != nil, response.statusCode == 400,
+               response.body.count <= Self.maximumTokenResponseSize, Self.errorCode(inBodyOf: response) == "use_dpop_nonce" {
+                attempt += 1
+                continue
+            }
+            return try token(from: response)
+        }
+    }
+
+    /// The token in the endpoint's answer, checked: size first, then status, `token_type`,
+    /// `access_token` and `expires_in`.
+    private func token(from response: ServerResponse) throws(RequestError) -> DPoPToken {
+        guard response.body.count <= Self.maximumTokenResponseSize else {
+            throw .dpopTokenRequestFailed(reason: "the token endpoint's answer is larger than \(Self.maximumTokenResponseSize) bytes (\(response.body.count)); it is not read")
+        }
+        guard response.statusCode == 200 else {
+            let code = Self.errorCode(inBodyOf: response).map { " (\(LogText.escaped($0, limit: 64)))" } ?? ""
+            throw .dpopTokenRequestFailed(reason: "the token endpoint refused the token request with HTTP \(response.statusCode)\(code)", response: response)
+        }
+        // From here on the answer may hold a token: it is neither repeated nor attached to an error.
+        guard case .object(let answer)? = try? BoundedJSONReader.parse(response.body) else {
+            throw .dpopTokenRequestFailed(reason: "the token endpoint's answer is not a JSON object")
+        }
+        guard case .string(let type)? = answer["token_type"], type.lowercased() == "dpop" else {
+            throw .dpopTokenRequestFailed(reason: "the token endpoint's answer has no token_type DPoP (a bearer token would not be bound to the key)")
+        }
+        guard case .string(let token)? = answer["access_token"], !token.isEmpty, token.utf8.count <= Self.maximumAccessTokenLength,
+              HeaderFieldRules.checkBearer(token) == .valid
+        else {
+            throw .dpopTokenRequestFailed(reason: "the token endpoint's access_token is missing, longer than \(Self.maximumAccessTokenLength) bytes, or not a b64token (letters, digits and -._~+/ then =)")
+        }
+        guard case .number(let expiresIn)? = answer["expires_in"], expiresIn.isFinite, expiresIn > 0 else {
+            throw .dpopTokenRequestFailed(reason: "the token endpoint's expires_in is missing or not a positive number of seconds")
+        }
+        let lifetime = min(expiresIn, Self.maximumTokenLifetime)
+        let usable = lifetime - min(Self.expiryLeeway, lifetime / 2)
+        return DPoPToken(value: token, usableUntil: clock.now().addingTimeInterval(usable), usableUntilUptime: clock.monotonicNow() + usable)
+    }
+
+    /// The OAuth `error` member of a small JSON error body (at most 4 KiB read), or `nil`.
+    static func errorCode(inBodyOf response: ServerResponse) -> String? {
+        guard response.body.count <= 4_096, case .object(let fields)? = try? BoundedJSONReader.parse(response.body),
+              case .string(let code)? = fields["error"]
+        else { return nil }
+        return code
+    }
+
+    /// `text` as an `application/x-www-form-urlencoded` value: everything but unreserved characters
+    /// percent-encoded.
+    static func formEncoded(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+}
