@@ -171,7 +171,8 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
                                 endpoint: context.endpoint, scheme: context.scheme, event: "dpopNonceRefused")
                 return .fail
             }
-            return .retry
+            // The token stays: a retry, not a refresh (the authorizer's refresh window does not count it).
+            return .retryWithoutRefresh
         case "invalid_token":
             tokens.modify { token in
                 if let value = credential.value, token?.value == value { token?.isStale = true }
