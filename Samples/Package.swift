@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "token-exchange-mode", targets: ["token-exchange-mode"]),
         .executable(name: "signature-mode", targets: ["signature-mode"]),
         .executable(name: "signature-queue-worker", targets: ["signature-queue-worker"]),
+        .executable(name: "dpop-mode", targets: ["dpop-mode"]),
     ],
     dependencies: [
         .package(name: "SDKAuthorization", path: ".."),
@@ -37,6 +38,9 @@ let package = Package(
         .package(name: "SDKAuthorizationAsyncHTTPClient", path: "../Integrations/AsyncHTTPClient"),
         .package(name: "SDKAuthorizationLogging", path: "../Integrations/Logging"),
         .package(name: "SDKAuthorizationMetrics", path: "../Integrations/Metrics"),
+        // A mode written outside the framework, in a package of its own (RFC 9449 DPoP), as an
+        // integrator's would be: the samples choose it by name and register it at build time.
+        .package(path: "DPoPMode"),
         // The generated client of the reference backend, and the transports it runs over.
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
@@ -104,8 +108,13 @@ let package = Package(
                 .product(name: "SDKAuthorizationIDToken", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationSignature", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationTokenExchange", package: "SDKAuthorization"),
+                .product(name: "DPoPMode", package: "DPoPMode"),
             ],
-            swiftSettings: strictSettings
+            // The DPoP sample's configuration file; sdkauth-providers.json is the build-time
+            // registration's manifest (RegisterAuthorizationProviders).
+            exclude: ["dpop-authorization.json"],
+            swiftSettings: strictSettings,
+            plugins: [.plugin(name: "RegisterAuthorizationProviders", package: "SDKAuthorization")]
         ),
         .target(
             name: "GeneratedClientSample",
@@ -130,6 +139,7 @@ let package = Package(
         .executableTarget(name: "refresh-callback-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(name: "token-exchange-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(name: "signature-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
+        .executableTarget(name: "dpop-mode", dependencies: ["AuthorizationSamples"], swiftSettings: strictSettings),
         .executableTarget(
             name: "signature-queue-worker",
             dependencies: [
@@ -160,6 +170,7 @@ let package = Package(
                 .product(name: "SDKAuthorizationSignature", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationTokenExchange", package: "SDKAuthorization"),
                 .product(name: "SDKAuthorizationTesting", package: "SDKAuthorization"),
+                .product(name: "DPoPMode", package: "DPoPMode"),
             ],
             swiftSettings: strictSettings
         ),

@@ -18,6 +18,7 @@ do {
     rows += try await HTTPStackSample.run(environment)
     rows += try await TokenExchangeModeSample.run(environment)
     rows += try await SignatureModeSample.run(environment)
+    rows += try await DPoPModeSample.run(environment)
     rows += try await GeneratedClientSample.run(environment)
     rows += MisconfigurationSample.run(environment)
 } catch {
