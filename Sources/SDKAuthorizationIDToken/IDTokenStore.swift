@@ -499,7 +499,7 @@ extension IDTokenStore: GenerationalProvider {
 /// ```
 ///
 /// The app sets the token with `setIDToken(_:)` on `client.provider as? IDTokenStore`, or, with
-/// ``init(tokenRefresh:)``, returns it from the callback.
+/// ``init(tokenRefresh:credentialStore:credentialIdentity:)``, returns it from the callback.
 public struct IDTokenRefreshMode: NamedProviderFactory {
     /// `SDKAuthorization.IDTokenRefresh`.
     public static let providerName = "SDKAuthorization.IDTokenRefresh"
