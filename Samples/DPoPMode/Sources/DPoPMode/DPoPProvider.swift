@@ -22,7 +22,9 @@ import SDKAuthorization
 /// - **Nonces.** A server's `DPoP-Nonce` (on any answer, error or success) is kept per origin and put
 ///   in the next proofs for that origin. The token endpoint's `use_dpop_nonce` refusal is retried once
 ///   with its nonce; a resource server's 401 `WWW-Authenticate: DPoP error="use_dpop_nonce"` asks
-///   for one retry with a new proof (``nonceRetry``). A nonce that is empty, longer than 512 bytes,
+///   for one retry with a new proof (``nonceRetry``), which the authorizer's refresh window does not
+///   count (`RejectionDecision.retryWithoutRefresh`: the token stays). A redirect hop gets a new
+///   proof too (the core asks again for a credential with added fields). A nonce that is empty, longer than 512 bytes,
 ///   or not visible ASCII is ignored.
 /// - **Rejections.** A 401 with `error="invalid_token"` marks the token stale: the retry waits for a
 ///   new one. Any other rejection (`invalid_dpop_proof`, a 403, no DPoP challenge) fails the request.
