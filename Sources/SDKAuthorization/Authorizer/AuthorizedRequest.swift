@@ -10,7 +10,7 @@ public struct AuthorizedRequest: Sendable, CustomStringConvertible, CustomReflec
     /// The request to send now, credential attached.
     public internal(set) var request: OutgoingRequest
     /// The request as the caller made it, before authorization.
-    public let original: OutgoingRequest
+    public internal(set) var original: OutgoingRequest
     /// The endpoint's name, when the request was made from the policy's catalogue.
     public let endpoint: EndpointID?
     /// The scheme the policy chose.

@@ -346,20 +346,23 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         do throws(RequestError) {
             while true {
                 let (response, head) = try await sendFollowingRedirects(&authorized, sent: &sent, through: stack, reading: read)
-                guard head.statusCode == 401 || head.statusCode == 403 else {
-                    // Checked here so a provider that reads no accepted answers costs no call.
-                    if authorized.issued?.inspectsAcceptedResponses == true, let failure = await reportAccepted(head, to: authorized) { throw failure }
-                    return response
-                }
-                switch await evaluate(head, to: authorized) {
-                case .accept:
-                    return response
-                case .retry:
-                    break
-                case .retryAfter(let seconds):
-                    try await sleep(seconds, before: deadline, endpoint: authorized.endpoint)
-                case .fail(let error):
-                    throw error
+                // A redirect hop that needs a credential of its own gets it from the same call as a retry.
+                if !authorized.needsNewCredential {
+                    guard head.statusCode == 401 || head.statusCode == 403 else {
+                        // Checked here so a provider that reads no accepted answers costs no call.
+                        if authorized.issued?.inspectsAcceptedResponses == true, let failure = await reportAccepted(head, to: authorized) { throw failure }
+                        return response
+                    }
+                    switch await evaluate(head, to: authorized) {
+                    case .accept:
+                        return response
+                    case .retry:
+                        break
+                    case .retryAfter(let seconds):
+                        try await sleep(seconds, before: deadline, endpoint: authorized.endpoint)
+                    case .fail(let error):
+                        throw error
+                    }
                 }
                 authorized = try await authorize(retrying: authorized)
             }
@@ -401,7 +404,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                 throw .transportFailed(error, endpoint: authorized.endpoint)
             }
             guard let next = try redirect(authorized, after: head) else { return (response, head) }
-            authorized = try await authorize(redirected: next)
+            authorized = next
+            // The caller asks for the hop's own credential (``authorize(retrying:)``), then sends it.
+            if next.needsNewCredential { return (response, head) }
         }
     }
 
@@ -433,7 +438,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Authorizes the request of `previous` again, as its next attempt and within its deadline,
-    /// after ``evaluate(_:to:)`` answered ``ResponseEvaluation/retry`` or ``ResponseEvaluation/retryAfter(_:)``.
+    /// after ``evaluate(_:to:)`` answered ``ResponseEvaluation/retry`` or ``ResponseEvaluation/retryAfter(_:)``;
+    /// or, for a redirect hop that needs a credential of its own (``AuthorizedRequest/needsNewCredential``),
+    /// authorizes the hop's request for its URL as the same attempt (``authorize(redirected:)``).
     ///
     /// When the provider that issued the rejected credential has been logged out since
     /// (``RefreshingTokenProvider/clearToken()``, an identity change), it fails with
@@ -445,15 +452,23 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             guard provider.credentialGeneration == generation else { throw Self.clearedAfterSending(previous, response: nil) }
             issuedGeneration = IssuedGeneration(provider, generation: generation)
         }
-        return try await authorize(previous.original, endpoint: previous.endpoint, attempt: previous.attempt + 1, deadline: previous.deadline,
-                                   issuedGeneration: issuedGeneration)
+        // A redirect hop that needs its own credential: the same attempt, for the hop's URL.
+        let hop = previous.needsNewCredential
+        var next = try await authorize(hop ? previous.request : previous.original, endpoint: previous.endpoint,
+                                       attempt: hop ? previous.attempt : previous.attempt + 1, deadline: previous.deadline,
+                                       issuedGeneration: issuedGeneration)
+        if hop {
+            next.original = previous.original
+            next.redirectCount = previous.redirectCount
+        }
+        return next
     }
 
     /// The request to send after ``redirect(_:after:)``: `next` itself, or, when the redirect took
     /// off a credential made for one request (``AuthorizedRequest/needsNewCredential``: fields added
     /// with ``Credential/adding(_:value:)``, such as a DPoP proof naming the method and URL), `next`
-    /// with a new credential from the same provider, asked for the new URL. The attempt stays the
-    /// same; the new credential is what a rejection of this hop is counted against.
+    /// authorized for its new URL as the policy says (the same provider when the same rule matches),
+    /// as the same attempt; the new credential is what a rejection of this hop is counted against.
     ///
     /// The request loop calls it after every redirect; a stack that runs the steps itself calls it
     /// too, or sends such a hop without a credential.
@@ -461,23 +476,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// - Throws: ``RequestError`` when the provider fails or its new credential cannot be sent, as
     ///   ``authorize(_:endpoint:)-(OutgoingRequest,_)``.
     public func authorize(redirected next: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest {
-        guard next.needsNewCredential, let issued = next.issued else { return next }
-        var context = AuthorizationContext(request: next.request, endpoint: issued.context.endpoint, scheme: issued.context.scheme,
-                                           attempt: issued.context.attempt, deadline: issued.context.deadline)
-        context.refreshWindow = issued.context.refreshWindow
-        context.issuedGeneration = issued.context.issuedGeneration
-        let credential: Credential
-        do {
-            credential = try await issued.provider.credential(for: context)
-        } catch {
-            throw providerFailure(error, context)
-        }
-        let reissued = try attach(credential, from: issued.provider, generation: issued.generation, to: context)
-        var result = AuthorizedRequest(request: reissued.request, original: next.original, endpoint: next.endpoint, scheme: next.scheme,
-                                       attempt: next.attempt, deadline: next.deadline, carriesCredential: reissued.carriesCredential,
-                                       issued: reissued.issued)
-        result.redirectCount = next.redirectCount
-        return result
+        guard next.needsNewCredential else { return next }
+        return try await authorize(retrying: next)
     }
 
     /// A request whose credential a logout cleared after it was sent with it.

@@ -154,6 +154,23 @@ struct AddedCredentialFieldTests {
         #expect(provider.requestedContexts.map(\.attempt) == [1, 1])
     }
 
+    /// Each hop is authorized again, and still counts against the redirect limit: a server that
+    /// redirects forever ends the request, it does not loop.
+    @Test func hopsThatEachGetANewCredentialStillEndAtTheRedirectLimit() async throws {
+        let provider = ScriptedProvider(.credential(Credential.authorization(scheme: "DPoP", "t").adding("DPoP", value: "proof")))
+        let authorizer = try authorizer(provider, options: AuthorizationOptions(redirectLimit: 3))
+        let sends = Locked(0)
+        let error = await #expect(throws: RequestError.self) {
+            try await authorizer.send(OutgoingRequest(method: "GET", url: url)) { _ in
+                let count = sends.withLock { $0 += 1; return $0 }
+                return ServerResponse(statusCode: 302, headers: ["Location": "/hop-\(count)"])
+            }
+        }
+        #expect(error?.code == .tooManyRedirects)
+        #expect(sends.withLock { $0 } == 4)
+        #expect(provider.requestedContexts.map(\.url.path) == ["/x", "/hop-1", "/hop-2", "/hop-3"])
+    }
+
     @Test func aRedirectWithinTheOriginKeepsACredentialWithoutAddedFieldsAndAsksNothing() async throws {
         let provider = ScriptedProvider(.token("t1"), .token("t2"))
         let authorizer = try authorizer(provider)
