@@ -625,7 +625,7 @@ public struct TokenExchangeMode: NamedProviderFactory {
                        meaning: "Where signed payloads are exchanged: `https` (`http` on a loopback host only), no user info, query or fragment.",
                        validate: { value in
                            guard case .url(let url) = value else { return nil }
-                           return TokenExchangeMode.problem(with: url)
+                           return ConfigurationError.problem(withSecureEndpoint: url)
                        }),
     ]
 
@@ -658,26 +658,6 @@ public struct TokenExchangeMode: NamedProviderFactory {
             clock: context.clock,
             diagnostics: context.diagnostics
         )
-    }
-
-    /// Why `url` is no exchange URL, or `nil`: the base URL's rules, and `https` unless the host is
-    /// loopback (the signed payload and the auth token must not cross the network in the clear).
-    /// Never repeats a password or a query.
-    static func problem(with url: URL) -> String? {
-        let shown = "'\(ConfigurationError.sanitizedURLText(url.absoluteString))'"
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = components.host, !host.isEmpty,
-              components.query == nil, components.fragment == nil,
-              let checkedHost = HostName.host(of: url)
-        else { return "\(shown) is not an absolute https URL with a host (and no query or fragment)" }
-        guard components.user == nil, components.password == nil else {
-            return "user info ('user:password@') is not allowed in \(shown)"
-        }
-        guard scheme == "https" || HostName.isLoopback(checkedHost) else {
-            return "\(shown) uses http, which is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1]); use https"
-        }
-        return nil
     }
 }
 

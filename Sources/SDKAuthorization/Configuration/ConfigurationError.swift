@@ -303,6 +303,36 @@ extension ConfigurationError {
         }
     }
 
+    /// Why `url` is no endpoint a mode may send a secret to (a signed payload, a token request, a
+    /// proof), or `nil` when it is one: an absolute `https` URL with a host (`http` on a loopback
+    /// host only: `localhost`, `127.0.0.0/8`, `[::1]`), no user info, query or fragment. The reason
+    /// never repeats a password or a query. For a mode's URL key:
+    ///
+    /// ```swift
+    /// ModeSettingKey("partnerTokenURL", type: .url, required: true, meaning: "Where tokens are fetched.",
+    ///                validate: { value in
+    ///                    guard case .url(let url) = value else { return nil }
+    ///                    return ConfigurationError.problem(withSecureEndpoint: url)
+    ///                })
+    /// ```
+    public static func problem(withSecureEndpoint url: URL) -> String? {
+        let shown = "'\(sanitizedURLText(url.absoluteString))'"
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, !host.isEmpty,
+              components.query == nil, components.fragment == nil,
+              let checkedHost = HostName.host(of: url)
+        else { return "\(shown) is not an absolute https URL with a host (and no query or fragment)" }
+        guard components.user == nil, components.password == nil else {
+            return "user info ('user:password@') is not allowed in \(shown)"
+        }
+        guard scheme == "https" || HostName.isLoopback(checkedHost) else {
+            // What goes there would cross the network in the clear.
+            return "\(shown) uses http, which is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1]); use https"
+        }
+        return nil
+    }
+
     /// `value` without user info, query or fragment, escaped and cut: what a message may repeat of
     /// a URL that may hold a password or a secret query.
     ///

@@ -38,7 +38,7 @@ public struct DPoPAuthorizationMode: StandaloneProviderFactory {
                        meaning: "Where DPoP-bound access tokens are fetched (client credentials grant): `https` (`http` on a loopback host only), no user info, query or fragment.",
                        validate: { value in
                            guard case .url(let url) = value else { return nil }
-                           return problem(withTokenURL: url)
+                           return ConfigurationError.problem(withSecureEndpoint: url)
                        }),
         ModeSettingKey(clientIDKey, type: .string, required: true,
                        meaning: "The client ID sent with each token request: 1 to 256 visible ASCII characters.",
@@ -76,26 +76,6 @@ public struct DPoPAuthorizationMode: StandaloneProviderFactory {
         guard let transport = context.transport else { throw ConfigurationError.dpopTransportMissing }
         return try DPoPProvider(tokenURL: tokenURL, clientID: clientID, signer: signer, transport: transport, clock: context.clock,
                                 diagnostics: context.diagnostics, nonceRetry: settings.bool(Self.nonceRetryKey) ?? true)
-    }
-
-    /// Why `url` is no token URL, or `nil`: `https` with a host (`http` on a loopback host only), no
-    /// user info, query or fragment. Never repeats a password or a query.
-    static func problem(withTokenURL url: URL) -> String? {
-        let shown = "'\(ConfigurationError.sanitizedURLText(url.absoluteString))'"
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = components.host, !host.isEmpty,
-              components.query == nil, components.fragment == nil,
-              let checkedHost = HostName.host(of: url)
-        else { return "\(shown) is not an absolute https URL with a host (and no query or fragment)" }
-        guard components.user == nil, components.password == nil else {
-            return "user info ('user:password@') is not allowed in \(shown)"
-        }
-        guard scheme == "https" || HostName.isLoopback(checkedHost) else {
-            // The client's proofs and its tokens would cross the network in the clear.
-            return "\(shown) uses http, which is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1]); use https"
-        }
-        return nil
     }
 
     /// Why `clientID` is no client ID, or `nil`: 1 to 256 visible ASCII characters.

@@ -106,7 +106,7 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
         diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         nonceRetry: Bool = true
     ) throws(ConfigurationError) {
-        if let problem = DPoPAuthorizationMode.problem(withTokenURL: tokenURL) { throw .invalidValue(key: DPoPAuthorizationMode.tokenURLKey, reason: problem) }
+        if let problem = ConfigurationError.problem(withSecureEndpoint: tokenURL) { throw .invalidValue(key: DPoPAuthorizationMode.tokenURLKey, reason: problem) }
         if let problem = DPoPAuthorizationMode.problem(withClientID: clientID) { throw .invalidValue(key: DPoPAuthorizationMode.clientIDKey, reason: problem) }
         self.tokenURL = tokenURL
         self.clientID = clientID
