@@ -677,7 +677,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             return .fail(rejection)
         }
         if decision == .retryWithoutRefresh {
-            diagnostics.log(.info, "\(name): the provider asked for a retry that needs no new credential; retrying once (not counted as a refresh)",
+            diagnostics.log(.info, "\(name): the provider asked for a retry that is no refresh (the token stays: a server nonce, say); retrying once, not counted in the refresh window",
                             endpoint: authorized.endpoint, scheme: authorized.scheme)
             observer?.observe(AuthorizationEvent(.retryScheduled, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode, duration: 0))
             return .retry
