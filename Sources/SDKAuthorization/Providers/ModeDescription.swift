@@ -29,8 +29,8 @@ extension NamedProviderFactory {
     ///
     /// ```swift
     /// @Test func theCommittedModeDescriptionIsCurrent() throws {
-    ///     let committed = try String(contentsOf: URL(fileURLWithPath: "Sources/DPoPMode/sdkauth-mode.json"), encoding: .utf8)
-    ///     #expect(committed == DPoPMode.modeDescription(product: "DPoPMode"))
+    ///     let committed = try String(contentsOf: URL(fileURLWithPath: "Sources/PartnerMode/sdkauth-mode.json"), encoding: .utf8)
+    ///     #expect(committed == PartnerTokenMode.modeDescription(product: "PartnerMode"))
     /// }
     /// ```
     ///
