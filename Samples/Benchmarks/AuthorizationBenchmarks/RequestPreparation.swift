@@ -204,29 +204,32 @@ func requestPreparationBenchmarks() {
         }
     }
 
-    // The synchronous provider against the async one, both under 32 concurrent requests: the cost of
-    // keeping blocking calls off the cooperative pool, one at a time. And against the least such a
-    // hop can cost: an async provider that hops to a dispatch queue and back, written by hand.
-    let concurrency = 32
+    // The synchronous provider against the async one, one request at a time and under 32 concurrent
+    // requests: the cost of keeping blocking calls off the cooperative pool. And against the least
+    // such a hop can cost: an async provider that hops to a dispatch queue and back, written by hand.
+    // Context switches are counted: each hand-off to a sleeping thread is one.
     let floors: [(String, @Sendable () throws -> PreparationCase)] = [
         ("async provider", PreparationFixtures.bearerAsync),
         ("hand-written queue hop", PreparationFixtures.bearerQueueHop),
     ]
-    for (floorName, makeFloor) in floors {
-        let metrics = PairedMetrics(subject: "provider class", floor: floorName)
-        Benchmark(
-            "1 prepare: bearer, provider class vs \(floorName), \(concurrency) concurrent",
-            configuration: BenchmarkSettings.rounds(rounds, metrics: metrics.all)
-        ) { benchmark in
-            do {
-                let send = try PreparationFixtures.bearerClass().send, floor = try makeFloor().send
-                try await pairedRound(benchmark, metrics: metrics, operations: operations) {
-                    try await concurrently(operations, concurrency: concurrency, send)
-                } floor: {
-                    try await concurrently(operations, concurrency: concurrency, floor)
+    for concurrency in [1, 32] {
+        for (floorName, makeFloor) in floors {
+            let metrics = PairedMetrics(subject: "provider class", floor: floorName, countsContextSwitches: true)
+            let shape = concurrency == 1 ? "one at a time" : "\(concurrency) concurrent"
+            Benchmark(
+                "1 prepare: bearer, provider class vs \(floorName), \(shape)",
+                configuration: BenchmarkSettings.rounds(rounds, metrics: metrics.all)
+            ) { benchmark in
+                do {
+                    let send = try PreparationFixtures.bearerClass().send, floor = try makeFloor().send
+                    try await pairedRound(benchmark, metrics: metrics, operations: operations) {
+                        try await concurrently(operations, concurrency: concurrency, send)
+                    } floor: {
+                        try await concurrently(operations, concurrency: concurrency, floor)
+                    }
+                } catch {
+                    benchmark.fail(error)
                 }
-            } catch {
-                benchmark.fail(error)
             }
         }
     }

@@ -55,36 +55,64 @@ public struct PairedMetrics: Sendable {
     public let subjectAllocations: BenchmarkMetric
     /// Floor allocations per operation ×100.
     public let floorAllocations: BenchmarkMetric
+    /// Subject and floor context switches of the whole process per operation ×100, when counted:
+    /// how often a thread went to sleep and was woken (a hand-off to another thread and back costs one
+    /// or two).
+    public let contextSwitches: (subject: BenchmarkMetric, floor: BenchmarkMetric)?
 
-    public init(subject: String, floor: String) {
+    public init(subject: String, floor: String, countsContextSwitches: Bool = false) {
         timeRatio = .custom("time ratio x100 (\(subject) / \(floor))", polarity: .prefersSmaller, useScalingFactor: false)
         subjectNanoseconds = .custom("ns per op: \(subject)", polarity: .prefersSmaller, useScalingFactor: false)
         floorNanoseconds = .custom("ns per op: \(floor)", polarity: .prefersSmaller, useScalingFactor: false)
         subjectAllocations = .custom("allocs per op x100: \(subject)", polarity: .prefersSmaller, useScalingFactor: false)
         floorAllocations = .custom("allocs per op x100: \(floor)", polarity: .prefersSmaller, useScalingFactor: false)
+        contextSwitches = countsContextSwitches ? (
+            .custom("context switches per op x100: \(subject)", polarity: .prefersSmaller, useScalingFactor: false),
+            .custom("context switches per op x100: \(floor)", polarity: .prefersSmaller, useScalingFactor: false)
+        ) : nil
     }
 
-    public var all: [BenchmarkMetric] { [timeRatio, subjectNanoseconds, floorNanoseconds, subjectAllocations, floorAllocations] }
+    public var all: [BenchmarkMetric] {
+        [timeRatio, subjectNanoseconds, floorNanoseconds, subjectAllocations, floorAllocations] + (contextSwitches.map { [$0.subject, $0.floor] } ?? [])
+    }
 }
 
 /// What one side of a round cost.
 public struct SideCost: Sendable {
     public var nanoseconds: UInt64
     public var allocations: Int
+    /// Voluntary and involuntary context switches of every thread of the process.
+    public var contextSwitches: Int
 
-    public init(nanoseconds: UInt64, allocations: Int) {
+    public init(nanoseconds: UInt64, allocations: Int, contextSwitches: Int = 0) {
         self.nanoseconds = nanoseconds
         self.allocations = allocations
+        self.contextSwitches = contextSwitches
     }
+}
+
+/// Context switches of every thread of the process so far (getrusage), voluntary (a thread that
+/// waits and sleeps) and involuntary (one the scheduler preempted).
+public func processContextSwitches() -> Int {
+    var usage = rusage()
+    #if canImport(Glibc)
+    let who = __rusage_who_t(RUSAGE_SELF.rawValue)
+    #else
+    let who = RUSAGE_SELF
+    #endif
+    guard getrusage(who, &usage) == 0 else { return 0 }
+    return Int(usage.ru_nvcsw) + Int(usage.ru_nivcsw)
 }
 
 /// Measures `body` (which runs `operations` operations) for time and allocations.
 public func measureSide(_ body: () async throws -> Void) async rethrows -> SideCost {
     let allocationsBefore = HeapCounter.allocations
+    let switchesBefore = processContextSwitches()
     let start = nowNanoseconds()
     try await body()
     let elapsed = nowNanoseconds() - start
-    return SideCost(nanoseconds: elapsed, allocations: HeapCounter.allocations - allocationsBefore)
+    return SideCost(nanoseconds: elapsed, allocations: HeapCounter.allocations - allocationsBefore,
+                    contextSwitches: processContextSwitches() - switchesBefore)
 }
 
 /// One round: `operations` of the subject and `operations` of the floor, in an order that alternates
@@ -117,6 +145,10 @@ public func record(_ benchmark: Benchmark, metrics: PairedMetrics, operations: I
     benchmark.measurement(metrics.floorNanoseconds, Int(floor.nanoseconds) / operations)
     benchmark.measurement(metrics.subjectAllocations, subject.allocations * 100 / operations)
     benchmark.measurement(metrics.floorAllocations, floor.allocations * 100 / operations)
+    if let switches = metrics.contextSwitches {
+        benchmark.measurement(switches.subject, subject.contextSwitches * 100 / operations)
+        benchmark.measurement(switches.floor, floor.contextSwitches * 100 / operations)
+    }
 }
 
 /// Runs `body` `count` times split over `concurrency` child tasks.
