@@ -84,6 +84,17 @@ enum PreparationFixtures {
         return PreparationCase(name: "bearer, async provider", send: { _ = try await client.send(.appInboxFetch, body: body) }, floor: bearerFloor)
     }
 
+    /// The whole default path: an app's async provider and an SDK's own transport, neither saying
+    /// anything of deadlines, so the client bounds both the provider's answer and the send itself.
+    static func bearerAsyncSilentTransport() throws -> PreparationCase {
+        let client = try AuthorizedHTTPClient(
+            configuration: configuration(advancedAuth: true), provider: FixedTokenProvider(token: token),
+            transport: SilentTransport(), diagnostics: QuietSink()
+        )
+        return PreparationCase(name: "bearer, async provider and transport that declare nothing", send: { _ = try await client.send(.appInboxFetch, body: body) },
+                               floor: bearerFloor)
+    }
+
     static func bearerAsyncEndingByDeadline() throws -> PreparationCase {
         let client = try AuthorizedHTTPClient(
             configuration: configuration(advancedAuth: true), provider: FixedTokenProvider(token: token, endsByDeadline: true),
@@ -149,6 +160,7 @@ func requestPreparationBenchmarks() {
         ("bearer, caching provider", PreparationFixtures.bearerCaching),
         ("signature mode", PreparationFixtures.signature),
         ("API key, transport that declares nothing", PreparationFixtures.apiKeySilentTransport),
+        ("bearer, async provider and transport that declare nothing", PreparationFixtures.bearerAsyncSilentTransport),
     ]
     for (name, make) in cases {
         let metrics = PairedMetrics(subject: "client.send", floor: "URLRequest by hand")

@@ -1,73 +1,146 @@
 import Foundation
 
 extension RequestAuthorizer {
-    /// Runs the request loop (``send(_:endpoint:through:)``) through `transport` so that the
-    /// request ends by its deadline, without the caller's task being cancelled.
+    /// Runs the request loop (``send(_:endpoint:through:)``) through `transport`, in the caller's
+    /// task, so that the request ends by its deadline without the caller's task being cancelled.
     ///
-    /// When the transport and every provider end their waits by the deadline themselves
-    /// (``HTTPTransport/endsByDeadline``, ``AuthorizationProvider/endsByDeadline``), the loop runs
-    /// in the caller's task. Otherwise it runs in a task of its own that the deadline cancels, so
-    /// a provider or transport that hangs ends at the deadline; the caller's cancellation reaches
-    /// that task, which starts on the calling thread where the runtime allows it.
+    /// A transport that ends its sends by the deadline itself (``HTTPTransport/endsByDeadline``) is
+    /// given the deadline; any other has each send run in a task of its own that the request waits
+    /// for only until its deadline or cancellation (``untilDeadline(_:endpoint:_:)``). Providers are
+    /// asked the same way (``authorize(_:endpoint:)-(OutgoingRequest,_)``), so only the calls that
+    /// need it cost a task, and the request's own frames stay in the caller's task.
     func send(_ request: OutgoingRequest, endpoint: EndpointID?, within transport: any HTTPTransport) async throws(RequestError) -> ServerResponse {
-        do {
-            return try await sendByDeadline(request, endpoint: endpoint, within: transport)
+        let deadline = RequestDeadline(seconds: options.requestDeadline, from: clock)
+        do throws(RequestError) {
+            if Task.isCancelled { throw .cancelled }
+            if transport.endsByDeadline {
+                let clock = clock
+                return try await send(request, endpoint: endpoint, deadline: deadline, through: { request in
+                    try await transport.send(request, deadline: deadline, clock: clock)
+                }, reading: { $0 })
+            }
+            return try await send(request, endpoint: endpoint, deadline: deadline, through: { request in
+                do {
+                    return try await untilDeadline(deadline, endpoint: endpoint) { try await transport.send(request) }
+                } catch let error as RequestError where error.code == .deadlineExceeded {
+                    diagnostics.log(.warning, "The transport's send did not return by the deadline; \(error.description)",
+                                    endpoint: endpoint, event: RequestError.Code.deadlineExceeded.rawValue)
+                    throw error
+                }
+            }, reading: { $0 })
         } catch {
             throw error.naming(request)
         }
     }
 
-    private func sendByDeadline(_ request: OutgoingRequest, endpoint: EndpointID?, within transport: any HTTPTransport) async throws(RequestError) -> ServerResponse {
-        if Task.isCancelled { throw .cancelled }
-        let deadline = RequestDeadline(seconds: options.requestDeadline, from: clock)
-        if transport.endsByDeadline, providersEndByDeadline {
-            let clock = clock
-            return try await send(request, endpoint: endpoint, deadline: deadline, through: { request in
-                try await transport.send(request, deadline: deadline, clock: clock)
-            }, reading: { $0 })
-        }
-        return try await sendCancelling(at: deadline, request, endpoint: endpoint) { request in
-            try await transport.send(request)
-        }
-    }
-
-    /// Runs the request loop in a task of its own that `deadline` cancels.
-    private func sendCancelling(
-        at deadline: RequestDeadline,
-        _ request: OutgoingRequest,
+    /// Runs `work`, a call into code that may not end by the request's deadline by itself (a
+    /// provider or transport that does not declare `endsByDeadline`), so that the request waits for
+    /// it only until `deadline` or its own task's cancellation, whichever comes first.
+    ///
+    /// The work runs in a task of its own, which starts on the calling thread where the runtime
+    /// allows it (a call that never waits never changes threads). When the deadline or the
+    /// cancellation comes first, that task is cancelled and its late answer ignored, even if it
+    /// ignores the cancellation; the caller's task is never cancelled.
+    ///
+    /// - Throws: What `work` threw; ``RequestError/Code/deadlineExceeded`` or
+    ///   ``RequestError/Code/cancelled`` when that came first.
+    func untilDeadline<Answer: Sendable>(
+        _ deadline: RequestDeadline?,
         endpoint: EndpointID?,
-        through stack: @escaping @Sendable (OutgoingRequest) async throws -> ServerResponse
-    ) async throws(RequestError) -> ServerResponse {
-        let task = startRequestTask { [self] () async throws -> ServerResponse in
-            try await send(request, endpoint: endpoint, deadline: deadline, through: stack, reading: { $0 })
+        _ work: @escaping @Sendable () async throws -> Answer
+    ) async throws -> Answer {
+        let wait = DeadlineWait(work, deadline: deadline, endpoint: endpoint)
+        // On the calling thread until it first suspends, where the runtime allows it.
+        let task = if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+            Task.immediate { await wait.run() }
+        } else {
+            Task { await wait.run() }
         }
-        let alarm = alarms.schedule(at: deadline.uptime) { task.cancel() }
+        // A call that answered without waiting (a token at hand) needs no alarm.
+        let alarm = wait.hasEnded ? nil : deadline.map { alarms.schedule(at: $0.uptime) { wait.expire() } }
         let result = await withTaskCancellationHandler {
-            await task.result
+            await withUnsafeContinuation { wait.register($0) }
         } onCancel: {
-            task.cancel()
+            wait.end(.failure(RequestError.cancelled))
         }
-        alarms.cancel(alarm)
-        let expired = deadline.hasPassed(on: clock)
-        switch result {
-        case .success(let response):
-            return response
-        case .failure(let error):
-            if let error = error as? RequestError, !(expired && error.code == .cancelled) { throw error }
-            guard expired else { throw .cancelled }
-            var failure = RequestError.deadlineExceeded(endpoint: endpoint, after: deadline.seconds)
-            failure.wasSent = (error as? RequestError)?.wasSent ?? false
-            diagnostics.log(.warning, failure.description, endpoint: endpoint, event: RequestError.Code.deadlineExceeded.rawValue)
-            throw failure
-        }
+        if let alarm { alarms.cancel(alarm) }
+        // The deadline or a cancellation came first: the work is abandoned.
+        if case .failure = result { task.cancel() }
+        return try result.get()
     }
 }
 
-/// Starts `operation` in a task of its own that runs on the calling thread until it first suspends
-/// (`Task.immediate` where the runtime has it): a request that never waits never changes threads.
-func startRequestTask(_ operation: sending @escaping @isolated(any) () async throws -> ServerResponse) -> Task<ServerResponse, any Error> {
-    if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
-        return Task.immediate(operation: operation)
+/// One wait for a call run until the deadline (``RequestAuthorizer/untilDeadline(_:endpoint:_:)``):
+/// ended once, by the call's answer, the deadline or a cancellation, whichever comes first, before
+/// or after the request starts waiting.
+private final class DeadlineWait<Answer: Sendable>: Sendable {
+    private enum Slot {
+        case idle
+        /// Unsafe rather than checked: resumed exactly once, by whoever moves the slot out of
+        /// `.waiting` under the lock.
+        case waiting(UnsafeContinuation<Result<Answer, any Error>, Never>)
+        case ended(Result<Answer, any Error>)
+        case resumed
     }
-    return Task(operation: operation)
+
+    private let slot = Locked(Slot.idle)
+    private let work: @Sendable () async throws -> Answer
+    private let deadline: RequestDeadline?
+    private let endpoint: EndpointID?
+
+    /// The alarm and the work's task hold this one object, so neither needs a context of its own.
+    init(_ work: @escaping @Sendable () async throws -> Answer, deadline: RequestDeadline?, endpoint: EndpointID?) {
+        self.work = work
+        self.deadline = deadline
+        self.endpoint = endpoint
+    }
+
+    /// Whether the wait has ended (the work answered, the deadline came, or a cancellation).
+    var hasEnded: Bool {
+        slot.withLock { slot in
+            if case .idle = slot { false } else { true }
+        }
+    }
+
+    /// Runs the work and ends the wait with its answer, unless something ended it first.
+    func run() async {
+        do {
+            end(.success(try await work()))
+        } catch {
+            end(.failure(error))
+        }
+    }
+
+    /// The deadline came: ends the wait with ``RequestError/Code/deadlineExceeded``.
+    func expire() {
+        end(.failure(RequestError.deadlineExceeded(endpoint: endpoint, after: deadline?.seconds ?? 0)))
+    }
+
+    func register(_ continuation: UnsafeContinuation<Result<Answer, any Error>, Never>) {
+        let ended = slot.withLock { slot -> Result<Answer, any Error>? in
+            guard case .ended(let result) = slot else {
+                slot = .waiting(continuation)
+                return nil
+            }
+            slot = .resumed
+            return result
+        }
+        if let ended { continuation.resume(returning: ended) }
+    }
+
+    func end(_ result: Result<Answer, any Error>) {
+        let waiting = slot.withLock { slot -> UnsafeContinuation<Result<Answer, any Error>, Never>? in
+            switch slot {
+            case .idle:
+                slot = .ended(result)
+                return nil
+            case .waiting(let continuation):
+                slot = .resumed
+                return continuation
+            case .ended, .resumed:
+                return nil
+            }
+        }
+        waiting?.resume(returning: result)
+    }
 }

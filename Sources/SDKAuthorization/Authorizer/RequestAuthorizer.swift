@@ -63,9 +63,6 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     private struct State {
         var providers: [AuthorizationScheme: any AuthorizationProvider]
-        /// The schemes whose provider does not end its waits by the deadline by itself
-        /// (``AuthorizationProvider/endsByDeadline``), read when it was installed.
-        var unboundedSchemes: Set<AuthorizationScheme>
         /// The schemes whose provider inspects accepted responses
         /// (``AuthorizationProvider/inspectsAcceptedResponses``), read when it was installed.
         var inspectingSchemes: Set<AuthorizationScheme>
@@ -149,7 +146,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         self.routes = routes
         self.routeOrder = order
-        self.state = Locked(State(providers: providers, unboundedSchemes: Set(providers.filter { !$0.value.endsByDeadline }.keys),
+        self.state = Locked(State(providers: providers,
                                   inspectingSchemes: Set(providers.filter { $0.value.inspectsAcceptedResponses }.keys)))
         self.alarms = Alarms(clock: clock, keepsIdleDriver: true)
     }
@@ -173,10 +170,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// reads the old provider or the new one, never none. Requests that already read the old one
     /// finish with it, and their rejections are reported to it.
     public func setProvider(_ provider: any AuthorizationProvider, for scheme: AuthorizationScheme) {
-        let bounded = provider.endsByDeadline, inspecting = provider.inspectsAcceptedResponses
+        let inspecting = provider.inspectsAcceptedResponses
         state.withLock { state in
             state.providers[scheme] = provider
-            if bounded { state.unboundedSchemes.remove(scheme) } else { state.unboundedSchemes.insert(scheme) }
             if inspecting { state.inspectingSchemes.insert(scheme) } else { state.inspectingSchemes.remove(scheme) }
         }
     }
@@ -185,14 +181,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     public func removeProvider(for scheme: AuthorizationScheme) {
         state.withLock { state in
             state.providers[scheme] = nil
-            state.unboundedSchemes.remove(scheme)
             state.inspectingSchemes.remove(scheme)
         }
-    }
-
-    /// Whether every installed provider ends its waits by the request's deadline by itself.
-    var providersEndByDeadline: Bool {
-        state.withLock { $0.unboundedSchemes.isEmpty }
     }
 
     /// Whether an installed provider reads the answers its credential was accepted with
@@ -297,9 +287,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     ///
     /// It runs in the caller's task. The request's ``RequestDeadline``
     /// (``AuthorizationOptions/requestDeadline`` from now) is shown to every provider, ends every
-    /// wait for a credential and every retry delay, and is checked before each send; a stack that
-    /// may hang must time out by itself (or send through ``AuthorizedHTTPClient``, which cancels the
-    /// whole request at its deadline).
+    /// wait for a credential (a provider that does not say ``AuthorizationProvider/endsByDeadline``
+    /// is asked in a task of its own that the request waits for only until then) and every retry
+    /// delay, and is checked before each send; a stack that may hang must time out by itself (or
+    /// send through ``AuthorizedHTTPClient``, which bounds every send by the deadline).
     ///
     /// - Parameters:
     ///   - request: Any request: method, URL with path and query, header fields, body.
@@ -495,7 +486,12 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         let generation = (provider as? any GenerationalProvider).map { issuedGeneration?.generation(for: $0) ?? $0.credentialGeneration }
         let credential: Credential
         do {
-            credential = try await provider.credential(for: context)
+            if provider.endsByDeadline {
+                credential = try await provider.credential(for: context)
+            } else {
+                // It may wait on something it cannot bound: the request waits for it until its deadline only.
+                credential = try await untilDeadline(context.deadline, endpoint: context.endpoint) { try await provider.credential(for: context) }
+            }
         } catch {
             throw providerFailure(error, context)
         }
@@ -783,26 +779,16 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             }
             return .success(answer)
         }
-        let wait = HookWait<Answer>()
-        let work = Task { wait.end(.success(await hook())) }
-        let endpoint = authorized.endpoint
-        let alarm = authorized.deadline.map { deadline in
-            alarms.schedule(at: deadline.uptime) { wait.end(.failure(.deadlineExceeded(endpoint: endpoint, after: deadline.seconds))) }
-        }
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { wait.register($0) }
-        } onCancel: {
-            wait.end(.failure(.cancelled))
-        }
-        if let alarm { alarms.cancel(alarm) }
-        if case .failure(let failure) = result {
-            work.cancel()
+        do {
+            return .success(try await untilDeadline(authorized.deadline, endpoint: authorized.endpoint, hook))
+        } catch {
+            let failure = error as? RequestError ?? .cancelled
             if failure.code == .deadlineExceeded {
                 diagnostics.log(.warning, "The provider's answer hook did not return by the deadline; \(failure.description)",
-                                endpoint: endpoint, scheme: authorized.scheme, event: RequestError.Code.deadlineExceeded.rawValue)
+                                endpoint: authorized.endpoint, scheme: authorized.scheme, event: RequestError.Code.deadlineExceeded.rawValue)
             }
+            return .failure(failure)
         }
-        return result
     }
 
     // MARK: Redirects
@@ -884,43 +870,3 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 }
 
-/// One wait for a provider's hook (``RequestAuthorizer``): ended once, by the hook's answer, the
-/// deadline or a cancellation, whichever comes first, before or after the request starts waiting.
-private final class HookWait<Answer: Sendable>: Sendable {
-    private enum Slot {
-        case idle
-        case waiting(CheckedContinuation<Result<Answer, RequestError>, Never>)
-        case ended(Result<Answer, RequestError>)
-        case resumed
-    }
-
-    private let slot = Locked(Slot.idle)
-
-    func register(_ continuation: CheckedContinuation<Result<Answer, RequestError>, Never>) {
-        let ended = slot.withLock { slot -> Result<Answer, RequestError>? in
-            guard case .ended(let result) = slot else {
-                slot = .waiting(continuation)
-                return nil
-            }
-            slot = .resumed
-            return result
-        }
-        if let ended { continuation.resume(returning: ended) }
-    }
-
-    func end(_ result: Result<Answer, RequestError>) {
-        let waiting = slot.withLock { slot -> CheckedContinuation<Result<Answer, RequestError>, Never>? in
-            switch slot {
-            case .idle:
-                slot = .ended(result)
-                return nil
-            case .waiting(let continuation):
-                slot = .resumed
-                return continuation
-            case .ended, .resumed:
-                return nil
-            }
-        }
-        waiting?.resume(returning: result)
-    }
-}

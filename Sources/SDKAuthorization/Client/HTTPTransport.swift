@@ -107,12 +107,13 @@ public struct ServerResponse: Sendable, Equatable, CustomStringConvertible, Cust
 /// # Implementation requirements
 /// Return 3xx responses as they are, without following them. Throw for transport failures
 /// (no connection, timeout); return every HTTP status, including 4xx and 5xx, as a response.
-/// Honour task cancellation: the client cancels the sending task when a request's deadline passes.
+/// Honour task cancellation: the client cancels the sending task when a request's deadline passes
+/// (the request itself returns at the deadline either way).
 ///
 /// A transport that can end a send by a deadline itself (its own timer, or a deadline its HTTP
 /// library takes) implements ``send(_:deadline:clock:)`` and says so with ``endsByDeadline``; the
-/// client then runs requests in the caller's task, without a task of its own per request, when
-/// its providers can too (``AuthorizationProvider/endsByDeadline``).
+/// client then sends in the caller's task. Any other transport's ``send(_:)`` runs in a task of its
+/// own per send, which the request waits for only until its deadline.
 public protocol HTTPTransport: Sendable {
     /// Sends `request`.
     func send(_ request: OutgoingRequest) async throws -> ServerResponse

@@ -146,12 +146,11 @@ public protocol AuthorizationProvider: Sendable {
     /// own waits as the built-in providers do. Its answer hooks are then called in the request's
     /// task; a provider that says nothing has each hook call run in a task the deadline abandons.
     ///
-    /// When every provider of an authorizer says so, and the transport says the same of its sends
-    /// (``HTTPTransport/endsByDeadline``), ``AuthorizedHTTPClient`` and
-    /// ``RequestAuthorizer/data(for:using:endpoint:)`` run a request in the caller's task. Otherwise
-    /// they run it in a task of its own that the deadline cancels, which is what a provider that
-    /// may wait on something it cannot bound needs, and costs a task (about a microsecond and a few
-    /// kilobytes while it waits) per request. Every built-in provider says so. The default is `false`.
+    /// A provider that says so is asked in the request's own task, on every path. Any other is asked
+    /// in a task of its own that the request waits for only until its deadline or cancellation,
+    /// which is what a provider that may wait on something it cannot bound needs, and costs a task
+    /// (about a microsecond and a few allocations) per call. Every built-in provider says so. The
+    /// default is `false`.
     var endsByDeadline: Bool { get }
 }
 

@@ -219,13 +219,31 @@ struct AuthorizedHTTPClientSeamTests {
         provider.rejectionDecision = .retryAfter(2)
         let transport = RecordingTransport()
         transport.enqueue(.response(ServerResponse(statusCode: 401)))
-        let client = try AuthorizedHTTPClient(configuration: engagementConfiguration(advancedAuthEnabled: true), provider: provider,
-                                              transport: transport, diagnostics: sink, clock: clock)
+        // Both declare `endsByDeadline`, so no deadline alarm is set: the one sleeper is the retry delay.
+        let client = try AuthorizedHTTPClient(configuration: engagementConfiguration(advancedAuthEnabled: true), provider: DeclaringProvider(wrapped: provider),
+                                              transport: DeclaringTransport(wrapped: transport), diagnostics: sink, clock: clock)
         let request = Task { try await client.send(.appInboxFetch) }
-        await clock.waitForSleepers(count: 2)   // the deadline and the retry delay
+        await clock.waitForSleepers(count: 1)
         #expect(transport.requests.count == 1)
         clock.advance(by: 2)
         #expect(try await request.value.statusCode == 200)
         #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer old.jwt", "Bearer new.jwt"])
     }
+}
+
+/// `wrapped`, saying it ends its waits by the deadline: called in the request's task, with no alarm.
+private struct DeclaringProvider: AuthorizationProvider {
+    let wrapped: ScriptedProvider
+    func credential(for context: AuthorizationContext) async throws -> Credential { try await wrapped.credential(for: context) }
+    func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
+        await wrapped.credentialRejected(credential, response: response, context: context)
+    }
+    var endsByDeadline: Bool { true }
+}
+
+/// `wrapped`, saying it ends its sends by the deadline: it sends in the request's task, with no alarm.
+private struct DeclaringTransport: HTTPTransport {
+    let wrapped: RecordingTransport
+    func send(_ request: OutgoingRequest) async throws -> ServerResponse { try await wrapped.send(request) }
+    var endsByDeadline: Bool { true }
 }

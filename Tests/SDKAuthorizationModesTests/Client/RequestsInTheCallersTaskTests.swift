@@ -25,16 +25,41 @@ struct ImmediateProvider: AuthorizationProvider {
     var endsByDeadline: Bool { true }
 }
 
+/// An app provider that declares nothing, records the task it was asked in, and answers after `wait`.
+final class TaskRecordingProvider: AuthorizationProvider {
+    let tasks = Locked<[Int?]>([])
+    private let wait: @Sendable () async -> Void
+    init(wait: @escaping @Sendable () async -> Void = {}) { self.wait = wait }
+    func credential(for context: AuthorizationContext) async throws -> Credential {
+        tasks.withLock { $0.append(currentTaskHash()) }
+        await wait()
+        return .bearer("token")
+    }
+}
+
+/// A transport that declares nothing, records the task it sent in, and answers after `wait`.
+final class TaskRecordingTransport: HTTPTransport {
+    let tasks = Locked<[Int?]>([])
+    private let wait: @Sendable () async -> Void
+    init(wait: @escaping @Sendable () async -> Void = {}) { self.wait = wait }
+    func send(_ request: OutgoingRequest) async throws -> ServerResponse {
+        tasks.withLock { $0.append(currentTaskHash()) }
+        await wait()
+        return ServerResponse(statusCode: 200)
+    }
+}
+
 /// A provider class that answers at once.
 final class AnsweringProviderClass: NSObject, AuthorizationProviderType {
     required override init() {}
     func getAuthorizationToken() -> String? { "class.jwt.token" }
 }
 
-/// A request runs in its caller's task when everything that may make it wait ends by its deadline
-/// by itself (``AuthorizationProvider/endsByDeadline``, ``HTTPTransport/endsByDeadline``), and in a
-/// task of its own that the deadline cancels otherwise. Either way it ends at its deadline without
-/// the caller's task being cancelled. All on the manual clock.
+/// A request runs in its caller's task. A provider or transport that ends its waits by the deadline
+/// by itself (``AuthorizationProvider/endsByDeadline``, ``HTTPTransport/endsByDeadline``) is called
+/// there too; any other is called in a task of its own that the request waits for only until its
+/// deadline. Either way the request ends at its deadline without the caller's task being cancelled.
+/// All on the manual clock.
 @Suite("Requests in the caller's task", .hangLimit)
 struct RequestsInTheCallersTaskTests {
     let clock = ManualClock()
@@ -115,19 +140,73 @@ struct RequestsInTheCallersTaskTests {
         }
     }
 
-    @Test func replacingAProviderThatEndsByTheDeadlineWithOneThatDoesNotGoesBackToATaskPerRequest() throws {
+    @Test func aProviderThatDeclaresNothingIsAskedInATaskOfItsOwnWhileTheRequestAndItsSendStayInTheCallersTask() async throws {
+        let provider = TaskRecordingProvider()
+        let transport = DeadlineEndingTransport()
+        let client = try client(provider, transport: transport)
+        let caller = currentTaskHash()
+        let response = try await client.send(OutgoingRequest(method: "GET", url: url))
+        #expect(response.statusCode == 200)
+        let asked = provider.tasks.withLock { $0 }
+        #expect(asked.count == 1 && asked != [caller])
+        #expect(transport.tasks.withLock { $0 } == [caller])
+    }
+
+    @Test func aTransportThatDeclaresNothingSendsInATaskOfItsOwnWhileTheProviderIsAskedInTheCallersTask() async throws {
+        let provider = ImmediateProvider(token: "token")
+        let transport = TaskRecordingTransport()
+        let client = try client(provider, transport: transport)
+        let caller = currentTaskHash()
+        let response = try await client.send(OutgoingRequest(method: "GET", url: url))
+        #expect(response.statusCode == 200)
+        #expect(provider.tasks.withLock { $0 } == [caller])
+        let sent = transport.tasks.withLock { $0 }
+        #expect(sent.count == 1 && sent != [caller])
+    }
+
+    @Test func aTransportThatDeclaresNothingAndIgnoresCancellationStillEndsTheRequestAtItsDeadlineAsSent() async throws {
+        let gate = AsyncGate()
+        defer { gate.open() }
+        let transport = TaskRecordingTransport { await gate.wait() }   // ignores cancellation
+        let client = try client(ImmediateProvider(token: "token"), transport: transport)
+        let request = Task {
+            do throws(RequestError) {
+                _ = try await client.send(OutgoingRequest(method: "GET", url: url))
+                return (RequestError.Code?.none, false, Task.isCancelled)
+            } catch {
+                return (Optional(error.code), error.wasSent, Task.isCancelled)
+            }
+        }
+        await eventually("sent", { transport.tasks.withLock { $0.count } == 1 })
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: 5)
+        let (code, wasSent, callerCancelled) = await request.value
+        #expect(code == .deadlineExceeded)
+        #expect(wasSent)
+        #expect(!callerCancelled)
+        #expect(sink.messages(at: .warning).contains { $0.contains("transport's send did not return by the deadline") })
+    }
+
+    @Test func aProviderThatDeclaresNothingAndIgnoresCancellationEndsAnAuthorizationThroughTheSeamAtItsDeadline() async throws {
+        let gate = AsyncGate()
+        defer { gate.open() }
+        let provider = TaskRecordingProvider { await gate.wait() }   // ignores cancellation
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.rover.io", scheme: .bearer))
-        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: ImmediateProvider(token: "a")], clock: clock, diagnostics: sink)
-        #expect(authorizer.providersEndByDeadline)
-        authorizer.setProvider(NeverAnsweringProvider(), for: .bearer)
-        #expect(!authorizer.providersEndByDeadline)
-        authorizer.setProvider(ImmediateProvider(token: "b"), for: .bearer)
-        #expect(authorizer.providersEndByDeadline)
-        authorizer.setProvider(NeverAnsweringProvider(), for: AuthorizationScheme("other"))
-        #expect(!authorizer.providersEndByDeadline)
-        authorizer.removeProvider(for: AuthorizationScheme("other"))
-        #expect(authorizer.providersEndByDeadline)
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider], options: AuthorizationOptions(requestDeadline: 5),
+                                               clock: clock, diagnostics: sink)
+        let request = Task {
+            do throws(RequestError) {
+                _ = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url))
+                return RequestError.Code?.none
+            } catch {
+                return Optional(error.code)
+            }
+        }
+        await eventually("asked", { provider.tasks.withLock { $0.count } == 1 })
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: 5)
+        #expect(await request.value == .deadlineExceeded)
     }
 
     @Test func everyBuiltInProviderAndTheURLSessionTransportEndByTheDeadlineAndTheDefaultsDoNot() throws {
