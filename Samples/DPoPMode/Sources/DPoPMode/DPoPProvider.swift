@@ -65,7 +65,8 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
     private let clock: any AuthorizationClock
     private let diagnostics: any DiagnosticsSink
     private let nonces = DPoPNonces()
-    private let bounded: BoundedWait
+    /// Where the wait for the app's signer is bounded by each request's deadline.
+    private let alarms: Alarms
     /// The access token, the one token request that runs, and the requests that wait for it.
     private let tokens: SingleFlight<DPoPToken>
 
@@ -115,7 +116,7 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
         self.transport = transport
         self.clock = clock
         self.diagnostics = diagnostics
-        self.bounded = BoundedWait(alarms: Alarms(clock: clock, keepsIdleDriver: true), clock: clock)
+        self.alarms = Alarms(clock: clock, keepsIdleDriver: true)
         let timeout = Self.tokenRequestTimeout
         self.tokens = SingleFlight(clock: clock, configuration: .init(
             flightLifetime: timeout,
@@ -153,7 +154,9 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
         let token = try await freshToken(for: context)
         let request = context.request
         let nonce = nonces.nonce(for: request.url)
-        let proof = try await bounded.result(by: context.deadline, endpoint: context.endpoint) { [proofs] () async throws(RequestError) in
+        // The app's signer may never answer: the request waits for it until its deadline only,
+        // which is what lets this provider declare `endsByDeadline`.
+        let proof = try await alarms.untilDeadline(context.deadline, endpoint: context.endpoint) { [proofs] in
             try await proofs.proof(method: request.method, url: request.url, accessToken: token, nonce: nonce)
         }
         return .authorization(scheme: "DPoP", token).adding("DPoP", value: proof)
