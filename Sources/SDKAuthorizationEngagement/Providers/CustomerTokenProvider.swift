@@ -65,7 +65,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
         }
         defer { if let alarm { alarms.cancel(alarm) } }
         let token: String? = try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<String?, any Error>) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String?, any Error>) in
                 enqueue(call, continuation)
             }
         } onCancel: {
@@ -85,7 +85,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
 
     /// Queues `call`, and schedules one drain on the provider's queue unless one is scheduled or
     /// running already. A call cancelled before it got here is answered with `CancellationError`.
-    private func enqueue(_ call: ProviderCall, _ continuation: UnsafeContinuation<String?, any Error>) {
+    private func enqueue(_ call: ProviderCall, _ continuation: CheckedContinuation<String?, any Error>) {
         let (queued, scheduleDrain) = calls.withLock { pending -> (Bool, Bool) in
             guard call.phase == .new else { return (false, false) }
             call.phase = .waiting
@@ -112,7 +112,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
                 swap(&batch, &pending.waiting)
                 return batch
             }
-            var last: (UnsafeContinuation<String?, any Error>, String?)?
+            var last: (CheckedContinuation<String?, any Error>, String?)?
             for call in batch where begin(call) {
                 if let (continuation, token) = last { continuation.resume(returning: token) }
                 last = nil
@@ -146,8 +146,8 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
 
     /// Marks the call as answered and returns its continuation; nil when the answer came too late
     /// (the request was cancelled meanwhile).
-    private func finish(_ call: ProviderCall) -> UnsafeContinuation<String?, any Error>? {
-        calls.withLock { _ -> UnsafeContinuation<String?, any Error>? in
+    private func finish(_ call: ProviderCall) -> CheckedContinuation<String?, any Error>? {
+        calls.withLock { _ -> CheckedContinuation<String?, any Error>? in
             guard call.phase == .running else { return nil }
             call.phase = .finished
             defer { call.continuation = nil }
@@ -158,7 +158,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
     /// Ends the wait with `error`, exactly once; returns true when the provider was inside its
     /// call for it.
     private func cancel(_ call: ProviderCall, with error: any Error) -> Bool {
-        let (continuation, wasRunning) = calls.withLock { _ -> (UnsafeContinuation<String?, any Error>?, Bool) in
+        let (continuation, wasRunning) = calls.withLock { _ -> (CheckedContinuation<String?, any Error>?, Bool) in
             switch call.phase {
             case .finished, .cancelled:
                 return (nil, false)
@@ -185,11 +185,15 @@ private struct PendingCalls {
 private final class ProviderCall: @unchecked Sendable {
     // `@unchecked Sendable` is sound: `phase` and `continuation` are read and written only inside
     // `calls.withLock` of the one CustomerTokenProvider that made the call, so no two threads touch
-    // them at once. The continuation is unsafe rather than checked (no canary per call): it is
-    // resumed only by whoever moves `phase` to `.finished` or `.cancelled`, which happens once. (A lock per provider rather than an atomic per call: `Synchronization.Atomic`
+    // them at once. The continuation is resumed only by whoever moves `phase` to `.finished` or
+    // `.cancelled`, which happens once. It is checked rather than unsafe although that costs a canary
+    // per call: the queue often answers before the request has suspended, and an unsafe
+    // continuation's inlined resume then reads the request's frame in a way ThreadSanitizer cannot
+    // order with the request's next frame at the same address (swiftlang/swift#57803); a checked
+    // one resumes inside the runtime. (A lock per provider rather than an atomic per call: `Synchronization.Atomic`
     // needs macOS 15 / iOS 18, and the framework sets no minimum deployment target.)
     enum Phase { case new, waiting, running, finished, cancelled }
 
     var phase = Phase.new
-    var continuation: UnsafeContinuation<String?, any Error>?
+    var continuation: CheckedContinuation<String?, any Error>?
 }
