@@ -6,7 +6,8 @@ extension RequestAuthorizer {
     ///
     /// A transport that ends its sends by the deadline itself (``HTTPTransport/endsByDeadline``) is
     /// given the deadline; any other has each send run in a task of its own that the request waits
-    /// for only until its deadline or cancellation (``untilDeadline(_:endpoint:_:)``). Providers are
+    /// for only until its deadline or cancellation (``Alarms/untilDeadline(_:endpoint:_:)``, on the
+    /// authorizer's alarms). Providers are
     /// asked the same way (``authorize(_:endpoint:)-(OutgoingRequest,_)``), so only the calls that
     /// need it cost a task, and the request's own frames stay in the caller's task.
     func send(_ request: OutgoingRequest, endpoint: EndpointID?, within transport: any HTTPTransport) async throws(RequestError) -> ServerResponse {
@@ -21,7 +22,7 @@ extension RequestAuthorizer {
             }
             return try await send(request, endpoint: endpoint, deadline: deadline, through: { request in
                 do {
-                    return try await untilDeadline(deadline, endpoint: endpoint) { try await transport.send(request) }
+                    return try await alarms.untilDeadline(deadline, endpoint: endpoint) { try await transport.send(request) }
                 } catch let error as RequestError where error.code == .deadlineExceeded {
                     diagnostics.log(.warning, "The transport's send did not return by the deadline; \(error.description)",
                                     endpoint: endpoint, event: RequestError.Code.deadlineExceeded.rawValue)
@@ -31,16 +32,5 @@ extension RequestAuthorizer {
         } catch {
             throw error.naming(request)
         }
-    }
-
-    /// Runs `work`, a call into a provider or transport that does not declare `endsByDeadline`, so
-    /// that the request waits for it only until `deadline` or its cancellation
-    /// (``Alarms/untilDeadline(_:endpoint:_:)``, on the authorizer's alarms).
-    func untilDeadline<Answer: Sendable>(
-        _ deadline: RequestDeadline?,
-        endpoint: EndpointID?,
-        _ work: @escaping @Sendable () async throws -> Answer
-    ) async throws -> Answer {
-        try await alarms.untilDeadline(deadline, endpoint: endpoint, work)
     }
 }

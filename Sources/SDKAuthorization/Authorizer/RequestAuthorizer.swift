@@ -490,7 +490,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                 credential = try await provider.credential(for: context)
             } else {
                 // It may wait on something it cannot bound: the request waits for it until its deadline only.
-                credential = try await untilDeadline(context.deadline, endpoint: context.endpoint) { try await provider.credential(for: context) }
+                credential = try await alarms.untilDeadline(context.deadline, endpoint: context.endpoint) { try await provider.credential(for: context) }
             }
         } catch {
             throw providerFailure(error, context)
@@ -780,7 +780,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             return .success(answer)
         }
         do {
-            return .success(try await untilDeadline(authorized.deadline, endpoint: authorized.endpoint, hook))
+            return .success(try await alarms.untilDeadline(authorized.deadline, endpoint: authorized.endpoint, hook))
         } catch {
             let failure = error as? RequestError ?? .cancelled
             if failure.code == .deadlineExceeded {
