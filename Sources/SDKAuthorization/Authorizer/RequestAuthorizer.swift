@@ -652,8 +652,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                             endpoint: authorized.endpoint, scheme: authorized.scheme, event: RequestError.Code.credentialCleared.rawValue)
             return .fail(Self.clearedAfterSending(authorized, response: response))
         }
-        diagnostics.log(.warning, "\(name) was rejected with HTTP \(response.statusCode) (\(issued.credential))",
-                        endpoint: authorized.endpoint, scheme: authorized.scheme, event: AuthorizationEvent.Kind.credentialRejected.rawValue)
+        // A rejection a retry may recover from is routine (a token rotated): a debug line. Only a
+        // rejection the request fails with is a warning.
+        let rejected = "\(name) was rejected with HTTP \(response.statusCode) (\(issued.credential))"
         observer?.observe(AuthorizationEvent(.credentialRejected, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode))
         let provider = issued.provider, credential = issued.credential, context = issued.context
         let decision: RejectionDecision
@@ -663,18 +664,21 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         let delay: TimeInterval?
         switch decision {
-        case .fail: return .fail(rejection)
+        case .fail:
+            diagnostics.log(.warning, "\(rejected); its provider asks for no retry, so it fails",
+                            endpoint: authorized.endpoint, scheme: authorized.scheme, event: AuthorizationEvent.Kind.credentialRejected.rawValue)
+            return .fail(rejection)
         case .retry, .retryWithoutRefresh: delay = nil
         case .retryAfter(let seconds): delay = seconds.isFinite ? min(max(seconds, 0), options.requestDeadline) : options.requestDeadline
         }
         guard authorized.attempt == 1 else {
-            diagnostics.log(.info, "\(name) was rejected again on its retry; it fails (a request is retried once)",
-                            endpoint: authorized.endpoint, scheme: authorized.scheme)
+            diagnostics.log(.warning, "\(rejected) on its retry; it fails (a request is retried once)",
+                            endpoint: authorized.endpoint, scheme: authorized.scheme, event: AuthorizationEvent.Kind.credentialRejected.rawValue)
             return .fail(rejection)
         }
         if decision == .retryWithoutRefresh {
-            diagnostics.log(.info, "\(name): the provider asked for a retry that is no refresh (the token stays: a server nonce, say); retrying once, not counted in the refresh window",
-                            endpoint: authorized.endpoint, scheme: authorized.scheme)
+            diagnostics.log(.debug, "\(rejected); the provider asked for a retry that is no refresh (the token stays: a server nonce, say); retrying once, not counted in the refresh window",
+                            endpoint: authorized.endpoint, scheme: authorized.scheme, event: AuthorizationEvent.Kind.credentialRejected.rawValue)
             observer?.observe(AuthorizationEvent(.retryScheduled, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode, duration: 0))
             return .retry
         }
@@ -692,11 +696,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         switch grant {
         case .granted(let count):
-            diagnostics.log(.info, "\(name): refresh \(count) of at most \(window.maximumRefreshes) within \(window.interval) seconds; retrying once",
-                            endpoint: authorized.endpoint, scheme: authorized.scheme)
+            diagnostics.log(.debug, "\(rejected); refresh \(count) of at most \(window.maximumRefreshes) within \(window.interval) seconds; retrying once",
+                            endpoint: authorized.endpoint, scheme: authorized.scheme, event: AuthorizationEvent.Kind.credentialRejected.rawValue)
         case .alreadyRefreshing:
-            diagnostics.log(.debug, "\(name) carried a credential already rejected and refreshed; retrying with its replacement (not counted as a refresh)",
-                            endpoint: authorized.endpoint, scheme: authorized.scheme)
+            diagnostics.log(.debug, "\(rejected), a credential already rejected and refreshed; retrying with its replacement (not counted as a refresh)",
+                            endpoint: authorized.endpoint, scheme: authorized.scheme, event: AuthorizationEvent.Kind.credentialRejected.rawValue)
         case .exceeded:
             let failure = RequestError.refreshWindowExceeded(endpoint: authorized.endpoint, scheme: authorized.scheme, window: window, response: response)
             diagnostics.log(.warning, failure.description, endpoint: authorized.endpoint, scheme: authorized.scheme,

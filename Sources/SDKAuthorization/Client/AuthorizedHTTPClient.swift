@@ -28,7 +28,7 @@ import Foundation
 /// ```
 ///
 /// Configuration is checked when the client is created: a bad provider setup throws a
-/// ``ConfigurationError`` (also logged at error level), and the client does not exist.
+/// ``ConfigurationError`` (thrown, not also logged), and the client does not exist.
 public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, CustomReflectable {
     /// The authorization seam this client sends through.
     public let authorizer: RequestAuthorizer

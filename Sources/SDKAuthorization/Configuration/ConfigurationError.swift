@@ -1,6 +1,7 @@
 import Foundation
 
-/// Why a configuration was refused. Its ``message`` is the text the framework also logs at error level.
+/// Why a configuration was refused. Its ``message`` is the text shown to the developer: the error is
+/// thrown, and the framework does not also log it.
 ///
 /// The core's codes are about what any configuration may get wrong (a credential, a key, a file, a
 /// provider); a configuration or a mode adds codes of its own in an extension (the Engagement mode's
@@ -132,7 +133,7 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
 
     /// What went wrong.
     public var code: Code { storage.code }
-    /// The message logged at error level and shown to the developer.
+    /// The message shown to the developer (the vendors' documented wording where they have one).
     public var message: String { storage.message }
 
     /// The credential concerned (for example `projectToken` or `ID token`), for

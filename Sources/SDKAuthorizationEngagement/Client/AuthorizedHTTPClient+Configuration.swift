@@ -32,7 +32,7 @@ extension AuthorizedHTTPClient {
         observer: (any AuthorizationEventObserver)? = nil
     ) throws(ConfigurationError) {
         let policy = policy ?? .engagement(advancedAuthEnabled: configuration.advancedAuthEnabled)
-        try Self.checkEngagement(configuration, policy: policy, diagnostics: diagnostics)
+        try Self.checkEngagement(configuration, policy: policy)
         var providers = Self.projectProviders(configuration)
         var classBased = false
         if configuration.advancedAuthEnabled {
@@ -69,12 +69,9 @@ extension AuthorizedHTTPClient {
         options: AuthorizationOptions = AuthorizationOptions(),
         observer: (any AuthorizationEventObserver)? = nil
     ) throws(ConfigurationError) {
-        guard configuration.advancedAuthEnabled else {
-            diagnostics.log(.error, ConfigurationError.providerWithoutAdvancedAuth.message)
-            throw .providerWithoutAdvancedAuth
-        }
+        guard configuration.advancedAuthEnabled else { throw .providerWithoutAdvancedAuth }
         let policy = policy ?? .engagement(advancedAuthEnabled: true)
-        try Self.checkEngagement(configuration, policy: policy, diagnostics: diagnostics)
+        try Self.checkEngagement(configuration, policy: policy)
         var providers = Self.projectProviders(configuration)
         providers[.bearer] = provider
         let authorizer = try Self.engagementAuthorizer(configuration, policy: policy, providers: providers,
@@ -113,13 +110,14 @@ extension AuthorizedHTTPClient {
         return [.apiKey: ProjectAuthorizationProvider(authorization)]
     }
 
-    private static func checkEngagement(_ configuration: AuthorizationConfiguration, policy: AuthorizationPolicy, diagnostics: any DiagnosticsSink) throws(ConfigurationError) {
+    /// A start-up error is thrown, not also logged: an app that prints its error shows it once.
+    private static func checkEngagement(_ configuration: AuthorizationConfiguration, policy: AuthorizationPolicy) throws(ConfigurationError) {
         let bearerEndpoints = policy.endpoints(using: .bearer)
         if !configuration.advancedAuthEnabled, !bearerEndpoints.isEmpty {
-            throw logged(.customerTokenEndpointsWithoutAdvancedAuth(bearerEndpoints.map(\.rawValue)), diagnostics)
+            throw .customerTokenEndpointsWithoutAdvancedAuth(bearerEndpoints.map(\.rawValue))
         }
         if configuration.authorization == nil, policy.schemesInUse.contains(.apiKey) {
-            throw logged(.missingKey("authorization"), diagnostics)
+            throw .missingKey("authorization")
         }
     }
 
@@ -129,34 +127,21 @@ extension AuthorizedHTTPClient {
     ) throws(ConfigurationError) -> ResolvedProvider {
         let context = ProviderFactoryContext(baseURL: configuration.baseURL, configuration: configuration, clock: clock, diagnostics: diagnostics,
                                              observer: observer, modeSettings: configuration.modeSettings, transport: transport)
-        do {
-            return try registry.resolveProvider(for: configuration, context: context)
-        } catch {
-            throw logged(error, diagnostics)
-        }
-    }
-
-    private static func logged(_ error: ConfigurationError, _ diagnostics: any DiagnosticsSink) -> ConfigurationError {
-        diagnostics.log(.error, error.message)
-        return error
+        return try registry.resolveProvider(for: configuration, context: context)
     }
 
     /// The authorizer of an Engagement configuration: its base URL and project token, the policy,
-    /// the providers. A refusal is logged at error level.
+    /// the providers. A refusal is thrown, not logged.
     private static func engagementAuthorizer(
         _ configuration: AuthorizationConfiguration, policy: AuthorizationPolicy, providers: [AuthorizationScheme: any AuthorizationProvider],
         options: AuthorizationOptions, clock: any AuthorizationClock, diagnostics: any DiagnosticsSink,
         observer: (any AuthorizationEventObserver)?
     ) throws(ConfigurationError) -> RequestAuthorizer {
-        do {
-            return try RequestAuthorizer(
-                policy: policy, providers: providers, baseURL: configuration.baseURL,
-                pathParameters: ["projectToken": configuration.projectToken],
-                options: options, clock: clock, diagnostics: diagnostics, observer: observer
-            )
-        } catch {
-            throw logged(error, diagnostics)
-        }
+        try RequestAuthorizer(
+            policy: policy, providers: providers, baseURL: configuration.baseURL,
+            pathParameters: ["projectToken": configuration.projectToken],
+            options: options, clock: clock, diagnostics: diagnostics, observer: observer
+        )
     }
 }
 

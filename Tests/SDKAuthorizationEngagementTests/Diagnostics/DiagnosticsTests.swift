@@ -14,16 +14,17 @@ struct DiagnosticsTests {
         #expect(Diagnostic(level: .error, message: "x").description == "[SDKAuthorization] error: x")
     }
 
-    @Test func configurationErrorsAreLoggedAtErrorLevelThroughThePluggedSink() {
+    @Test func aStartUpErrorIsThrownWithItsMessageAndNotAlsoLogged() {
+        // An app that prints its error shows it once.
         let sink = RecordingDiagnosticsSink()
-        #expect(throws: ConfigurationError.self) {
+        #expect(throws: ConfigurationError.advancedAuthEnabledWithoutProvider) {
             try AuthorizedHTTPClient(
                 configuration: engagementConfiguration(advancedAuthEnabled: true),
                 transport: RecordingTransport(),
                 diagnostics: sink
             )
         }
-        #expect(sink.diagnostics == [Diagnostic(level: .error, message: "Advanced authorization flag has been enabled without provider")])
+        #expect(sink.diagnostics == [])
     }
 
     @Test func manualClockWakesASleeperAtItsDeadlineAndNotBefore() async throws {
