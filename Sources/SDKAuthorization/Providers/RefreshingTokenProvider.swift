@@ -6,6 +6,7 @@ import Foundation
 /// function that fetches a new token, and put it in a rule.
 ///
 /// ```swift
+/// // auth.refreshAccessToken() returns the new token, a String (or a Token, with its expiry).
 /// let tokens = try RefreshingTokenProvider { try await auth.refreshAccessToken() }
 /// var policy = AuthorizationPolicy()
 /// try policy.add(AuthorizationRule(host: "api.example.com", scheme: .bearer))
@@ -130,6 +131,26 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
             abandonsUnwatchedFlights: true,
             waitsForAbandonedWork: true
         ), value: token.map { State(token: $0) })
+    }
+
+    /// Creates the provider from a refresh that returns the token alone: its expiry is read from
+    /// the JWT's `exp`, if it is a JWT (as ``Token/init(_:expiresAt:)`` reads it).
+    ///
+    /// ```swift
+    /// let tokens = try RefreshingTokenProvider { try await auth.refreshAccessToken() }   // returns a String
+    /// ```
+    ///
+    /// The parameters and errors are those of the initializer whose `refresh` returns a ``Token``.
+    /// (Disfavoured, so a closure that could be either, one that only throws, stays the ``Token`` one.)
+    @_disfavoredOverload
+    public convenience init(
+        token: Token? = nil,
+        options: Options = Options(),
+        clock: any AuthorizationClock = SystemClock(),
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        refresh: @escaping @Sendable () async throws -> String
+    ) throws(ConfigurationError) {
+        try self.init(token: token, options: options, clock: clock, diagnostics: diagnostics, refresh: { Token(try await refresh()) })
     }
 
     public var description: String {

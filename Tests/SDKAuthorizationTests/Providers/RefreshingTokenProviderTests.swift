@@ -32,6 +32,25 @@ struct RefreshingTokenProviderTests {
         #expect(refreshes.current == 1)
     }
 
+    @Test func aRefreshThatReturnsAStringIsTheTokenWithItsJWTsExpiry() async throws {
+        // The README's form: a refresh returning the token alone, no Token wrapper.
+        struct Auth: Sendable {
+            let refreshes = Counter()
+            let next: @Sendable (Int) -> String
+            func refreshAccessToken() async throws -> String { next(refreshes.increment()) }
+        }
+        let auth = Auth(next: { [clock] n in makeJWT(["sub": "user", "exp": clock.now().timeIntervalSince1970 + 3_600, "n": n]) })
+        let provider = try RefreshingTokenProvider(clock: clock, diagnostics: sink) { try await auth.refreshAccessToken() }
+        let first = try await provider.credential(for: context)
+        #expect(auth.refreshes.current == 1)
+        #expect(try await provider.credential(for: context) == first)
+        // The expiry came from the JWT's exp: within the minute's leeway it is refreshed before use.
+        clock.advance(by: 3_600 - 59)
+        let second = try await provider.credential(for: context)
+        #expect(auth.refreshes.current == 2)
+        #expect(second != first)
+    }
+
     @Test func aTokenCloseToItsExpiryIsRefreshedBeforeUse() async throws {
         let refreshes = Counter()
         let provider = try RefreshingTokenProvider(token: .init(jwt(expiresIn: 30)), clock: clock, diagnostics: sink) { [clock] in
