@@ -1,22 +1,22 @@
 #!/usr/bin/env python3
 """Extracts every ```swift block of the README and the DocC articles and lays them out as a package
-that compiles each one as printed.
+that compiles each one as printed, with nothing the reader does not see.
 
-Each block is one executable module: the block is its main.swift, exactly as printed (a
-#sourceLocation line points compiler messages at the Markdown file and line). The line before a
-block may name how it is checked, in an HTML comment that Markdown does not show:
+A block that imports something starts a module of its own: it is that module's main.swift, exactly
+as printed (a #sourceLocation line points compiler messages at the Markdown file and line), with
+exactly the imports it shows. A block without an `import` line continues the block before it in the
+same document: it is appended to that module, so it sees the imports and the declarations the
+reader has just read, and nothing else. The first block of a document must show its imports. There
+is no hidden context file: a name a block uses is declared in it, or in a block before it.
 
-  (none)                           compiled alone. A block that imports nothing continues the one
-                                   before it: it gets the imports the README promises (Foundation,
-                                   FoundationNetworking where it exists, the core and the four modes).
-  <!-- snippet: NAME -->           also compiled with Scripts/snippets/NAME.swift beside it in its
-                                   module (declarations the prose gives the block: `client`, `url`...).
-                                   That file is a second file of the module: it adds no import to
-                                   the block.
+The line before a block may say it is checked another way, in an HTML comment Markdown does not show:
+
   <!-- snippet: manifest -->       a Package.swift fragment: `dependencies: [...]` or a target,
                                    loaded in a manifest by `swift package dump-package`.
-  <!-- snippet: compiled-in DIR --> compiled by another package's tests: every line of the block
-                                   must appear, in order, in one Swift file under DIR.
+  <!-- snippet: compiled-in DIR --> compiled by another package's tests (an adapter's, or the
+                                   Samples package's, whose dependencies this package does not
+                                   have): every line of the block must appear, in order, in one
+                                   Swift file under DIR.
 
 Usage: extract.py ROOT OUTPUT  (writes OUTPUT/package and OUTPUT/manifests/N; prints a summary)
 """
@@ -43,17 +43,6 @@ documents = ["README.md"] + docc_articles(os.path.join(root, "Sources")) + [
     for article in docc_articles(os.path.join(root, "Integrations", adapter, "Sources"))
 ]
 annotation = re.compile(r"^<!--\s*snippet:\s*(.+?)\s*-->\s*$")
-implicit_imports = """import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import SDKAuthorization
-import SDKAuthorizationEngagement
-import SDKAuthorizationIDToken
-import SDKAuthorizationSignature
-import SDKAuthorizationTokenExchange
-"""
-
 blocks = []
 for document in documents:
     lines = open(os.path.join(root, document), encoding="utf-8").read().split("\n")
@@ -80,12 +69,12 @@ package_dir = os.path.join(output, "package")
 manifests_dir = os.path.join(output, "manifests")
 os.makedirs(package_dir, exist_ok=True)
 os.makedirs(manifests_dir, exist_ok=True)
-targets = []
+targets = []      # each: name, where, the document it belongs to, and its main.swift so far
 manifests = []
 elsewhere = []
 problems = []
-contexts_dir = os.path.join(root, "Scripts", "snippets")
-for number, block in enumerate(blocks, 1):
+import_line = re.compile(r"^\s*(@\w+\s+)?import\s")
+for block in blocks:
     where = f"{block['document']}:{block['line']}"
     kind = block["kind"]
     text = "\n".join(block["body"]) + "\n"
@@ -113,28 +102,28 @@ for number, block in enumerate(blocks, 1):
             problems.append(f"{where}: the block is not, line for line, in any Swift file under {kind[len('compiled-in '):]}")
         elsewhere.append(where)
         continue
+    if kind != "compile":
+        problems.append(f"{where}: <!-- snippet: {kind} --> is not a way to check a block: a block compiles with what the text "
+                        "shows (its imports, or the blocks before it), or is a manifest fragment, or is compiled-in DIR")
+        continue
     if block["document"].startswith("Integrations/"):
         problems.append(f"{where}: an adapter's example needs the adapter's dependencies: mark it <!-- snippet: compiled-in Integrations/<Adapter> -->")
         continue
-    context = None
-    if kind != "compile":
-        context = os.path.join(contexts_dir, kind + ".swift")
-        if not os.path.isfile(context):
-            problems.append(f"{where}: no context Scripts/snippets/{kind}.swift")
-            continue
-    name = f"Snippet{number:02d}"
-    target_dir = os.path.join(package_dir, "Sources", name)
-    os.makedirs(target_dir, exist_ok=True)
-    imports_anything = any(re.match(r"^\s*(@\w+\s+)?import\s", line) for line in block["body"])
-    source = "" if imports_anything else implicit_imports
-    source += f'#sourceLocation(file: "{os.path.join(root, block["document"])}", line: {block["line"]})\n' + text
-    source += "#sourceLocation()\n"
-    open(os.path.join(target_dir, "main.swift"), "w", encoding="utf-8").write(source)
-    if context:
-        open(os.path.join(target_dir, "Context.swift"), "w", encoding="utf-8").write(open(context, encoding="utf-8").read())
-    targets.append({"name": name, "where": where})
+    located = f'#sourceLocation(file: "{os.path.join(root, block["document"])}", line: {block["line"]})\n' + text + "#sourceLocation()\n"
+    if any(import_line.match(line) for line in block["body"]):
+        targets.append({"name": f"Snippet{len(targets) + 1:02d}", "where": where, "document": block["document"], "source": located})
+    elif targets and targets[-1]["document"] == block["document"]:
+        targets[-1]["source"] += located
+        targets[-1]["where"] += f", {block['line']}"
+    else:
+        problems.append(f"{where}: the first Swift block of a document must show its imports (a block without them continues the one before it)")
 
-products = ["SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature", "SDKAuthorizationTokenExchange"]
+for target in targets:
+    target_dir = os.path.join(package_dir, "Sources", target["name"])
+    os.makedirs(target_dir, exist_ok=True)
+    open(os.path.join(target_dir, "main.swift"), "w", encoding="utf-8").write(target["source"])
+
+products = ["SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature", "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting"]
 dependencies = ", ".join(f'.product(name: "{product}", package: "SDKAuthorization")' for product in products)
 target_lines = ",\n        ".join(
     f'.executableTarget(name: "{target["name"]}", dependencies: [{dependencies}])' for target in targets
@@ -174,6 +163,6 @@ for number, block in enumerate(manifests, 1):
 
 for problem in problems:
     print(problem, file=sys.stderr)
-print(f"{len(blocks)} Swift blocks in {len(documents)} files: {len(targets)} compiled as modules, "
+print(f"{len(blocks)} Swift blocks in {len(documents)} files: {len(targets)} modules (a block with imports and those continuing it), "
       f"{len(manifests)} manifest fragments, {len(elsewhere)} compiled elsewhere")
 sys.exit(1 if problems else 0)

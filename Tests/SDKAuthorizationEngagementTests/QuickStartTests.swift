@@ -5,9 +5,9 @@ import TestSupport
 import SDKAuthorization
 import SDKAuthorizationEngagement
 
-/// The README's Engagement quick start and its expiring-token example, verbatim inside namespaces,
-/// so they keep compiling; the `...InTheREADMEIsTheCodeCompiledHere` tests check that the README
-/// still says the same. The README's first example is the Samples package's `QuickStart`, which the
+/// The Engagement quick start (the Engagement catalogue's "Bloomreach Engagement (Exponea)" article)
+/// and the README's expiring-token example, verbatim inside namespaces, so they keep compiling; the
+/// `...IsTheCodeCompiledHere` tests check that the article and the README still say the same. The README's first example is the Samples package's `QuickStart`, which the
 /// demo runs against the reference backend; `quickStartInTheREADMEIsTheSamplesCode` checks it.
 enum QuickStart {
     // The app's provider: asked for every request that needs the customer's token.
@@ -54,7 +54,7 @@ enum QuickStartByName {
 
 enum ExpiringToken {
     static func makeRefreshingAuthorizer(apiHost: String, refreshAccessToken: @escaping @Sendable () async throws -> String) throws -> RequestAuthorizer {
-        let tokens = try RefreshingTokenProvider { .init(try await refreshAccessToken()) }   // expiry read from the JWT's exp
+        let tokens = try RefreshingTokenProvider { try await refreshAccessToken() }   // expiry read from the JWT's exp
         return try RequestAuthorizer(
             policy: AuthorizationPolicy(rules: [AuthorizationRule(host: apiHost, scheme: .bearer)]),
             providers: [.bearer: tokens]
@@ -64,6 +64,8 @@ enum ExpiringToken {
 
 @Suite("README quick start", .hangLimit)
 struct QuickStartTests {
+    static let engagementArticle = "Sources/SDKAuthorizationEngagement/SDKAuthorizationEngagement.docc/EngagementMode.md"
+
     @Test func quickStartWithTheProviderPassedDirectly() throws {
         let client = try QuickStart.makeClient()
         #expect(client.provider is QuickStart.CustomerSessionProvider)
@@ -78,8 +80,8 @@ struct QuickStartTests {
         #expect(client.policy.scheme(for: .appInboxFetch) == .bearer)
     }
 
-    @Test func engagementQuickStartInTheREADMEIsTheCodeCompiledHere() throws {
-        #expect(try readmeBlocksMatchCompiledCopy(heading: "### Bloomreach Engagement (Exponea)", source: #filePath) == 2)
+    @Test func engagementQuickStartInItsArticleIsTheCodeCompiledHere() throws {
+        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Overview", in: Self.engagementArticle, source: #filePath) == 2)
     }
 
     @Test func quickStartInTheREADMEIsTheSamplesCode() throws {

@@ -7,7 +7,8 @@ import TestSupport
 import SDKAuthorization
 
 /// The README's "Errors" example, verbatim inside a namespace, so it keeps compiling (and without
-/// a warning: the `catch` block's `error` is a `RequestError` already);
+/// a warning: the `catch` block's `error` is a `RequestError` already, and in the task group's
+/// closure because its `do` says `throws(RequestError)`);
 /// `errorsExampleInTheREADMEIsTheCodeCompiledHere` checks that the README still says the same.
 enum ErrorsREADME {
     static func loadProfile(_ authorizer: RequestAuthorizer, url: URL) async -> String {
@@ -22,11 +23,27 @@ enum ErrorsREADME {
             }
         }
     }
+
+    static func loadAll(_ authorizer: RequestAuthorizer, urls: [URL]) async -> [String] {
+        await withTaskGroup(of: String.self) { group in
+            for url in urls {
+                group.addTask {
+                    do throws(RequestError) {   // in a closure, say what the do block throws
+                        let (data, _) = try await authorizer.data(for: URLRequest(url: url))
+                        return String(decoding: data, as: UTF8.self)
+                    } catch {
+                        return "\(error.code)"
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+    }
 }
 
 @Suite("README errors example", .hangLimit)
 struct ErrorsREADMETests {
     @Test func errorsExampleInTheREADMEIsTheCodeCompiledHere() throws {
-        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Errors", source: #filePath) == 1)
+        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Errors", source: #filePath) == 2)
     }
 }

@@ -20,19 +20,20 @@ public func base64URL(_ data: Data) -> String {
         .replacingOccurrences(of: "=", with: "")
 }
 
-/// Checks that every Swift block of the README section headed `heading` stands, line for line
+/// Checks that every Swift block of the section headed `heading` in `document` (a Markdown file, by
+/// its path from the repository's root: the README, or a DocC article) stands, line for line
 /// (indentation and blank lines aside), in the test source `source`, where top-level functions are
-/// `static` members of a namespace. A block's imports (with their `#if canImport` guards) are
-/// compared with the source's own when `importsMatch`, so a block that compiles only with an import
-/// it does not print fails; otherwise they are ignored (a test file imports more). Returns how many
-/// blocks the section has.
-public func readmeBlocksMatchCompiledCopy(heading: String, source sourcePath: String, importsMatch: Bool = false,
+/// `static` members of a namespace. The section ends at the next heading of its level or above. A
+/// block's imports (with their `#if canImport` guards) are compared with the source's own when
+/// `importsMatch`, so a block that compiles only with an import it does not print fails; otherwise
+/// they are ignored (a test file imports more). Returns how many blocks the section has.
+public func readmeBlocksMatchCompiledCopy(heading: String, in document: String = "README.md", source sourcePath: String, importsMatch: Bool = false,
                                    sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
     var root = URL(fileURLWithPath: sourcePath).deletingLastPathComponent()
     while !FileManager.default.fileExists(atPath: root.appendingPathComponent("README.md").path), root.path != "/" {
         root.deleteLastPathComponent()
     }
-    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+    let readme = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
     let source = try String(contentsOf: URL(fileURLWithPath: sourcePath), encoding: .utf8)
     func isImportLine(_ line: String) -> Bool {
         line.hasPrefix("import ") || line.hasPrefix("#if canImport(") || line == "#endif"
@@ -44,7 +45,16 @@ public func readmeBlocksMatchCompiledCopy(heading: String, source sourcePath: St
     func leadingImports(_ text: some StringProtocol) -> [String] {
         Array(lines(text).filter { !$0.hasPrefix("//") }.prefix(while: isImportLine))
     }
-    let section = try #require(readme.components(separatedBy: heading).dropFirst().first?.components(separatedBy: "\n## ").first, sourceLocation: sourceLocation)
+    let level = heading.prefix(while: { $0 == "#" }).count
+    let after = try #require(readme.components(separatedBy: heading + "\n").dropFirst().first, "\(document) has no heading \(heading)", sourceLocation: sourceLocation)
+    // Up to the next heading of this level or above (`#`s and a space at a line's start; `#if` is not one).
+    var sectionLines: [Substring] = []
+    for line in after.split(separator: "\n", omittingEmptySubsequences: false) {
+        let hashes = line.prefix(while: { $0 == "#" }).count
+        if hashes > 0, hashes <= level, line.dropFirst(hashes).hasPrefix(" ") { break }
+        sectionLines.append(line)
+    }
+    let section = sectionLines.joined(separator: "\n")
     let blocks = section.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
     let compiled = lines(source).filter { !isImportLine($0) }.joined(separator: "\n")
     for block in blocks {

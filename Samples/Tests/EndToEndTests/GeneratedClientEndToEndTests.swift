@@ -19,9 +19,9 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// The README's example of the OpenAPI middleware, verbatim inside a function, against the client
-/// generated from the reference backend; `theMiddlewareExampleInTheREADMEIsTheCodeCompiledHere`
-/// checks that the README still says the same.
+/// The example of the OpenAPI middleware in the OpenAPI adapter's DocC article, verbatim inside a
+/// function, against the client generated from the reference backend;
+/// `theMiddlewareExampleInTheOpenAPIArticleIsTheCodeCompiledHere` checks that the article still says the same.
 enum OpenAPIMiddlewareExample {
     static func run(client: AuthorizedHTTPClient) async throws -> Operations.AppInboxFetch.Output {
         let api = Client(
@@ -148,17 +148,16 @@ struct GeneratedClientEndToEndTests {
         }
     }
 
-    @Test func theMiddlewareExampleInTheREADMEIsTheCodeCompiledHere() throws {
+    @Test func theMiddlewareExampleInTheOpenAPIArticleIsTheCodeCompiledHere() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let article = try String(contentsOf: root.appendingPathComponent(
+            "Integrations/OpenAPI/Sources/SDKAuthorizationOpenAPI/SDKAuthorizationOpenAPI.docc/SDKAuthorizationOpenAPI.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         func lines(_ text: some StringProtocol) -> [String] {
             text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        let integrations = try #require(readme.components(separatedBy: "\n## Integrations").dropFirst().first?.components(separatedBy: "\n## ").first)
-        let section = try #require(integrations.components(separatedBy: "\n### OpenAPI client middleware").dropFirst().first?.components(separatedBy: "\n### ").first)
-        let block = try #require(section.components(separatedBy: "```swift\n").dropFirst().first?.components(separatedBy: "```").first)
+        let block = try #require(article.components(separatedBy: "```swift\n").dropFirst().first?.components(separatedBy: "```").first)
         let expected = lines(block)
         let compiled = lines(try #require(source.components(separatedBy: "enum OpenAPIMiddlewareExample {").dropFirst().first?.components(separatedBy: "\n}").first))
         #expect(compiled.indices.contains { Array(compiled.dropFirst($0).prefix(expected.count)) == expected })

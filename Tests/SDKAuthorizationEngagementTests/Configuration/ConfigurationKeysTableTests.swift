@@ -7,16 +7,18 @@ import SDKAuthorizationIDToken
 import SDKAuthorizationSignature
 import SDKAuthorizationTokenExchange
 
-/// The README's table of configuration-file keys is rendered from the lists the file reader checks
+/// The table of configuration-file keys (the Engagement catalogue's "Bloomreach Engagement (Exponea)" article) is rendered from the lists the file reader checks
 /// keys against: the Engagement keys (`AuthorizationConfiguration.fileKeyDescriptors`) and the
 /// keys the built-in modes declare (`NamedProviderFactory.settingKeys`), so a key added, renamed or
-/// described anew in the code fails here until the README says the same.
-@Suite("README table of configuration keys", .hangLimit)
+/// described anew in the code fails here until the article says the same.
+@Suite("Documented table of configuration keys", .hangLimit)
 struct ConfigurationKeysTableTests {
     static let begin = "<!-- configuration-keys:begin -->\n"
     static let end = "<!-- configuration-keys:end -->"
+    /// Where the table is: the Engagement catalogue's article on the mode and its files.
+    static let article = "Sources/SDKAuthorizationEngagement/SDKAuthorizationEngagement.docc/EngagementMode.md"
 
-    /// The markdown table the README holds between the two markers.
+    /// The markdown table the article holds between the two markers.
     static func renderedTable() -> String {
         var lines = ["| key | type | default | what it does | vendor spelling |", "| --- | --- | --- | --- | --- |"]
         for key in AuthorizationConfiguration.fileKeyDescriptors {
@@ -49,15 +51,15 @@ struct ConfigurationKeysTableTests {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    @Test func theREADMEListsEveryConfigurationKeyAsTheReaderKnowsIt() throws {
+    @Test func theEngagementArticleListsEveryConfigurationKeyAsTheReaderKnowsIt() throws {
         var root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         while !FileManager.default.fileExists(atPath: root.appendingPathComponent("README.md").path), root.path != "/" {
             root.deleteLastPathComponent()
         }
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: root.appendingPathComponent(Self.article), encoding: .utf8)
         let section = try #require(readme.components(separatedBy: Self.begin).dropFirst().first?.components(separatedBy: Self.end).first,
-                                   "README.md has no \(Self.begin)...\(Self.end) section; put this table there:\n\(Self.renderedTable())")
-        #expect(section == Self.renderedTable(), "README.md's table of configuration keys differs from the reader's; the expected table:\n\(Self.renderedTable())")
+                                   "\(Self.article) has no \(Self.begin)...\(Self.end) section; put this table there:\n\(Self.renderedTable())")
+        #expect(section == Self.renderedTable(), "\(Self.article)'s table of configuration keys differs from the reader's; the expected table:\n\(Self.renderedTable())")
     }
 
     @Test func theReaderAcceptsExactlyTheKeysTheTableNames() throws {

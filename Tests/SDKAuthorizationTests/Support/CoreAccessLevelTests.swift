@@ -5,10 +5,10 @@ import TestSupport
 /// The core declares nothing with `package` access (issue 26): whatever a built-in mode needs from
 /// it is public API, which a third-party mode uses the same way. What is not public is internal,
 /// and the compiler keeps every other target (the modes, the doctor, the testing library) from it.
-/// The README's "Writing a mode of your own" says what may stay `package` and why: nothing today.
+/// The core's DocC article "Writing a mode of your own" says what may stay `package` and why: nothing today.
 @Suite("Core access levels", .hangLimit)
 struct CoreAccessLevelTests {
-    /// Names the README allows to stay `package` in the core; none. A name here must still not be
+    /// Names the article allows to stay `package` in the core; none. A name here must still not be
     /// used by any other source target.
     static let allowedPackageNames: Set<String> = []
 

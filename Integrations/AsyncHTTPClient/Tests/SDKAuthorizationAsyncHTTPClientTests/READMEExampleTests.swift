@@ -6,8 +6,8 @@ import SDKAuthorizationAsyncHTTPClient
 import SDKAuthorizationEngagement
 import Testing
 
-// The README's example of this adapter ("### AsyncHTTPClient transport"), verbatim inside a function, so it keeps
-// compiling; the first test checks that the README still says the same.
+// The example in this adapter's DocC article (SDKAuthorizationAsyncHTTPClient.md), verbatim inside a function, so it
+// keeps compiling; the first test checks that the article still says the same.
 
 enum AsyncHTTPClientExample {
     static func run(configuration: AuthorizationConfiguration, provider: any AuthorizationProvider, body: Data) async throws -> ServerResponse {
@@ -18,11 +18,11 @@ enum AsyncHTTPClientExample {
     }
 }
 
-@Suite("README example of the AsyncHTTPClient adapter", .timeLimit(.minutes(3)))
+@Suite("DocC example of the AsyncHTTPClient adapter", .timeLimit(.minutes(3)))
 struct READMEExampleTests {
-    @Test func theAdaptersExampleInTheREADMEIsTheCodeCompiledHere() throws {
-        let expected = try READMEExample.block(section: "### AsyncHTTPClient transport")
-        #expect((3...6).contains(expected.count), "### AsyncHTTPClient transport: \(expected.count) lines")
-        #expect(try READMEExample.isCompiled(expected, in: "AsyncHTTPClientExample", ofFile: #filePath), "### AsyncHTTPClient transport: the README block differs from AsyncHTTPClientExample here")
+    @Test func theExampleInTheAdaptersArticleIsTheCodeCompiledHere() throws {
+        let expected = try READMEExample.block(article: "Integrations/AsyncHTTPClient/Sources/SDKAuthorizationAsyncHTTPClient/SDKAuthorizationAsyncHTTPClient.docc/SDKAuthorizationAsyncHTTPClient.md")
+        #expect((3...6).contains(expected.count), "SDKAuthorizationAsyncHTTPClient.md: \(expected.count) lines")
+        #expect(try READMEExample.isCompiled(expected, in: "AsyncHTTPClientExample", ofFile: #filePath), "SDKAuthorizationAsyncHTTPClient.md: the article's block differs from AsyncHTTPClientExample here")
     }
 }

@@ -6,8 +6,8 @@ import SDKAuthorizationEngagement
 import SDKAuthorizationLogging
 import Testing
 
-// The README's example of this adapter ("### swift-log"), verbatim inside a function, so it keeps
-// compiling; the first test checks that the README still says the same.
+// The example in this adapter's DocC article (SDKAuthorizationLogging.md), verbatim inside a function, so it
+// keeps compiling; the first test checks that the article still says the same.
 
 enum SwiftLogExample {
     static func run(configuration: AuthorizationConfiguration, provider: any AuthorizationProvider) throws -> AuthorizedHTTPClient {
@@ -19,12 +19,12 @@ enum SwiftLogExample {
     }
 }
 
-@Suite("README example of the Logging adapter", .timeLimit(.minutes(3)))
+@Suite("DocC example of the Logging adapter", .timeLimit(.minutes(3)))
 struct READMEExampleTests {
-    @Test func theAdaptersExampleInTheREADMEIsTheCodeCompiledHere() throws {
-        let expected = try READMEExample.block(section: "### swift-log")
-        #expect((3...6).contains(expected.count), "### swift-log: \(expected.count) lines")
-        #expect(try READMEExample.isCompiled(expected, in: "SwiftLogExample", ofFile: #filePath), "### swift-log: the README block differs from SwiftLogExample here")
+    @Test func theExampleInTheAdaptersArticleIsTheCodeCompiledHere() throws {
+        let expected = try READMEExample.block(article: "Integrations/Logging/Sources/SDKAuthorizationLogging/SDKAuthorizationLogging.docc/SDKAuthorizationLogging.md")
+        #expect((3...6).contains(expected.count), "SDKAuthorizationLogging.md: \(expected.count) lines")
+        #expect(try READMEExample.isCompiled(expected, in: "SwiftLogExample", ofFile: #filePath), "SDKAuthorizationLogging.md: the article's block differs from SwiftLogExample here")
     }
 
     @Test func theExampleBuildsItsClient() throws {

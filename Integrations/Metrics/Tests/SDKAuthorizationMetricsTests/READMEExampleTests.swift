@@ -6,8 +6,8 @@ import SDKAuthorizationEngagement
 import SDKAuthorizationMetrics
 import Testing
 
-// The README's example of this adapter ("### swift-metrics"), verbatim inside a function, so it keeps
-// compiling; the first test checks that the README still says the same.
+// The example in this adapter's DocC article (SDKAuthorizationMetrics.md), verbatim inside a function, so it
+// keeps compiling; the first test checks that the article still says the same.
 
 enum MetricsExample {
     static func run(configuration: AuthorizationConfiguration, provider: any AuthorizationProvider) throws -> AuthorizedHTTPClient {
@@ -19,12 +19,12 @@ enum MetricsExample {
     }
 }
 
-@Suite("README example of the Metrics adapter", .timeLimit(.minutes(3)))
+@Suite("DocC example of the Metrics adapter", .timeLimit(.minutes(3)))
 struct READMEExampleTests {
-    @Test func theAdaptersExampleInTheREADMEIsTheCodeCompiledHere() throws {
-        let expected = try READMEExample.block(section: "### swift-metrics")
-        #expect((3...6).contains(expected.count), "### swift-metrics: \(expected.count) lines")
-        #expect(try READMEExample.isCompiled(expected, in: "MetricsExample", ofFile: #filePath), "### swift-metrics: the README block differs from MetricsExample here")
+    @Test func theExampleInTheAdaptersArticleIsTheCodeCompiledHere() throws {
+        let expected = try READMEExample.block(article: "Integrations/Metrics/Sources/SDKAuthorizationMetrics/SDKAuthorizationMetrics.docc/SDKAuthorizationMetrics.md")
+        #expect((3...6).contains(expected.count), "SDKAuthorizationMetrics.md: \(expected.count) lines")
+        #expect(try READMEExample.isCompiled(expected, in: "MetricsExample", ofFile: #filePath), "SDKAuthorizationMetrics.md: the article's block differs from MetricsExample here")
     }
 
     @Test func theExampleBuildsItsClient() throws {

@@ -1,29 +1,30 @@
 import Foundation
 
-/// An adapter's example in the repository's README.md (a `### ` section under `## Integrations`), and
-/// the check that a test file compiles the same lines: each adapter's tests hold its example
-/// verbatim inside `enum <Name> { ... }`, so the example keeps compiling, and compare.
+/// An adapter's example, in the adapter's own DocC article (the first Swift block of
+/// `Integrations/<Adapter>/Sources/<Module>/<Module>.docc/<Module>.md`), and the check that a test
+/// file compiles the same lines: each adapter's tests hold its example verbatim inside
+/// `enum <Name> { ... }`, so the example keeps compiling, and compare. (The README links the
+/// articles; it kept these examples until issue 38 moved them.)
 public enum READMEExample {
-    /// The README, its section or its Swift block, or the test file's enum, is not where the check
-    /// looks: `description` says which.
+    /// The article, or its Swift block, or the test file's enum, is not where the check looks:
+    /// `description` says which.
     public struct Missing: Error, CustomStringConvertible {
         /// What is missing.
         public let description: String
     }
 
-    /// The first Swift block of the README section titled `section` (e.g. `"### swift-log"`), as its
-    /// non-empty lines, each trimmed.
-    public static func block(section: String) throws -> [String] {
+    /// The first Swift block of the Markdown file at `article` (a path from the repository's root,
+    /// e.g. `"Integrations/Logging/Sources/SDKAuthorizationLogging/SDKAuthorizationLogging.docc/SDKAuthorizationLogging.md"`),
+    /// as its non-empty lines, each trimmed.
+    public static func block(article: String) throws -> [String] {
         // This file is Integrations/TestSupport/Sources/READMEExampleSupport/READMEExample.swift.
         var root = URL(fileURLWithPath: #filePath)
         for _ in 0..<5 { root.deleteLastPathComponent() }
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        guard let integrations = readme.components(separatedBy: "\n## Integrations").dropFirst().first?
-            .components(separatedBy: "\n## ").first else { throw Missing(description: "README has no ## Integrations section") }
-        guard let text = integrations.components(separatedBy: "\n" + section).dropFirst().first?
-            .components(separatedBy: "\n### ").first else { throw Missing(description: "README has no section \(section)") }
+        guard let text = try? String(contentsOf: root.appendingPathComponent(article), encoding: .utf8) else {
+            throw Missing(description: "no article at \(article)")
+        }
         guard let block = text.components(separatedBy: "```swift\n").dropFirst().first?
-            .components(separatedBy: "```").first else { throw Missing(description: "\(section) has no Swift block") }
+            .components(separatedBy: "```").first else { throw Missing(description: "\(article) has no Swift block") }
         return lines(block)
     }
 

@@ -7,8 +7,8 @@ import SDKAuthorizationTracing
 import Testing
 import Tracing
 
-// The README's example of this adapter ("### swift-distributed-tracing"), verbatim inside a function, so it keeps
-// compiling; the first test checks that the README still says the same.
+// The example in this adapter's DocC article (SDKAuthorizationTracing.md), verbatim inside a function, so it
+// keeps compiling; the first test checks that the article still says the same.
 
 enum TracingExample {
     static func run(configuration: AuthorizationConfiguration) throws -> AuthorizedHTTPClient {
@@ -22,12 +22,12 @@ enum TracingExample {
     static func fetchIDToken() async throws -> String { "" }
 }
 
-@Suite("README example of the Tracing adapter", .timeLimit(.minutes(3)))
+@Suite("DocC example of the Tracing adapter", .timeLimit(.minutes(3)))
 struct READMEExampleTests {
-    @Test func theAdaptersExampleInTheREADMEIsTheCodeCompiledHere() throws {
-        let expected = try READMEExample.block(section: "### swift-distributed-tracing")
-        #expect((3...6).contains(expected.count), "### swift-distributed-tracing: \(expected.count) lines")
-        #expect(try READMEExample.isCompiled(expected, in: "TracingExample", ofFile: #filePath), "### swift-distributed-tracing: the README block differs from TracingExample here")
+    @Test func theExampleInTheAdaptersArticleIsTheCodeCompiledHere() throws {
+        let expected = try READMEExample.block(article: "Integrations/Tracing/Sources/SDKAuthorizationTracing/SDKAuthorizationTracing.docc/SDKAuthorizationTracing.md")
+        #expect((3...6).contains(expected.count), "SDKAuthorizationTracing.md: \(expected.count) lines")
+        #expect(try READMEExample.isCompiled(expected, in: "TracingExample", ofFile: #filePath), "SDKAuthorizationTracing.md: the article's block differs from TracingExample here")
     }
 
     @Test func theExampleBuildsItsClient() throws {

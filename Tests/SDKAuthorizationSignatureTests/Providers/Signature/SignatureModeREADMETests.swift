@@ -4,7 +4,7 @@ import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
 
-/// The README's signature-mode example, verbatim inside a namespace, so it keeps compiling.
+/// The signature-mode example of the SDKAuthorizationSignature catalogue, verbatim inside a namespace, so it keeps compiling.
 enum SignatureModeREADME {
     static func startSignatureMode(dataURL: URL, fetchSignature: @escaping @Sendable (String) async throws -> String) async throws -> (SignatureRequestQueue, SignatureFailureSubscription) {
         let authentication = try SignatureAuthentication()                    // X-Braze-Auth-Signature
@@ -26,6 +26,6 @@ enum SignatureModeREADME {
 @Suite("README signature-mode example", .hangLimit)
 struct SignatureModeREADMETests {
     @Test func signatureModeExampleInTheREADMEIsTheCodeCompiledHere() throws {
-        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Signature mode (Braze style)", source: #filePath) == 1)
+        #expect(try readmeBlocksMatchCompiledCopy(heading: "## Signature mode (Braze style)", in: "Sources/SDKAuthorizationSignature/SDKAuthorizationSignature.docc/SDKAuthorizationSignature.md", source: #filePath) == 1)
     }
 }
