@@ -127,8 +127,22 @@ extension AuthorizedHTTPClient {
     ) throws(ConfigurationError) -> ResolvedProvider {
         let context = ProviderFactoryContext(baseURL: configuration.baseURL, configuration: configuration, clock: clock, diagnostics: diagnostics,
                                              observer: observer, modeSettings: configuration.modeSettings, transport: transport)
-        return try registry.resolveProvider(for: configuration, context: context)
+        do {
+            return try registry.resolveProvider(for: configuration, context: context)
+        } catch {
+            // SPEC.md ("Provider lookup by name"): the vendors' documented lookup messages are logged
+            // at error level as well as carried by the error, as the vendor SDKs do. Every other
+            // start-up error is only thrown.
+            if vendorLookupCodes.contains(error.code) { diagnostics.log(.error, error.message) }
+            throw error
+        }
     }
+
+    /// The codes of the six documented provider-lookup messages (iOS and Android conventions).
+    private static let vendorLookupCodes: Set<ConfigurationError.Code> = [
+        .advancedAuthEnabledWithoutProvider, .providerIsNotNSObject, .providerDoesNotConform,
+        .advancedAuthEnabledButProviderNotNamed, .registeredClassNotFound, .registeredClassDoesNotImplement,
+    ]
 
     /// The authorizer of an Engagement configuration: its base URL and project token, the policy,
     /// the providers. A refusal is thrown, not logged.

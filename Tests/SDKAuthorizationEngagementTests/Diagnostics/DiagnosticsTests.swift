@@ -17,6 +17,20 @@ struct DiagnosticsTests {
     @Test func aStartUpErrorIsThrownWithItsMessageAndNotAlsoLogged() {
         // An app that prints its error shows it once.
         let sink = RecordingDiagnosticsSink()
+        #expect(throws: ConfigurationError.missingKey("authorization")) {
+            try AuthorizedHTTPClient(
+                configuration: AuthorizationConfiguration(projectToken: "project", baseURL: "https://api.example.com", authorization: nil),
+                transport: RecordingTransport(),
+                diagnostics: sink
+            )
+        }
+        #expect(sink.diagnostics == [])
+    }
+
+    @Test func aDocumentedLookupMessageIsThrownAndLoggedAtErrorLevelAsSPECSays() {
+        // SPEC.md: the vendors' provider-lookup messages are logged at error level and carried by
+        // the configuration error.
+        let sink = RecordingDiagnosticsSink()
         #expect(throws: ConfigurationError.advancedAuthEnabledWithoutProvider) {
             try AuthorizedHTTPClient(
                 configuration: engagementConfiguration(advancedAuthEnabled: true),
@@ -24,7 +38,7 @@ struct DiagnosticsTests {
                 diagnostics: sink
             )
         }
-        #expect(sink.diagnostics == [])
+        #expect(sink.diagnostics == [Diagnostic(level: .error, message: "Advanced authorization flag has been enabled without provider")])
     }
 
     @Test func manualClockWakesASleeperAtItsDeadlineAndNotBefore() async throws {
