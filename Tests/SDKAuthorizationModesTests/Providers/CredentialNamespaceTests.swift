@@ -110,6 +110,9 @@ struct CredentialNamespaceTests {
         #expect(CredentialKind.idToken.rawValue == "idtoken")
         #expect(CredentialKind.tokenExchange.rawValue == "token-exchange")
         #expect(CredentialKind(rawValue: "my-kind-2")?.rawValue == "my-kind-2")
+        // At the length's edges: 1 and 24 bytes in, 0 and 25 out (the other cases break one character rule each).
+        #expect(CredentialKind(rawValue: "k")?.rawValue == "k")
+        #expect(CredentialKind(rawValue: String(repeating: "k", count: 24))?.rawValue == String(repeating: "k", count: 24))
         for bad in ["", "IDToken", "id token", "id_token", "id:token", "../x", String(repeating: "k", count: 25)] {
             #expect(CredentialKind(rawValue: bad) == nil, "\(bad)")
         }
