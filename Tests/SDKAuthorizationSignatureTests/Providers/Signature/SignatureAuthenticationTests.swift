@@ -77,6 +77,22 @@ struct SignatureAuthenticationTests {
         }
     }
 
+    @Test func aUserIDOf997BytesAndASignatureOf8192AreTakenAndOneByteMoreIsRefusedNamingItsKey() throws {
+        let authentication = try SignatureAuthentication(diagnostics: sink)
+        let longestUser = String(repeating: "u", count: 997)
+        let start = signature(longestUser)
+        let longestSignature = start + String(repeating: "a", count: 8_192 - start.utf8.count)
+        try authentication.changeUser(longestUser, signature: longestSignature)
+        #expect(authentication.currentUserId == longestUser)
+        #expect(throws: ConfigurationError.invalidValue(key: "userId", reason: "must be 1 to 997 UTF-8 bytes")) {
+            try authentication.changeUser(longestUser + "u")
+        }
+        #expect(throws: ConfigurationError.invalidValue(key: "signature", reason: "must be 1 to 8192 bytes")) {
+            try authentication.setSignature(longestSignature + "a")
+        }
+        #expect(authentication.currentUserId == longestUser, "a refused change leaves the user as it was")
+    }
+
     @Test func changeUserKeepsEachUsersOwnSignature() async throws {
         let authentication = try SignatureAuthentication(diagnostics: sink)
         try authentication.changeUser("user-1", signature: signature("user-1"))
