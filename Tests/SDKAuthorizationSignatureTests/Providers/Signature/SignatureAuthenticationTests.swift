@@ -154,6 +154,17 @@ struct SignatureAuthenticationTests {
         #expect(SignatureErrorCode.unrecognized(99).description == "UNRECOGNIZED (99)")
     }
 
+    @Test func anErrorBodyOfExactly64KiBIsReadAndOneByteMoreIsNot() {
+        /// An `auth_error` body padded to `size` bytes.
+        func body(size: Int) -> Data {
+            let start = Data(#"{"auth_error":{"error_code":22},"pad":""#.utf8), end = Data(#""}"#.utf8)
+            return start + Data(repeating: UInt8(ascii: "a"), count: size - start.count - end.count) + end
+        }
+        #expect(body(size: 65_536).count == 65_536)
+        #expect(SignatureFailure.reported(in: body(size: 65_536), signature: nil, requestUser: nil)?.errorCode == .expired)
+        #expect(SignatureFailure.reported(in: body(size: 65_537), signature: nil, requestUser: nil) == nil)
+    }
+
     @Test func malformedErrorBodiesReportNothingAndNeverTrap() {
         let bodies: [Data] = [
             Data(), Data("not json".utf8), Data("[]".utf8), Data(#"{"auth_error":"22"}"#.utf8),
