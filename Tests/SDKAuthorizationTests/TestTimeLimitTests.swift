@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import TestSupport
 import Testing
 import TestSupport
@@ -74,6 +77,104 @@ struct TestTimeLimitTests {
             issue.comments.contains { $0.rawValue.contains("did not end within its time limit of 1 s") }
         }
     }
+
+    /// What the watchdog reported, written on its thread and read by the test.
+    final class Report: @unchecked Sendable {
+        private let lock = NSLock()
+        private var messages: [String] = []
+        let released = DispatchSemaphore(value: 0)
+        func record(_ message: String) {
+            lock.lock()
+            messages.append(message)
+            lock.unlock()
+            released.signal()
+        }
+        var all: [String] { lock.lock(); defer { lock.unlock() }; return messages }
+    }
+
+    @Test func aTestThatIgnoresCancellationAndBlocksItsThreadHasTheProcessEndedByTheWatchdogNamingIt() async throws {
+        let test = try #require(Test.current)
+        let report = Report()
+        let watchdog = HangWatchdog()
+        let started = Date()
+        // Recorded when the timer gets a thread of the pool before the watchdog releases the body;
+        // on a busy machine it may not, which is why the watchdog exists.
+        try await withKnownIssue("the hang is cut at its limit and recorded", isIntermittent: true) {
+            try await HangLimit(seconds: 1, graceSeconds: 1, watchdog: watchdog, whenStuck: report.record).provideScope(for: test, testCase: Test.Case.current) {
+                // Ignores cancellation and blocks its thread of the cooperative pool: only the
+                // watchdog, on a thread of its own, sees it. The 60 s bound keeps a broken watchdog
+                // from hanging this test instead of failing it.
+                _ = report.released.wait(timeout: .now() + 60)
+            }
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("did not end within its time limit of 1 s") }
+        }
+        #expect(report.all.count == 1, "the watchdog ended the process once: \(report.all)")
+        let message = try #require(report.all.first)
+        #expect(message.contains("\(test.id)"), "it names the test that hung: \(message)")
+        #expect(message.contains("time limit of 1 s") && message.contains("exit status 1"))
+        #expect(Date().timeIntervalSince(started) < 30, "reported at the limit and its grace, not at the 60 s bound")
+        #expect(watchdog.armedCount == 0)
+    }
+
+    @Test func aTestThatEndsWhenCancelledAtItsLimitIsNoLongerWatched() async throws {
+        let test = try #require(Test.current)
+        let report = Report()
+        let watchdog = HangWatchdog()
+        try await withKnownIssue("the hang is cut at its limit and recorded") {
+            try await HangLimit(seconds: 1, graceSeconds: 60, watchdog: watchdog, whenStuck: report.record).provideScope(for: test, testCase: Test.Case.current) {
+                #expect(watchdog.armedCount == 1, "watched while it runs")
+                try await Task.sleep(nanoseconds: 3_600 * 1_000_000_000)
+            }
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("did not end within its time limit of 1 s") }
+        }
+        #expect(watchdog.armedCount == 0, "a case that ended is not watched any more, so the watchdog never ends the process for it")
+        #expect(report.all.isEmpty, "\(report.all)")
+    }
+
+    @Test func aTestThatEndsInTimeRecordsNothingAndIsNoLongerWatched() async throws {
+        let test = try #require(Test.current)
+        let report = Report()
+        let watchdog = HangWatchdog()
+        try await HangLimit(seconds: 60, graceSeconds: 60, watchdog: watchdog, whenStuck: report.record).provideScope(for: test, testCase: Test.Case.current) {
+            #expect(watchdog.armedCount == 1)
+        }
+        #expect(watchdog.armedCount == 0)
+        #expect(report.all.isEmpty, "\(report.all)")
+    }
+
+    @Test func theLimitCanBeShortenedForARunThatExpectsHangsAndKeepsItsGrace() {
+        #expect(HangLimit(seconds: 1).graceSeconds == 10)
+        #expect(HangLimit.hangLimit.seconds == HangLimit.defaultSeconds)
+        #expect(ProcessInfo.processInfo.environment["SDKAUTH_TEST_HANG_LIMIT"] != nil || HangLimit.defaultSeconds == 180)
+    }
+
+    #if os(Linux)
+    @Test func theDefaultWatchdogPrintsItsMessageAndEndsTheProcessWithStatusOne() throws {
+        // The default action runs in a forked child, so this process goes on.
+        var pipe: [Int32] = [0, 0]
+        #expect(Glibc.pipe(&pipe) == 0)
+        let child = fork()
+        if child == 0 {
+            dup2(pipe[1], 2)
+            HangWatchdog.endProcess("HangLimit: the test Probe/hung() did not end")
+        }
+        close(pipe[1])
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        while true {
+            let count = read(pipe[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            output += buffer[0..<count]
+        }
+        close(pipe[0])
+        var status: Int32 = 0
+        #expect(waitpid(child, &status, 0) == child)
+        #expect((status >> 8) & 0xFF == 1 && status & 0x7F == 0, "exit status 1, not a signal: \(status)")
+        #expect(String(decoding: output, as: UTF8.self).contains("the test Probe/hung() did not end"))
+    }
+    #endif
 
     @Test func everySuiteInEveryPackagesTestsHasATimeLimit() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized

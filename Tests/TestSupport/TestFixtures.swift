@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 import Testing
 
 // Fixtures every test target shares: unsigned JWTs, and the check that a README section's Swift
@@ -66,4 +67,26 @@ public func readmeBlocksMatchCompiledCopy(heading: String, in document: String =
         #expect(compiled.contains(lines(namespaced).filter { !isImportLine($0) }.joined(separator: "\n")), "README block differs from the compiled copy:\n\(block)", sourceLocation: sourceLocation)
     }
     return blocks.count
+}
+
+/// A store's size limit checked at its edge: a credential whose saved form takes exactly `limit`
+/// bytes is saved and read back; one byte more is refused with ``CredentialStoreError/Code/credentialTooLarge``
+/// naming its size, and the one saved before is kept. The token's length that fills the limit is
+/// found from the size the store reports for a longer one (one byte of an ASCII token is one byte saved).
+public func checkCredentialSizeLimitAtItsEdge(save: (StoredCredential) throws -> Void, load: () throws -> StoredCredential?,
+                                              limit: Int = 65_536, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let probeLength = limit + 1_000
+    var reported: Int?
+    do {
+        try save(StoredCredential(token: String(repeating: "a", count: probeLength), expiresAt: nil))
+    } catch let error as CredentialStoreError {
+        reported = error.reason.split(separator: " ").compactMap { Int($0) }.first
+    }
+    let size = try #require(reported, "a credential of \(probeLength) bytes was refused naming its size", sourceLocation: sourceLocation)
+    let fitting = StoredCredential(token: String(repeating: "a", count: probeLength - (size - limit)), expiresAt: nil)
+    try save(fitting)
+    #expect(try load() == fitting, "exactly \(limit) bytes: saved and read back", sourceLocation: sourceLocation)
+    let over = StoredCredential(token: fitting.token + "a", expiresAt: nil)
+    #expect(throws: CredentialStoreError.credentialTooLarge(size: limit + 1, limit: limit), sourceLocation: sourceLocation) { try save(over) }
+    #expect(try load() == fitting, "the credential saved before is kept", sourceLocation: sourceLocation)
 }

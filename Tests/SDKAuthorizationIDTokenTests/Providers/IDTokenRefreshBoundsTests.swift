@@ -37,7 +37,7 @@ struct IDTokenRefreshBoundsTests {
         }
     }
 
-    @Test func aRequestRejectedAfterALogoutFailsAsClearedWithoutARefreshOrASecondSend() async throws {
+    @Test func aRequestRejectedAfterALogoutFailsAsClearedAtItsEvaluationWithoutARefreshOrASecondSend() async throws {
         let idTokens = try store()
         let refreshes = Counter()
         idTokens.registerTokenRefresh { [self] in token(refreshes.increment()) }
@@ -55,6 +55,10 @@ struct IDTokenRefreshBoundsTests {
         guard case .failure(let error) = await request.value else { Issue.record("the request succeeded"); return }
         #expect(error.code == .credentialCleared)
         #expect(error.wasSent)
+        // Which check stopped it: the evaluation's (it fails with the 401 it saw and says so), not
+        // the retry's or the provider's, which would also stop it had the evaluation let it through.
+        #expect(error.response?.statusCode == 401)
+        #expect(sink.messages(at: .info).contains { $0.contains("after a logout; it fails as cleared, without a refresh or a retry") })
         #expect(api.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer \(token(0))"], "never sent with a token fetched after the logout")
         #expect(refreshes.current == 0, "nothing refreshed for it after the logout")
     }

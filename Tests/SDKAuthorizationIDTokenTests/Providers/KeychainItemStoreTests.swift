@@ -114,6 +114,10 @@ struct KeychainItemStoreTests {
         #expect(!String(describing: CredentialStoreError.credentialTooLarge(size: 70_100, limit: 65_536)).contains("aaaa"))
     }
 
+    @Test func anItemOfExactlySixtyFourKiBIsSavedAndReadBackAndOneByteMoreIsRefused() throws {
+        try checkCredentialSizeLimitAtItsEdge(save: { try store.save($0, identity: "user-7") }, load: { try store.load(identity: "user-7") })
+    }
+
     @Test func aKeychainItemAnotherNamespaceWroteUnderTheSameServiceIsRefused() throws {
         let keychain = MemoryKeychain()
         let other = try CredentialNamespace("com.example.other-sdk")

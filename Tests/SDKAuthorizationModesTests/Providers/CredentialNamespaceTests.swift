@@ -68,6 +68,35 @@ struct CredentialNamespaceTests {
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(CredentialNamespace.self, from: JSONEncoder().encode(name)) }
     }
 
+    /// Each naming rule broken alone, and the reason it is refused for.
+    @Test(arguments: [
+        // Only ASCII letters, digits, '-', '_' and '.': a '/' alone would put `com.a/b` inside tenant `com.a`'s directory.
+        ("com.a/b", "may hold only ASCII letters"), ("com.example/sdk", "may hold only ASCII letters"),
+        ("com.example\\sdk", "may hold only ASCII letters"), ("com.exa mple", "may hold only ASCII letters"),
+        ("com.ex\u{E4}mple", "may hold only ASCII letters"), ("com.example\u{0}", "may hold only ASCII letters"),
+        ("com.example:sdk", "may hold only ASCII letters"),
+        // At least two labels, none empty.
+        ("comexample", "at least two non-empty labels"), ("com..example", "at least two non-empty labels"),
+        (".com.example", "at least two non-empty labels"), ("com.example.", "at least two non-empty labels"),
+        // 3 to 100 bytes: 101 bytes, otherwise a good name.
+        ("com." + String(repeating: "x", count: 97), "must be 3 to 100 bytes"),
+    ])
+    func aNamespaceBreakingOneRuleAloneIsRefusedForThatRule(name: String, reason: String) {
+        #expect {
+            try CredentialNamespace(name)
+        } throws: { error in
+            guard let error = error as? ConfigurationError else { return false }
+            return error.code == .invalidValue && error.key == "namespace" && error.message.contains(reason)
+        }
+    }
+
+    @Test func aNamespaceOfExactlyAHundredBytesOrThreeIsAccepted() throws {
+        let longest = "com." + String(repeating: "x", count: 96)
+        #expect(longest.utf8.count == 100)
+        #expect(try CredentialNamespace(longest).name == longest)
+        #expect(try CredentialNamespace("a.b").name == "a.b")
+    }
+
     @Test func aBundleIdentifierIsANamespaceComparedAsExactBytes() throws {
         for name in ["com.example.chat-sdk", "io.rover.SDK", "a.b", "com.example.sdk_2", "com." + String(repeating: "x", count: 96)] {
             #expect(try CredentialNamespace(name).name == name)
@@ -81,6 +110,9 @@ struct CredentialNamespaceTests {
         #expect(CredentialKind.idToken.rawValue == "idtoken")
         #expect(CredentialKind.tokenExchange.rawValue == "token-exchange")
         #expect(CredentialKind(rawValue: "my-kind-2")?.rawValue == "my-kind-2")
+        // At the length's edges: 1 and 24 bytes in, 0 and 25 out (the other cases break one character rule each).
+        #expect(CredentialKind(rawValue: "k")?.rawValue == "k")
+        #expect(CredentialKind(rawValue: String(repeating: "k", count: 24))?.rawValue == String(repeating: "k", count: 24))
         for bad in ["", "IDToken", "id token", "id_token", "id:token", "../x", String(repeating: "k", count: 25)] {
             #expect(CredentialKind(rawValue: bad) == nil, "\(bad)")
         }

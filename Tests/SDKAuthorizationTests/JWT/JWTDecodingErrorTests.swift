@@ -124,4 +124,13 @@ struct JWTDecodingErrorTests {
             }
         }
     }
+
+    @Test func aTokenOfExactlyTheLengthLimitIsDecodedAndOneByteMoreIsRefusedAsTooLarge() throws {
+        let start = makeJWT(["sub": "user-7"])
+        // The signature segment is not decoded: padding it reaches any length.
+        let atTheLimit = start + String(repeating: "a", count: JWTClaims.maximumTokenLength - start.utf8.count)
+        #expect(atTheLimit.utf8.count == 32_768)
+        #expect(try JWTClaims(decoding: atTheLimit).subject == "user-7")
+        #expect(throws: JWTDecodingError.tooLarge(limit: 32_768)) { try JWTClaims(decoding: atTheLimit + "a") }
+    }
 }

@@ -35,6 +35,12 @@ struct FileCredentialStoreTests {
         #expect(try store.load(identity: "user-7") == credential, "nothing was written that the store could not read back")
     }
 
+    @Test func aCredentialOfExactlySixtyFourKiBIsSavedAndReadBackAndOneByteMoreIsRefused() throws {
+        defer { removeDirectory() }
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
+        try checkCredentialSizeLimitAtItsEdge(save: { try store.save($0, identity: "user-7") }, load: { try store.load(identity: "user-7") })
+    }
+
     @Test func aDirectoryWritableByOthersIsRefusedForSavingAndLoading() throws {
         defer { removeDirectory() }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

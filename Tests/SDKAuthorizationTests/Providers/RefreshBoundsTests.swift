@@ -121,7 +121,7 @@ struct RefreshBoundsTests {
 
     // MARK: Logout wins against a rejection in flight
 
-    @Test func aRequestRejectedAfterALogoutFailsAsClearedWithoutARefreshOrASecondSend() async throws {
+    @Test func aRequestRejectedAfterALogoutFailsAsClearedAtItsEvaluationWithoutARefreshOrASecondSend() async throws {
         let refreshes = Counter()
         let provider = try RefreshingTokenProvider(token: .init("a0"), clock: clock, diagnostics: sink) { .init("a\(refreshes.increment())") }
         let (api, held, arrived) = heldUnauthorizedServer()
@@ -132,6 +132,10 @@ struct RefreshBoundsTests {
         guard case .failure(let error) = await request.value else { Issue.record("the request succeeded"); return }
         #expect(error.code == .credentialCleared)
         #expect(error.wasSent)
+        // Which check stopped it: the evaluation's (it fails with the 401 it saw and says so), not
+        // the retry's or the provider's, which would also stop it had the evaluation let it through.
+        #expect(error.response?.statusCode == 401)
+        #expect(sink.messages(at: .info).contains { $0.contains("after a logout; it fails as cleared, without a refresh or a retry") })
         #expect(api.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer a0"])
         #expect(refreshes.current == 0)
     }

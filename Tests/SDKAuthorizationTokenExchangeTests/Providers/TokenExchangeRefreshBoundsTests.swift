@@ -41,7 +41,7 @@ struct TokenExchangeRefreshBoundsTests {
         }
     }
 
-    @Test func aRequestRejectedAfterALogoutFailsAsClearedWithoutSigningOrASecondSend() async throws {
+    @Test func aRequestRejectedAfterALogoutFailsAsClearedAtItsEvaluationWithoutSigningOrASecondSend() async throws {
         let signings = Counter()
         let exchange = try provider(signings: signings)
         let held = AsyncGate(), arrived = Counter()
@@ -58,6 +58,10 @@ struct TokenExchangeRefreshBoundsTests {
         guard case .failure(let error) = await request.value else { Issue.record("the request succeeded"); return }
         #expect(error.code == .credentialCleared)
         #expect(error.wasSent)
+        // Which check stopped it: the evaluation's (it fails with the 401 it saw and says so), not
+        // the retry's or the provider's, which would also stop it had the evaluation let it through.
+        #expect(error.response?.statusCode == 401)
+        #expect(sink.messages(at: .info).contains { $0.contains("after a logout; it fails as cleared, without a refresh or a retry") })
         #expect(api.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer auth-1"], "never sent with a token signed after the logout")
         #expect(signings.current == 1, "nothing signed for it after the logout")
     }

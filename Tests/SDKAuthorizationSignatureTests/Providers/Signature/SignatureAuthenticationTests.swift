@@ -77,6 +77,22 @@ struct SignatureAuthenticationTests {
         }
     }
 
+    @Test func aUserIDOf997BytesAndASignatureOf8192AreTakenAndOneByteMoreIsRefusedNamingItsKey() throws {
+        let authentication = try SignatureAuthentication(diagnostics: sink)
+        let longestUser = String(repeating: "u", count: 997)
+        let start = signature(longestUser)
+        let longestSignature = start + String(repeating: "a", count: 8_192 - start.utf8.count)
+        try authentication.changeUser(longestUser, signature: longestSignature)
+        #expect(authentication.currentUserId == longestUser)
+        #expect(throws: ConfigurationError.invalidValue(key: "userId", reason: "must be 1 to 997 UTF-8 bytes")) {
+            try authentication.changeUser(longestUser + "u")
+        }
+        #expect(throws: ConfigurationError.invalidValue(key: "signature", reason: "must be 1 to 8192 bytes")) {
+            try authentication.setSignature(longestSignature + "a")
+        }
+        #expect(authentication.currentUserId == longestUser, "a refused change leaves the user as it was")
+    }
+
     @Test func changeUserKeepsEachUsersOwnSignature() async throws {
         let authentication = try SignatureAuthentication(diagnostics: sink)
         try authentication.changeUser("user-1", signature: signature("user-1"))
@@ -136,6 +152,17 @@ struct SignatureAuthenticationTests {
             #expect("\(code)" == name)
         }
         #expect(SignatureErrorCode.unrecognized(99).description == "UNRECOGNIZED (99)")
+    }
+
+    @Test func anErrorBodyOfExactly64KiBIsReadAndOneByteMoreIsNot() {
+        /// An `auth_error` body padded to `size` bytes.
+        func body(size: Int) -> Data {
+            let start = Data(#"{"auth_error":{"error_code":22},"pad":""#.utf8), end = Data(#""}"#.utf8)
+            return start + Data(repeating: UInt8(ascii: "a"), count: size - start.count - end.count) + end
+        }
+        #expect(body(size: 65_536).count == 65_536)
+        #expect(SignatureFailure.reported(in: body(size: 65_536), signature: nil, requestUser: nil)?.errorCode == .expired)
+        #expect(SignatureFailure.reported(in: body(size: 65_537), signature: nil, requestUser: nil) == nil)
     }
 
     @Test func malformedErrorBodiesReportNothingAndNeverTrap() {

@@ -157,7 +157,12 @@ struct SignatureQueueAgeTests {
         var headers = ["Content-Type": "application/json"]
         for number in 0..<20 { headers["X-Field-\(number)"] = String(repeating: "v", count: 8_000) }
         let large = OutgoingRequest(method: "POST", url: dataURL, headers: headers, body: Data(count: 1 << 20))
-        await #expect(throws: SignatureQueueError.self) { try await queue.enqueue(large) }
+        do throws(SignatureQueueError) {
+            try await queue.enqueue(large)
+            Issue.record("a request over the record limit was queued")
+        } catch {
+            #expect(error.code == .entryTooLarge, "refused as too large, not as \(error.code)")
+        }
         let kept = try await queue.enqueue(fixture.request(2))
         _ = await queue.waitUntilIdle()
         await queue.close()
@@ -167,6 +172,55 @@ struct SignatureQueueAgeTests {
         #expect(await reopened.waitUntilIdle() == 1)
         _ = kept
         await reopened.close()
+    }
+
+    /// A request whose record in the queue's file takes `padding` more bytes than the record of
+    /// `request(padding: 0)`: a 1 MiB body and header fields near their limits, 8 KiB each.
+    func largeRequest(padding: Int) -> OutgoingRequest {
+        var headers = ["Content-Type": "application/json"]
+        for number in 0..<7 { headers["X-Field-\(number)"] = String(repeating: "v", count: 8_192) }
+        headers["X-Padding"] = String(repeating: "p", count: padding)
+        return OutgoingRequest(method: "POST", url: dataURL, headers: headers, body: Data(count: JournalCodec.maximumBodyLength))
+    }
+
+    /// The length of the record body the queue writes for `request` (an entry and its age mark), as the
+    /// reader checks it against the record limit.
+    func recordLength(_ request: OutgoingRequest, clock: ManualClock) -> Int {
+        let entry = QueuedEntry(id: UUID(), enqueuedAt: clock.now(), userId: nil, request: request,
+                                mark: AgeMark(counted: 0, wall: clock.now(), uptime: clock.monotonicNow(), boot: Array("boot-1".utf8)))
+        return JournalCodec.encode(.entry(entry)).count - 8
+    }
+
+    @Test func aRequestWhoseRecordIsExactlyTheRecordLimitIsQueuedAndReadBackAndOneByteMoreIsRefusedAsTooLarge() async throws {
+        let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }
+        let options = SignatureRequestQueue.Options(backoff: RetryBackoff(minimum: 10, maximum: 60))
+        let queue = try fixture.queue(options)
+        let padding = JournalCodec.maximumRecordLength - recordLength(largeRequest(padding: 0), clock: fixture.clock)
+        try #require((1...8_192).contains(padding), "the padding fits one header field: \(padding)")
+        let atTheLimit = largeRequest(padding: padding)
+        #expect(recordLength(atTheLimit, clock: fixture.clock) == JournalCodec.maximumRecordLength)
+        let kept = try await queue.enqueue(atTheLimit)
+        do throws(SignatureQueueError) {
+            try await queue.enqueue(largeRequest(padding: padding + 1))
+            Issue.record("a request one byte over the record limit was queued")
+        } catch {
+            #expect(error.code == .entryTooLarge, "refused as too large, not as \(error.code)")
+        }
+        _ = await queue.waitUntilIdle()
+        await queue.close()
+        // Read back whole at relaunch: the reader takes what the writer took.
+        let reopened = try fixture.queue(options)
+        #expect(reopened.recovery.recoveredCount == 1)
+        #expect(reopened.recovery.unreadableBytes == 0)
+        #expect(await reopened.waitUntilIdle() == 1)
+        await reopened.close()
+        let entries = JournalCodec.decode(Array(try Data(contentsOf: fixture.fileURL))).records.compactMap { record -> QueuedEntry? in
+            if case .entry(let entry) = record { return entry }
+            return nil
+        }
+        #expect(entries.map(\.id) == [kept])
+        #expect(entries.first?.request.headers["X-Padding"]?.count == padding)
+        #expect(entries.first?.request.body?.count == JournalCodec.maximumBodyLength)
     }
 
     #if os(Linux)
