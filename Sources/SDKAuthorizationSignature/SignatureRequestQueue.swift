@@ -794,7 +794,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     /// The age of `entry` when the clocks say `wall` and `uptime` in boot session `boot`: from its
     /// age mark, or (a file written before marks were kept) from its enqueue time on the wall clock.
     private static func age(of entry: QueuedEntry, wall: Date, uptime: TimeInterval, boot: [UInt8]) -> TimeInterval {
-        entry.mark?.age(wall: wall, uptime: uptime, boot: boot) ?? max(0, wall.timeIntervalSince(entry.enqueuedAt))
+        entry.mark?.age(wall: wall, uptime: uptime, boot: boot) ?? AgeMark.wallInterval(from: entry.enqueuedAt, to: wall)
     }
 
     /// The attempts of `id` the server answered: those begun (its `sending` records) but the last
