@@ -86,12 +86,18 @@ struct RequestJournalReadableRecordTests {
 
     // MARK: Marks are finite
 
-    @Test func aTamperedAgeMarkIsWrittenBackFiniteAndTheRequestsQueuedAfterItSurviveTheNextLaunch() async throws {
+    @Test(arguments: [
+        // A mark whose wall time is at the far past; a mark at 2026 read by a wall clock at the far future.
+        (-Double.greatestFiniteMagnitude, 1_767_225_600.0),
+        (1_767_225_600.0, Double.greatestFiniteMagnitude),
+    ])
+    func aTamperedAgeMarkIsWrittenBackFiniteAndTheRequestsQueuedAfterItSurviveTheNextLaunch(markedAt: Double, openedAt: Double) async throws {
         let fixture = try QueueFixture { _ in ServerResponse(statusCode: 503) }
         let now = fixture.clock.now()
-        // Each value finite, as the reader takes them; their sum is not.
-        let tampered = AgeMark(counted: .greatestFiniteMagnitude, wall: Date(timeIntervalSince1970: -.greatestFiniteMagnitude), uptime: 0, boot: Array("boot-1".utf8))
+        // Each value finite, as the reader takes them; the age they add up to is not.
+        let tampered = AgeMark(counted: .greatestFiniteMagnitude, wall: Date(timeIntervalSince1970: markedAt), uptime: 0, boot: Array("boot-1".utf8))
         _ = try write([.entry(small(0, at: now, mark: tampered))], to: fixture)
+        fixture.clock.setWallClock(to: Date(timeIntervalSince1970: openedAt))
         let queue = try fixture.queue(options, boot: "boot-2")
         let after = [try await queue.enqueue(fixture.request(1)), try await queue.enqueue(fixture.request(2))]
         _ = await queue.waitUntilIdle()
