@@ -79,6 +79,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
 
     private struct State: Sendable {
         let token: Token
+        /// When it goes stale on this device's clocks (``TokenExpiry``), judged as it arrived.
+        let expiry: TokenExpiry
         var rejected = false
     }
 
@@ -129,7 +131,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
             flightTimeoutError: { RequestError.credentialTimedOut(endpoint: nil, after: timeout) },
             abandonsUnwatchedFlights: true,
             waitsForAbandonedWork: true
-        ), value: token.map { State(token: $0) })
+        ), value: token.map { State(token: $0, expiry: TokenExpiry(token: $0.value, expiresAt: $0.expiresAt, leeway: options.expiryLeeway, clock: clock)) })
     }
 
     public var description: String {
@@ -144,7 +146,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     ///   token is then kept.
     public func setToken(_ token: Token) throws(ConfigurationError) {
         try Self.check(token)
-        refresh.set(State(token: token))
+        refresh.set(state(token))
     }
 
     /// Forgets the token (logout): waiting requests fail with ``RequestError/Code/credentialCleared``,
@@ -157,6 +159,11 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         try ConfigurationError.checkCredential(token.value, field: "token")
     }
 
+    /// `token` as it arrives now.
+    private func state(_ token: Token) -> State {
+        State(token: token, expiry: TokenExpiry(token: token.value, expiresAt: token.expiresAt, leeway: options.expiryLeeway, clock: clock))
+    }
+
     private func credential(_ token: Token) -> Credential {
         options.headerName.map { .header($0, value: token.value) } ?? .bearer(token.value)
     }
@@ -166,9 +173,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         let clock = clock, leeway = options.expiryLeeway
         let isFresh = { (state: State) -> Bool in
-            guard !state.rejected else { return false }
-            guard let expiresAt = state.token.expiresAt else { return true }
-            return expiresAt.timeIntervalSince(clock.now()) >= leeway
+            !state.rejected && !state.expiry.isStale(on: clock, leeway: leeway)
         }
         // Only the gate is held by the refresh start, not the whole context.
         let window = context.refreshWindow
@@ -206,7 +211,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         do {
             let token = try await fetch()
             try Self.check(token)
-            if let expiresAt = token.expiresAt, expiresAt <= clock.now() {
+            let arrived = state(token)
+            if let remaining = arrived.expiry.remaining(on: clock), remaining <= 0 {
                 // Installing it would only make the next request refresh again, in a loop.
                 if let waiting = refresh.finish(flight, with: .failure(RequestError.refreshedCredentialExpired(endpoint: nil))) {
                     diagnostics.log(.warning, "The token refresh returned a token that had already expired; \(waiting) waiting requests fail",
@@ -214,7 +220,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
                 }
                 return
             }
-            if refresh.finish(flight, with: .success(State(token: token))) == nil {
+            if refresh.finish(flight, with: .success(arrived)) == nil {
                 diagnostics.log(.info, "A token refresh returned after a logout or after every request that waited for it had left; its token was dropped")
             }
         } catch {
