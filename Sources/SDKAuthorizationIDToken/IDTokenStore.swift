@@ -9,7 +9,12 @@ import SDKAuthorization
 /// requests never see it. A domain names a scheme, a host pattern and a port
 /// (`AuthorizedDomain`): `*.rover.io` matches `https://` subdomains of `rover.io` on port 443
 /// only, never `http://api.rover.io` or `https://api.rover.io:8443`. A token is stale when its JWT `exp` is less than
-/// ``Options/staleLeeway`` (60 s) away; a token whose `exp` cannot be read is kept. A request
+/// ``Options/staleLeeway`` (60 s) away; a token whose `exp` cannot be read is kept. When the
+/// device's clock disagrees with a token as it is set or refreshed (it arrives already stale, or
+/// issued more than a minute in the future by its `iat`), its lifetime, `exp - iat`, is counted on
+/// the monotonic clock from its arrival instead: a device clock minutes fast never makes every
+/// token stale on arrival (a refresh for every request); at worst a token is used until the server
+/// refuses it. A request
 /// that needs a token and finds none fresh waits up to ``Options/refreshTimeout`` (10 s) for
 /// ``setIDToken(_:)``:
 ///
@@ -25,7 +30,8 @@ import SDKAuthorization
 ///   request without the token, as Rover does; ``Options/TimeoutBehavior/fail`` fails it with
 ///   `RequestError/Code/credentialTimedOut` instead.
 /// - Waits run on the clock's monotonic time: setting the system clock back does not stretch them.
-///   Only the token's `exp` is compared with wall-clock time.
+///   Only the token's `exp` is compared with wall-clock time, and only while the device's clock
+///   agreed with the token as it arrived.
 /// - A 401 from an authorized host marks the token stale; the client then retries that request
 ///   once, after a refresh.
 ///

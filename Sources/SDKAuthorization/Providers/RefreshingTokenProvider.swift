@@ -13,7 +13,14 @@ import Foundation
 /// ```
 ///
 /// - A request that finds no fresh token (none yet, `exp` less than ``Options/expiryLeeway``
-///   away, or rejected by the server) waits for a refresh. Any number of concurrent requests share
+///   away, or rejected by the server) waits for a refresh.
+/// - A clock that lies causes no refresh storm: when the device's clock disagrees with a JWT as it
+///   arrives (already stale by its `exp`, or issued more than a minute in the future by its
+///   `iat`), the token's lifetime, `exp - iat`, is counted on the monotonic clock from its
+///   arrival instead of reading `exp` on the wall clock. A device clock 15 minutes fast with
+///   10-minute tokens refreshes once every 9 minutes; at worst a token is used until the server
+///   refuses it. A token without both claims (or with an ``Token/expiresAt`` of your own) is
+///   judged on the wall clock. Any number of concurrent requests share
 ///   **one** call to `refresh`, and resume with its token in the order they began waiting.
 /// - Each request waits until the token comes, the refresh fails (the request fails with
 ///   ``RequestError/Code/refreshFailed``), its ``RequestDeadline`` passes, or it is cancelled. A
