@@ -244,6 +244,9 @@ enum JournalCodec {
         var skipped: [SkippedRecord] = []
         var offset = header.count
         var torn = false
+        // Where the last check that skipped frames lead on found a record that reads (or the end):
+        // the bad frames before it need no second check, so a run of them costs one walk.
+        var leadsOnUntil = offset
         while offset < bytes.count {
             guard let (length, end) = frame(bytes, at: offset) else {
                 torn = true
@@ -261,7 +264,10 @@ enum JournalCodec {
                 offset = end
                 continue
             }
-            guard leadsOn(bytes, from: end) else { break }
+            if end > leadsOnUntil {
+                guard let found = leadsOn(bytes, from: end) else { break }
+                leadsOnUntil = found
+            }
             let reason = if length > maximumRecordLength {
                 "is longer than the \(maximumRecordLength) bytes a record may have"
             } else if CRC32.checksum(bytes[(offset + 8)..<end]) != checksum(bytes, at: offset) {
@@ -294,15 +300,16 @@ enum JournalCodec {
         return decodeBody(bytes, (offset + 8)..<end)
     }
 
-    /// Whether the frames from `offset` lead, each whole, to the end of the file or to a record that reads.
-    private static func leadsOn(_ bytes: [UInt8], from offset: Int) -> Bool {
+    /// Where the frames from `offset`, each whole, lead to the end of the file or to a record that
+    /// reads; `nil` when they do not.
+    private static func leadsOn(_ bytes: [UInt8], from offset: Int) -> Int? {
         var position = offset
         while position < bytes.count {
-            guard let (length, end) = frame(bytes, at: position), length >= 1, end <= bytes.count else { return false }
-            if length <= maximumRecordLength, record(bytes, at: position, end: end) != nil { return true }
+            guard let (length, end) = frame(bytes, at: position), length >= 1, end <= bytes.count else { return nil }
+            if length <= maximumRecordLength, record(bytes, at: position, end: end) != nil { return position }
             position = end
         }
-        return position == bytes.count
+        return position
     }
 
     private static func decodeBody(_ bytes: [UInt8], _ range: Range<Int>) -> JournalRecord? {

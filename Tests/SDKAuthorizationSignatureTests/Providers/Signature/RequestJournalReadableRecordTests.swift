@@ -169,6 +169,26 @@ struct RequestJournalReadableRecordTests {
         }
     }
 
+    @Test func damagedRecordsInARowAreEachSkippedAndTheRecordsAfterThemAreRecovered() {
+        let date = Date(timeIntervalSince1970: 1_767_225_600)
+        let entries = (0..<5).map { small($0, at: date) }
+        var bytes = JournalCodec.header
+        var damaged: [Int] = []
+        for (index, entry) in entries.enumerated() {
+            var record = JournalCodec.encode(.entry(entry))
+            if (1...3).contains(index) {
+                record[record.count - 1] ^= 0xFF
+                damaged.append(bytes.count)
+            }
+            bytes += record
+        }
+        let decoded = JournalCodec.decode(bytes)
+        #expect(decoded.records == [.entry(entries[0]), .entry(entries[4])])
+        #expect(decoded.skipped.map(\.offset) == damaged)
+        #expect(decoded.skipped.allSatisfy { $0.reason == "fails its checksum" })
+        #expect(decoded.validLength == bytes.count)
+    }
+
     @Test func aDamagedLengthNeverMakesUpARecordAndKeepsEverythingBeforeIt() throws {
         let date = Date(timeIntervalSince1970: 1_767_225_600)
         let entries = (0..<3).map { small($0, at: date) }
