@@ -9,7 +9,12 @@ import SDKAuthorization
 /// requests never see it. A domain names a scheme, a host pattern and a port
 /// (`AuthorizedDomain`): `*.rover.io` matches `https://` subdomains of `rover.io` on port 443
 /// only, never `http://api.rover.io` or `https://api.rover.io:8443`. A token is stale when its JWT `exp` is less than
-/// ``Options/staleLeeway`` (60 s) away; a token whose `exp` cannot be read is kept. A request
+/// ``Options/staleLeeway`` (60 s) away; a token whose `exp` cannot be read is kept. When the
+/// device's clock disagrees with a token as it is set or refreshed (it arrives already stale, or
+/// issued more than a minute in the future by its `iat`), its lifetime, `exp - iat`, is counted on
+/// the monotonic clock from its arrival instead: a device clock minutes fast never makes every
+/// token stale on arrival (a refresh for every request); at worst a token is used until the server
+/// refuses it. A request
 /// that needs a token and finds none fresh waits up to ``Options/refreshTimeout`` (10 s) for
 /// ``setIDToken(_:)``:
 ///
@@ -25,7 +30,8 @@ import SDKAuthorization
 ///   request without the token, as Rover does; ``Options/TimeoutBehavior/fail`` fails it with
 ///   `RequestError/Code/credentialTimedOut` instead.
 /// - Waits run on the clock's monotonic time: setting the system clock back does not stretch them.
-///   Only the token's `exp` is compared with wall-clock time.
+///   Only the token's `exp` is compared with wall-clock time, and only while the device's clock
+///   agreed with the token as it arrived.
 /// - A 401 from an authorized host marks the token stale; the client then retries that request
 ///   once, after a refresh.
 ///
@@ -69,20 +75,46 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     }
 
     /// The token, its `exp` (when readable) and whether the server rejected it.
+    ///
+    /// Its staleness is judged as `RefreshingTokenProvider` judges its tokens: `exp` on the wall
+    /// clock while the device's clock agrees with the token as it arrives (no earlier than its
+    /// `iat` less a minute, and `exp` at least the leeway away); otherwise (the device clock is
+    /// off, so the token arrives stale or from the future) its lifetime, `exp - iat`, counted on the
+    /// monotonic clock from its arrival: a fast device clock causes no refresh storm, and at worst
+    /// the token is used until the server refuses it. A token loaded from the credential store did
+    /// not just arrive: it is judged on the wall clock.
     private struct IDToken: Sendable {
+        /// How far the device clock may be behind a token's `iat` and still agree with it.
+        static let clockTolerance: TimeInterval = 60
+
         let token: String
         let expiresAt: Date?
+        /// When the device clock disagreed with the token as it arrived: the monotonic time its lifetime ends.
+        let lifetimeEndsAt: TimeInterval?
         var rejected = false
 
-        init(_ token: String) {
+        init(_ token: String, arrivedOn clock: (any AuthorizationClock)? = nil, leeway: TimeInterval = 0) {
+            let claims = try? JWTClaims(decoding: token)
             self.token = token
-            self.expiresAt = try? JWTClaims(decoding: token).expiresAt
+            self.expiresAt = claims?.expiresAt
+            if let clock, let expiresAt = claims?.expiresAt, let issuedAt = claims?.issuedAt,
+               clock.now().timeIntervalSince(issuedAt) < -Self.clockTolerance || expiresAt.timeIntervalSince(clock.now()) < leeway {
+                lifetimeEndsAt = clock.monotonicNow() + expiresAt.timeIntervalSince(issuedAt)
+            } else {
+                lifetimeEndsAt = nil
+            }
         }
 
-        /// Not rejected, and its `exp` (if readable) at least `leeway` away.
-        func isFresh(at now: Date, leeway: TimeInterval) -> Bool {
+        /// Seconds until it expires on `clock` (negative once it has); `nil` without a readable `exp`.
+        func remaining(on clock: any AuthorizationClock) -> TimeInterval? {
+            if let lifetimeEndsAt { return lifetimeEndsAt - clock.monotonicNow() }
+            return expiresAt?.timeIntervalSince(clock.now())
+        }
+
+        /// Not rejected, and its expiry (if readable) at least `leeway` away.
+        func isFresh(on clock: any AuthorizationClock, leeway: TimeInterval) -> Bool {
             guard !rejected else { return false }
-            if let expiresAt, expiresAt.timeIntervalSince(now) < leeway { return false }
+            if let remaining = remaining(on: clock), remaining < leeway { return false }
             return true
         }
     }
@@ -231,7 +263,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   `ConfigurationError/credentialContainsControlCharacters(field:)`; the current token is
     ///   then left as it was. To log out, call ``clearIDToken()``.
     public func setIDToken(_ token: String) throws(ConfigurationError) {
-        let idToken = try Self.checked(token)
+        let idToken = try checked(token)
         let generation = refresh.set(idToken)
         warnIfExpiringSoon(idToken)
         save(idToken, generation: generation)
@@ -284,13 +316,14 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         return nil
     }
 
-    private static func checked(_ token: String) throws(ConfigurationError) -> IDToken {
+    /// `token`, checked, as it arrives now.
+    private func checked(_ token: String) throws(ConfigurationError) -> IDToken {
         try ConfigurationError.checkCredential(token, field: "ID token")
-        return IDToken(token)
+        return IDToken(token, arrivedOn: clock, leeway: options.staleLeeway)
     }
 
     private func warnIfExpiringSoon(_ token: IDToken) {
-        guard let expiresAt = token.expiresAt else {
+        guard let remaining = token.remaining(on: clock) else {
             // Without an expiry the store cannot refresh ahead of time: only the server's rejection
             // tells it the token is stale. Said once per store, not on every refresh.
             if reportedNoExpiry.withLock({ reported in defer { reported = true }; return !reported }) {
@@ -298,7 +331,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             }
             return
         }
-        if expiresAt.timeIntervalSince(clock.now()) < options.staleLeeway {
+        if remaining < options.staleLeeway {
             diagnostics.log(.warning, "The ID token set expires within \(Int(options.staleLeeway)) seconds; requests will ask for a refresh again")
         }
     }
@@ -362,7 +395,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             return .omitted
         }
         let clock = clock, leeway = options.staleLeeway
-        let isFresh = { (token: IDToken) in token.isFresh(at: clock.now(), leeway: leeway) }
+        let isFresh = { (token: IDToken) in token.isFresh(on: clock, leeway: leeway) }
         if let token = refresh.usableValue(isFresh) { return .bearer(token.token) }
         let waitStartedAt = waitStarted(context)
         let outcome = await refresh.wait(deadline: context.deadline, waitLimit: options.refreshTimeout,
@@ -432,8 +465,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         case .returningToken(let callback)?:
             Task { [self] in
                 do {
-                    let token = try Self.checked(try await callback())
-                    if !token.isFresh(at: clock.now(), leeway: 0) {
+                    let token = try checked(try await callback())
+                    if !token.isFresh(on: clock, leeway: 0) {
                         // Installing it would only make the next request refresh again, in a loop.
                         if let waiting = refresh.finish(flight, with: .failure(RequestError.refreshedCredentialExpired(endpoint: nil))) {
                             diagnostics.log(.warning, "The ID token refresh returned a token that had already expired; \(waiting) waiting requests fail",

@@ -35,10 +35,32 @@ struct AgeMark: Sendable, Equatable {
     /// bytes); empty when the platform gives none, and then the wall clock is always used.
     var boot: [UInt8]
 
+    /// The largest age a mark keeps (100 years): past any ``SignatureRequestQueue/Options/maximumAge``,
+    /// and finite, so a mark that says more (a tampered file) is written as this, never as infinity.
+    static let maximumCounted: TimeInterval = 100 * 365 * 86_400
+
+    /// The earliest wall clock taken as a time, 2025-01-01 00:00 UTC, well before the framework
+    /// existed: a device that boots with its clock at 1970 marks requests with a wall time that says
+    /// nothing, and a time from or to it is unknown, never an age.
+    static let earliestWallClock = Date(timeIntervalSince1970: 1_735_689_600)
+
     /// The request's age when the wall clock says `wall`, the monotonic clock `uptime`, in boot session `boot`.
     func age(wall now: Date, uptime nowUptime: TimeInterval, boot current: [UInt8]) -> TimeInterval {
-        if !boot.isEmpty, boot == current, nowUptime >= uptime { return counted + (nowUptime - uptime) }
-        return counted + max(0, now.timeIntervalSince(wall))
+        if !boot.isEmpty, boot == current, nowUptime >= uptime { return Self.clamped(counted + (nowUptime - uptime)) }
+        return Self.clamped(counted + Self.wallInterval(from: wall, to: now))
+    }
+
+    /// The time from `start` to `end` on the wall clock: never less than 0, and 0 (unknown) when
+    /// either is before ``earliestWallClock``.
+    static func wallInterval(from start: Date, to end: Date) -> TimeInterval {
+        guard start >= earliestWallClock, end >= earliestWallClock else { return 0 }
+        return clamped(end.timeIntervalSince(start))
+    }
+
+    /// `age` within `0...maximumCounted`; a value that is not a number counts as the most.
+    static func clamped(_ age: TimeInterval) -> TimeInterval {
+        guard !age.isNaN else { return maximumCounted }
+        return min(max(age, 0), maximumCounted)
     }
 }
 
@@ -55,8 +77,9 @@ enum JournalRecord: Sendable, Equatable {
 /// `length (UInt32, big-endian) | CRC-32 of the body (UInt32) | body`, the body being a type byte
 /// and its payload. An entry's payload may end with its age mark (``AgeMark``: a 1, the counted age,
 /// the wall time and the monotonic time as 64-bit floats, the boot session's length and bytes);
-/// files written before marks were kept have none and still read. Reading stops at the first record that is cut short, fails its checksum or does
-/// not decode: everything before it is recovered, and the caller reports the rest.
+/// files written before marks were kept have none and still read. A whole record that cannot be
+/// read is skipped, by its own length, and the records after it are recovered (``decode(_:)``);
+/// reading stops at a record cut short, and the caller reports what could not be read.
 enum JournalCodec {
     static let header: [UInt8] = Array("SDKAUTHQ".utf8) + [1, 0, 0, 0, 0, 0, 0, 0]
     /// The longest record body: an entry with a 1 MiB body and its URL and header fields.
@@ -104,11 +127,13 @@ enum JournalCodec {
                 body.append(0)
             }
             // The age mark is an optional tail, so files written before it was kept still read.
+            // Only finite values, within what the reader takes: a mark it would refuse is never written.
             if let mark = entry.mark {
+                let wall = mark.wall.timeIntervalSince1970
                 body.append(1)
-                append64(mark.counted.bitPattern, to: &body)
-                append64(mark.wall.timeIntervalSince1970.bitPattern, to: &body)
-                append64(mark.uptime.bitPattern, to: &body)
+                append64(AgeMark.clamped(mark.counted).bitPattern, to: &body)
+                append64((wall.isFinite ? wall : 0).bitPattern, to: &body)
+                append64((mark.uptime.isFinite ? mark.uptime : 0).bitPattern, to: &body)
                 let boot = mark.boot.prefix(maximumBootSessionLength)
                 body.append(UInt8(boot.count))
                 body.append(contentsOf: boot)
@@ -126,6 +151,12 @@ enum JournalCodec {
         append32(CRC32.checksum(body), to: &framed)
         framed.append(contentsOf: body)
         return framed
+    }
+
+    /// The record of `entry`, or `nil` when it is longer than the reader takes (``maximumRecordLength``).
+    static func encodeReadable(_ entry: QueuedEntry) -> [UInt8]? {
+        let bytes = encode(.entry(entry))
+        return bytes.count - 8 <= maximumRecordLength ? bytes : nil
     }
 
     /// Why an entry cannot be kept, or `nil` when it can (sizes the encoding can carry).
@@ -167,49 +198,118 @@ enum JournalCodec {
 
     // MARK: Decoding
 
+    /// A record the reader skipped: its place in the file and why it could not be read (never its content).
+    struct SkippedRecord: Equatable {
+        var offset: Int
+        var length: Int
+        var reason: String
+    }
+
     /// What reading a journal file found.
     struct Decoded {
         /// The whole records, in order.
         var records: [JournalRecord]
         /// The size of each record in the file, framing included.
         var sizes: [Int]
-        /// How many bytes the header and the whole records cover.
+        /// Where reading stopped: the header, the whole records and the skipped ones cover the bytes before it.
         var validLength: Int
         /// False when the file does not start with the header (nothing is read then).
         var headerValid: Bool
         /// The bytes after ``validLength`` are only the start of a record (a write cut short), not damage.
         var tornTail: Bool
+        /// Records before ``validLength`` that could not be read and were stepped over.
+        var skipped: [SkippedRecord] = []
+
+        /// The bytes that could not be read: the skipped records and everything after ``validLength``.
+        func unreadableBytes(of fileLength: Int) -> Int {
+            skipped.reduce(fileLength - validLength) { $0 + $1.length }
+        }
     }
 
-    /// The records of a journal file, up to the first that is cut short, fails its checksum or does
-    /// not decode.
+    /// The records of a journal file.
+    ///
+    /// A record that is whole but cannot be read (its checksum fails, it is longer than
+    /// ``maximumRecordLength``, or its body does not decode) is skipped by its own length when that
+    /// length leads on: to the end of the file, or through whole frames to a record that reads.
+    /// A checksum that matches by chance there is one in 2^32. Reading stops, and the rest is
+    /// reported, at a record cut short (a write that did not finish: only ever the last) or at a
+    /// length that leads nowhere: the reader never searches byte by byte for the next record, since
+    /// a request's body may hold bytes that look like one.
     static func decode(_ bytes: [UInt8]) -> Decoded {
         guard bytes.count >= header.count, Array(bytes[0..<header.count]) == header else {
             return Decoded(records: [], sizes: [], validLength: 0, headerValid: bytes.isEmpty, tornTail: false)
         }
         var records: [JournalRecord] = []
         var sizes: [Int] = []
+        var skipped: [SkippedRecord] = []
         var offset = header.count
         var torn = false
+        // Where the last check that skipped frames lead on found a record that reads (or the end):
+        // the bad frames before it need no second check, so a run of them costs one walk.
+        var leadsOnUntil = offset
         while offset < bytes.count {
-            var reader = Reader(bytes: bytes, offset: offset)
-            guard let length = reader.uint32(), let checksum = reader.uint32() else {
+            guard let (length, end) = frame(bytes, at: offset) else {
                 torn = true
                 break
             }
-            guard Int(length) >= 1, Int(length) <= maximumRecordLength else { break }
-            guard Int(length) <= bytes.count - reader.offset else {
-                torn = true
+            guard length >= 1 else { break }
+            guard end <= bytes.count else {
+                // A record longer than any the queue writes is damage, not a write cut short.
+                torn = length <= maximumRecordLength
                 break
             }
-            let start = reader.offset
-            let end = start + Int(length)
-            guard CRC32.checksum(bytes[start..<end]) == checksum, let record = decodeBody(bytes, start..<end) else { break }
-            records.append(record)
-            sizes.append(end - offset)
+            if length <= maximumRecordLength, let record = record(bytes, at: offset, end: end) {
+                records.append(record)
+                sizes.append(end - offset)
+                offset = end
+                continue
+            }
+            if end > leadsOnUntil {
+                guard let found = leadsOn(bytes, from: end) else { break }
+                leadsOnUntil = found
+            }
+            let reason = if length > maximumRecordLength {
+                "is longer than the \(maximumRecordLength) bytes a record may have"
+            } else if CRC32.checksum(bytes[(offset + 8)..<end]) != checksum(bytes, at: offset) {
+                "fails its checksum"
+            } else {
+                "does not decode"
+            }
+            skipped.append(SkippedRecord(offset: offset, length: end - offset, reason: reason))
             offset = end
         }
-        return Decoded(records: records, sizes: sizes, validLength: offset, headerValid: true, tornTail: torn)
+        return Decoded(records: records, sizes: sizes, validLength: offset, headerValid: true, tornTail: torn, skipped: skipped)
+    }
+
+    /// The length a record's frame at `offset` states and where the record would end; `nil` when
+    /// the file ends inside the frame's 8 bytes.
+    private static func frame(_ bytes: [UInt8], at offset: Int) -> (length: Int, end: Int)? {
+        var reader = Reader(bytes: bytes, offset: offset)
+        guard let length = reader.uint32(), reader.uint32() != nil else { return nil }
+        return (Int(length), reader.offset + Int(length))
+    }
+
+    private static func checksum(_ bytes: [UInt8], at offset: Int) -> UInt32? {
+        var reader = Reader(bytes: bytes, offset: offset + 4)
+        return reader.uint32()
+    }
+
+    /// The record framed at `offset` (ending at `end`, within the file), when its checksum matches and it decodes.
+    private static func record(_ bytes: [UInt8], at offset: Int, end: Int) -> JournalRecord? {
+        guard CRC32.checksum(bytes[(offset + 8)..<end]) == checksum(bytes, at: offset) else { return nil }
+        return decodeBody(bytes, (offset + 8)..<end)
+    }
+
+    /// Where the frames from `offset`, each whole, lead to the end of the file or to a record that
+    /// reads; `nil` when they do not.
+    private static func leadsOn(_ bytes: [UInt8], from offset: Int) -> Int? {
+        var position = offset
+        while position < bytes.count {
+            guard let (length, end) = frame(bytes, at: position), length >= 1, end <= bytes.count else { return nil }
+            if length <= maximumRecordLength, record(bytes, at: position, end: end) != nil { return position }
+            position = end
+        }
+        return position
     }
 
     private static func decodeBody(_ bytes: [UInt8], _ range: Range<Int>) -> JournalRecord? {

@@ -193,10 +193,14 @@ final class RequestJournalFile: Sendable {
         for (record, size) in zip(decoded.records, decoded.sizes) {
             switch record {
             case .entry(var entry):
-                if let mark = remark(entry) {
+                // A new mark makes the record longer (its boot session may too): one the reader
+                // would refuse keeps its old mark (its age is then read from the wall clock again).
+                if let mark = remark(entry), let remarkedBytes = JournalCodec.encodeReadable(QueuedEntry(
+                    id: entry.id, enqueuedAt: entry.enqueuedAt, userId: entry.userId, request: entry.request, mark: mark
+                )) {
                     entry.mark = mark
                     remarked = true
-                    recovered.insert(entry, size: JournalCodec.encode(.entry(entry)).count)
+                    recovered.insert(entry, size: remarkedBytes.count)
                 } else {
                     recovered.insert(entry, size: size)
                 }
@@ -214,8 +218,8 @@ final class RequestJournalFile: Sendable {
         recovery = Recovery(
             entries: recovered.count,
             inDoubt: inDoubt,
-            unreadableBytes: bytes.count - decoded.validLength,
-            unreadableOffset: decoded.validLength,
+            unreadableBytes: decoded.unreadableBytes(of: bytes.count),
+            unreadableOffset: decoded.skipped.first?.offset ?? decoded.validLength,
             unrecognizedFile: !decoded.headerValid
         )
         if !decoded.headerValid {
@@ -225,19 +229,30 @@ final class RequestJournalFile: Sendable {
             diagnostics.log(.error, "Request queue \(LogText.escaped(name)): the file does not start with the queue header; moved aside to \(LogText.escaped(aside.lastPathComponent)) and started empty")
         } else if recovery.unreadableBytes > 0 || !wholeFile {
             // A write cut short is only the start of a request whose enqueue never returned. Damage,
-            // or a file longer than this queue reads, is kept aside for inspection before the rewrite.
+            // or a file longer than this queue reads, is kept aside for inspection before the rewrite:
+            // the skipped records, then the unread tail.
             var kept = ""
-            if !decoded.tornTail || !wholeFile {
+            let tailIsDamage = decoded.validLength < bytes.count && !decoded.tornTail
+            if !decoded.skipped.isEmpty || tailIsDamage || !wholeFile {
                 let aside = directory.appendingPathComponent("\(name).queue.damaged-\(Int(Date().timeIntervalSince1970))")
                 if !wholeFile {
                     _ = rename(fileURL.path, aside.path)
                 } else {
-                    _ = try? Self.rewriteRaw(aside, bytes: Array(bytes[decoded.validLength...]))
+                    var unread: [UInt8] = []
+                    for record in decoded.skipped { unread += bytes[record.offset..<(record.offset + record.length)] }
+                    if tailIsDamage { unread += bytes[decoded.validLength...] }
+                    _ = try? Self.rewriteRaw(aside, bytes: unread)
                 }
                 kept = "; the unread bytes are kept in \(LogText.escaped(aside.lastPathComponent))"
             }
-            let what = wholeFile ? (decoded.tornTail ? "are a write cut short" : "are damaged") : "are past what the queue reads"
-            diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(recovery.unreadableBytes) bytes from offset \(recovery.unreadableOffset) \(what) and could not be read; \(recovery.entries) entries before them were recovered\(kept)")
+            // Where each unread part is and why, never what it holds: a request may carry secrets.
+            var parts = decoded.skipped.prefix(10).map { "the record of \($0.length) bytes at offset \($0.offset) \($0.reason) and was skipped" }
+            if decoded.skipped.count > 10 { parts.append("\(decoded.skipped.count - 10) more records were skipped") }
+            if decoded.validLength < bytes.count || !wholeFile {
+                let what = wholeFile ? (decoded.tornTail ? "are a write cut short" : "are damaged") : "are past what the queue reads"
+                parts.append("\(bytes.count - decoded.validLength) bytes from offset \(decoded.validLength) \(what) and could not be read")
+            }
+            diagnostics.log(.error, "Request queue \(LogText.escaped(name)): \(parts.joined(separator: "; ")); \(recovery.unreadableBytes) bytes in all could not be read, \(recovery.entries) entries were recovered\(kept)")
         }
         if !inDoubt.isEmpty {
             diagnostics.log(.warning, "Request queue \(LogText.escaped(name)): \(inDoubt.count) entries were being sent when the queue last stopped; they are sent again with the same Idempotency-Key: \(inDoubt.map(\.uuidString).joined(separator: ", "))")
@@ -316,9 +331,8 @@ final class RequestJournalFile: Sendable {
     /// Appends `entry`; returns once it is on disk.
     func append(_ entry: QueuedEntry) async throws(SignatureQueueError) {
         if let problem = JournalCodec.problem(with: entry) { throw .entryTooLarge(problem) }
-        let bytes = JournalCodec.encode(.entry(entry))
         // What the reader would refuse is never written: a record it cannot read back is a request lost.
-        guard bytes.count - 8 <= JournalCodec.maximumRecordLength else {
+        guard let bytes = JournalCodec.encodeReadable(entry) else {
             throw .entryTooLarge("the request takes more than \(JournalCodec.maximumRecordLength) bytes in the queue's file")
         }
         let limits = self.limits

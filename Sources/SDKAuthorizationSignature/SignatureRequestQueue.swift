@@ -227,7 +227,9 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         /// clock restarts with the device, so the time from a request's last mark to the first
         /// launch after a restart is read from the wall clock (never less than 0); that launch then
         /// writes down the age it counted, so a later change of the wall clock does not age the
-        /// request again. Time the device sleeps is not counted (the monotonic clock stops).
+        /// request again. A wall clock before 2025 (a device that booted with its clock at 1970)
+        /// tells no time: the time from or to it is not counted. Time the device sleeps is not
+        /// counted (the monotonic clock stops).
         public var maximumAge: TimeInterval
 
         /// Creates options.
@@ -257,8 +259,11 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         /// Requests whose sending had begun when the queue last stopped: the server may have
         /// received them. They are sent again with the same idempotency key.
         public let inDoubt: [UUID]
-        /// Bytes at the end of the file that were cut short or damaged and could not be read (a
-        /// request whose write was interrupted before ``enqueue(_:)`` returned, or damage).
+        /// Bytes of the file that could not be read: a record cut short at its end (a request whose
+        /// write was interrupted before ``enqueue(_:)`` returned), or damage. A damaged record is
+        /// skipped by its own length and the requests after it are recovered; it is reported in the
+        /// diagnostics with its offset, length and why it could not be read (never its content),
+        /// and its bytes are kept beside the file (`<name>.queue.damaged-<time>`) for inspection.
         public let unreadableBytes: Int
         /// The file did not start with the queue's header; it was moved aside and the queue started empty.
         public let unrecognizedFile: Bool
@@ -794,7 +799,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     /// The age of `entry` when the clocks say `wall` and `uptime` in boot session `boot`: from its
     /// age mark, or (a file written before marks were kept) from its enqueue time on the wall clock.
     private static func age(of entry: QueuedEntry, wall: Date, uptime: TimeInterval, boot: [UInt8]) -> TimeInterval {
-        entry.mark?.age(wall: wall, uptime: uptime, boot: boot) ?? max(0, wall.timeIntervalSince(entry.enqueuedAt))
+        entry.mark?.age(wall: wall, uptime: uptime, boot: boot) ?? AgeMark.wallInterval(from: entry.enqueuedAt, to: wall)
     }
 
     /// The attempts of `id` the server answered: those begun (its `sending` records) but the last

@@ -14,7 +14,14 @@ import Foundation
 /// ```
 ///
 /// - A request that finds no fresh token (none yet, `exp` less than ``Options/expiryLeeway``
-///   away, or rejected by the server) waits for a refresh. Any number of concurrent requests share
+///   away, or rejected by the server) waits for a refresh.
+/// - A clock that lies causes no refresh storm: when the device's clock disagrees with a JWT as it
+///   arrives (already stale by its `exp`, or issued more than a minute in the future by its
+///   `iat`), the token's lifetime, `exp - iat`, is counted on the monotonic clock from its
+///   arrival instead of reading `exp` on the wall clock. A device clock 15 minutes fast with
+///   10-minute tokens refreshes once every 9 minutes; at worst a token is used until the server
+///   refuses it. A token without both claims (or with an ``Token/expiresAt`` of your own) is
+///   judged on the wall clock. Any number of concurrent requests share
 ///   **one** call to `refresh`, and resume with its token in the order they began waiting.
 /// - Each request waits until the token comes, the refresh fails (the request fails with
 ///   ``RequestError/Code/refreshFailed``), its ``RequestDeadline`` passes, or it is cancelled. A
@@ -80,6 +87,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
 
     private struct State: Sendable {
         let token: Token
+        /// When it goes stale on this device's clocks (``TokenExpiry``), judged as it arrived.
+        let expiry: TokenExpiry
         var rejected = false
     }
 
@@ -130,7 +139,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
             flightTimeoutError: { RequestError.credentialTimedOut(endpoint: nil, after: timeout) },
             abandonsUnwatchedFlights: true,
             waitsForAbandonedWork: true
-        ), value: token.map { State(token: $0) })
+        ), value: token.map { State(token: $0, expiry: TokenExpiry(token: $0.value, expiresAt: $0.expiresAt, leeway: options.expiryLeeway, clock: clock)) })
     }
 
     /// Creates the provider from a refresh that returns the token alone: its expiry is read from
@@ -165,7 +174,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     ///   token is then kept.
     public func setToken(_ token: Token) throws(ConfigurationError) {
         try Self.check(token)
-        refresh.set(State(token: token))
+        refresh.set(state(token))
     }
 
     /// Forgets the token (logout): waiting requests fail with ``RequestError/Code/credentialCleared``,
@@ -178,6 +187,11 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         try ConfigurationError.checkCredential(token.value, field: "token")
     }
 
+    /// `token` as it arrives now.
+    private func state(_ token: Token) -> State {
+        State(token: token, expiry: TokenExpiry(token: token.value, expiresAt: token.expiresAt, leeway: options.expiryLeeway, clock: clock))
+    }
+
     private func credential(_ token: Token) -> Credential {
         options.headerName.map { .header($0, value: token.value) } ?? .bearer(token.value)
     }
@@ -187,9 +201,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         let clock = clock, leeway = options.expiryLeeway
         let isFresh = { (state: State) -> Bool in
-            guard !state.rejected else { return false }
-            guard let expiresAt = state.token.expiresAt else { return true }
-            return expiresAt.timeIntervalSince(clock.now()) >= leeway
+            !state.rejected && !state.expiry.isStale(on: clock, leeway: leeway)
         }
         // Only the gate is held by the refresh start, not the whole context.
         let window = context.refreshWindow
@@ -227,7 +239,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         do {
             let token = try await fetch()
             try Self.check(token)
-            if let expiresAt = token.expiresAt, expiresAt <= clock.now() {
+            let arrived = state(token)
+            if let remaining = arrived.expiry.remaining(on: clock), remaining <= 0 {
                 // Installing it would only make the next request refresh again, in a loop.
                 if let waiting = refresh.finish(flight, with: .failure(RequestError.refreshedCredentialExpired(endpoint: nil))) {
                     diagnostics.log(.warning, "The token refresh returned a token that had already expired; \(waiting) waiting requests fail",
@@ -235,7 +248,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
                 }
                 return
             }
-            if refresh.finish(flight, with: .success(State(token: token))) == nil {
+            if refresh.finish(flight, with: .success(arrived)) == nil {
                 diagnostics.log(.info, "A token refresh returned after a logout or after every request that waited for it had left; its token was dropped")
             }
         } catch {
