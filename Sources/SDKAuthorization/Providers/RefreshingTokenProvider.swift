@@ -150,6 +150,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     /// Forgets the token (logout): waiting requests fail with ``RequestError/Code/credentialCleared``,
     /// and a refresh that returns after this is dropped.
     public func clearToken() {
+        // model: logout (reset)
         refresh.reset()
     }
 
@@ -167,6 +168,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         let clock = clock, leeway = options.expiryLeeway
         let isFresh = { (state: State) -> Bool in
             guard !state.rejected else { return false }
+            // model: expiry
             guard let expiresAt = state.token.expiresAt else { return true }
             return expiresAt.timeIntervalSince(clock.now()) >= leeway
         }
@@ -175,6 +177,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         let outcome = await refresh.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self), isUsable: isFresh,
                                           join: .wait(start: { [self] flight in
             // Counted in the authorizer's refresh window, however this refresh was started.
+            // model: start (admitRefresh, then the fetch's task)
             if let refused = window?.admitRefresh(replacing: refresh.current.map { credential($0.token) }) {
                 refresh.finish(flight, with: .failure(refused))
                 return nil
@@ -204,6 +207,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
 
     private func runRefresh(_ flight: SingleFlight<State>.Flight) async {
         do {
+            // model: fetch, then finish
             let token = try await fetch()
             try Self.check(token)
             if let expiresAt = token.expiresAt, expiresAt <= clock.now() {
@@ -227,6 +231,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     /// A 401 to a request that carried the current token marks it stale and asks for one retry.
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
         guard response.statusCode == 401 else { return .fail }
+        // model: evaluate (the stale mark)
         refresh.modify { state in
             if let value = credential.value, state?.token.value == value { state?.rejected = true }
         }
