@@ -129,6 +129,7 @@ inline endAll(eaO, eaT) {
             if :: eaO == O_VALUE -> handover(k, eaT) :: else -> skip fi;
             slot[k] = S_ENDED; outc[k] = eaO; outTok[k] = eaT
         :: slot[k] == S_UNREG ->
+            if :: eaO == O_VALUE -> handover(k, eaT) :: else -> skip fi;
             slot[k] = S_BEFORE; outc[k] = eaO; outTok[k] = eaT; nunreg--
         :: else -> skip
         fi;
