@@ -9,10 +9,12 @@
  * lifetime with a timeout error, abandonsUnwatchedFlights, waitsForAbandonedWork), with the store
  * slot of IDTokenStore (save after finish with the flight's generation, removal after a logout,
  * the identity moved in reset's update); with -DCACHING the flight has no lifetime, as
- * CachingAuthorizationProvider configures it. Three requests of RequestAuthorizer's loop
+ * CachingAuthorizationProvider configures it. NREQ requests of RequestAuthorizer's loop (2 in
+ * Scripts/check-model)
  * (authorize, send, evaluate, authorize(retrying:)), a server that answers 200 or 401 in any
- * order, a fetch that succeeds, fails, hangs (honouring cancellation or not) or returns late, the
- * app's logout and change of user, the refresh window, deadlines and cancellation.
+ * order, a fetch that succeeds, fails (also once cancelled), hangs for good or returns late, the
+ * app's logout and change of user, the refresh window, a token's expiry, the flight lifetime, each
+ * wait's deadline (the limit alarm) and, with -DCANCELS, a task's cancellation.
  *
  * Properties (assertions; (d) is spin's check for invalid end states, see the article):
  *  (a) PROP_A_*: a credential handed to a request was issued in the current generation, a retry's in
@@ -27,8 +29,9 @@
  * AuthorizedHTTPClient.identityDidChange() instead of IDTokenStore.switchIdentity(to:);
  * -DFETCH_THROUGH_CLIENT: the fetch sends its token request through the client under the
  * provider's own rule (without it, under a .none rule, the documented workaround); -DFIX_E: the
- * save reads the identity with the generation check (the fix issue 36 asks for); MUT_*: the
- * mutants, each an earlier race put back (Model/mutants.txt).
+ * save reads the identity under the persistence lock with the generation (a fix the model shows
+ * sufficient); NO_RESET, NO_EXPIRY, NO_WINDOW: leave an event out of a search; MUT_*: the mutants,
+ * each an earlier race put back (Scripts/check-model checks that each is refuted).
  */
 
 #ifndef NREQ
