@@ -171,7 +171,11 @@ inline admitRefresh(arOk) {
     do
     :: k < nrec ->
         if
+#ifdef MUT_GRANT_REUSED
+        :: value != 0 && recFp[k] == value -> recStarted[k] = true; arOk = true; break   /* a grant taken twice */
+#else
         :: value != 0 && recFp[k] == value && !recStarted[k] -> recStarted[k] = true; arOk = true; break
+#endif
         :: else -> k++
         fi
     :: else -> break
