@@ -273,6 +273,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// `RequestError/Code/credentialCleared`; a refresh that returns after this is neither
     /// installed nor stored.
     public func clearIDToken() {
+        // model: logout (reset, then the slot removed)
         refresh.reset(thenRemove: { persist { try $0.remove(identity: $1, kind: .idToken) } })
     }
 
@@ -294,6 +295,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         // or logout that overtakes this one has bumped it, and this one's stored token (another
         // user's) must not land in it.
         var generation: UInt64 = 0
+        // model: switchUser (reset, the identity moved in its update)
         refresh.reset(updating: { created in
             generation = created
             self.identity.withLock { $0 = identity }
@@ -338,6 +340,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// Stores `token` unless a logout has come since it was set.
     private func save(_ token: IDToken, generation: UInt64) {
+        // model: persist (the identity read here, after the generation check: known counterexample of (e))
         refresh.persist({ persist { try $0.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: $1, kind: .idToken) } },
                         generation: generation)
     }
@@ -508,6 +511,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// The user changed: the old user's token is forgotten, as by ``clearIDToken()``.
     public func identityDidChange() async {
+        // model: switchUser with -DAPP_IDENTITY_DID_CHANGE (the identity kept: known counterexample of (e))
         clearIDToken()
     }
 

@@ -48,6 +48,7 @@ public struct RefreshWindowGate: Sendable {
     /// fail with (``RequestError/Code/refreshWindowExceeded``), naming the request whose context
     /// carried this gate.
     public func admitRefresh(replacing credential: Credential?) -> RequestError? {
+        // model: admitRefresh
         admit(credential)
     }
 }

@@ -336,6 +336,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         var sent = false
         do throws(RequestError) {
             while true {
+                // model: send
                 let (response, head) = try await sendFollowingRedirects(&authorized, sent: &sent, through: stack, reading: read)
                 // A redirect hop that needs a credential of its own gets it from the same call as a retry.
                 if !authorized.needsNewCredential {
@@ -439,6 +440,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// with a credential fetched after the logout.
     public func authorize(retrying previous: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest {
         var issuedGeneration: IssuedGeneration?
+        // model: retry
         if let issued = previous.issued, let generation = issued.generation, let provider = issued.provider as? any GenerationalProvider {
             guard provider.credentialGeneration == generation else { throw Self.clearedAfterSending(previous, response: nil) }
             issuedGeneration = IssuedGeneration(provider, generation: generation)
@@ -483,6 +485,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         guard let provider else { return authorizedWithoutProvider(context) }
         // Read before asking: a logout during the call can make the credential older than this
         // generation, never newer, so a rejection after a logout is always recognised.
+        // model: authorize
         let generation = (provider as? any GenerationalProvider).map { issuedGeneration?.generation(for: $0) ?? $0.credentialGeneration }
         let credential: Credential
         do {
@@ -647,6 +650,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             return .fail(rejection)
         }
         let name = issued.context.requestName
+        // model: evaluate (a 401 after a logout fails as cleared; then the window's grant)
         if let generation = issued.generation, let provider = issued.provider as? any GenerationalProvider, provider.credentialGeneration != generation {
             diagnostics.log(.info, "\(name) was rejected with HTTP \(response.statusCode) after a logout; it fails as cleared, without a refresh or a retry",
                             endpoint: authorized.endpoint, scheme: authorized.scheme, event: RequestError.Code.credentialCleared.rawValue)
@@ -723,6 +727,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     func admitRefresh(scheme: AuthorizationScheme, replacing: Credential?, request: OutgoingRequest, endpoint: EndpointID?) -> RequestError? {
         let window = options.refreshWindow
         let fingerprint = replacing?.secretFingerprint
+        // model: admitRefresh
         let admitted = state.withLock { state -> Bool in
             let now = clock.monotonicNow()
             var counted = state.refreshes[scheme, default: []]

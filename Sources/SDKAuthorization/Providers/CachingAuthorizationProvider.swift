@@ -55,6 +55,7 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
         // The wrapped provider counts its own refreshes in the authorizer's window.
         var shared = AuthorizationContext(request: context.request, endpoint: context.endpoint, scheme: context.scheme, attempt: context.attempt)
         shared.refreshWindow = context.refreshWindow
+        // model: wait, start (-DCACHING: a flight without lifetime)
         let outcome = await refresh.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self), isUsable: isReusable,
                                           join: .wait(start: { [self, shared] flight in
             let call = Task { await ask(for: shared, in: flight) }

@@ -180,6 +180,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     /// Forgets the token (logout): waiting requests fail with ``RequestError/Code/credentialCleared``,
     /// and a refresh that returns after this is dropped.
     public func clearToken() {
+        // model: logout (reset)
         refresh.reset()
     }
 
@@ -201,6 +202,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         let clock = clock, leeway = options.expiryLeeway
         let isFresh = { (state: State) -> Bool in
+            // model: expiry
             !state.rejected && !state.expiry.isStale(on: clock, leeway: leeway)
         }
         // Only the gate is held by the refresh start, not the whole context.
@@ -208,6 +210,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         let outcome = await refresh.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self), isUsable: isFresh,
                                           join: .wait(start: { [self] flight in
             // Counted in the authorizer's refresh window, however this refresh was started.
+            // model: start (admitRefresh, then the fetch's task)
             if let refused = window?.admitRefresh(replacing: refresh.current.map { credential($0.token) }) {
                 refresh.finish(flight, with: .failure(refused))
                 return nil
@@ -237,6 +240,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
 
     private func runRefresh(_ flight: SingleFlight<State>.Flight) async {
         do {
+            // model: fetch, then finish
             let token = try await fetch()
             try Self.check(token)
             let arrived = state(token)
@@ -261,6 +265,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     /// A 401 to a request that carried the current token marks it stale and asks for one retry.
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
         guard response.statusCode == 401 else { return .fail }
+        // model: evaluate (the stale mark)
         refresh.modify { state in
             if let value = credential.value, state?.token.value == value { state?.rejected = true }
         }

@@ -187,6 +187,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
 
         /// Ends every wait with `outcome` (a waiter past its own limit, with its limit's outcome).
         mutating func endAll(with outcome: Outcome, at now: TimeInterval, alarms: Alarms) -> Resumptions {
+            // model: endAll (a .value outcome is the model's handover)
             var resumed: Resumptions = []
             resumed.reserveCapacity(waitingCount)
             for index in waiters.liveIndices {
@@ -281,6 +282,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     /// With `generation`, only while that generation is current: after a reset, ``Outcome/cleared``.
     public func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
                        isUsable: (Value) -> Bool, join: Join) async -> Outcome {
+        // model: wait (the fast path: a usable value, or cleared for an old generation)
         let found = state.withLock { state -> Outcome? in
             if let generation, state.generation != generation { return .cleared }
             return state.value.flatMap { isUsable($0) ? .value($0) : nil }
@@ -301,6 +303,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
             endsAt = deadline.uptime
             endsAsDeadline = true
         }
+        // model: wait (the waiter appended, unregistered)
         let id = state.withLock { state -> UInt64 in
             state.unregisteredCount += 1
             return state.waiters.append(Waiter(endsAt: endsAt, endsAsDeadline: endsAsDeadline, slot: .unregistered))
@@ -320,6 +323,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     private func register(_ id: UInt64, _ continuation: UnsafeContinuation<Outcome, Never>, generation: UInt64?, isUsable: (Value) -> Bool, join: Join) {
+        // model: register
         let registration = state.withLock { state -> Registration in
             let now = clock.monotonicNow()
             guard let index = state.waiters.index(of: id) else { return .resume(.cancelled) }
@@ -388,6 +392,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     private func expireWork(of flight: Flight) {
         let now = clock.monotonicNow()
         let resumed = state.withLock { state -> Resumptions in
+            // model: expireWork
             guard state.abandonedWork?.flight == flight, let error = configuration.flightTimeoutError else { return [] }
             state.abandonedWork?.lifetimeAlarm = nil
             return state.endAll(with: .failed(error()), at: now, alarms: alarms)
@@ -397,6 +402,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
 
     /// Makes a new flight the running one.
     private func beginFlight(_ state: inout State, at now: TimeInterval) -> Flight {
+        // model: beginFlight
         state.flightCount += 1
         let flight = Flight(number: state.flightCount, generation: state.generation)
         let lifetimeAlarm = configuration.flightLifetime.map { lifetime in
@@ -419,6 +425,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
 
     /// Ends one wait, once: the first of value, failure, limit, reset and cancellation wins.
     private func end(_ id: UInt64, with outcome: Outcome) {
+        // model: end (cancellation)
         let (continuation, unwatched) = state.withLock { state -> (UnsafeContinuation<Outcome, Never>?, (EndedFlight, FlightEnd)?) in
             guard let index = state.waiters.index(of: id) else { return (nil, nil) }
             switch state.waiters[index].slot {
@@ -447,6 +454,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     /// configuration says so; otherwise it ends as timed out if it has reached its lifetime, or
     /// keeps running with no alarm held (a request that comes after its lifetime starts a new one).
     private func leaveUnwatched(_ state: inout State) -> (EndedFlight, FlightEnd)? {
+        // model: leaveUnwatched
         guard state.waitingCount == 0, state.unregisteredCount == 0, let running = state.flight else { return nil }
         let now = clock.monotonicNow()
         if configuration.abandonsUnwatchedFlights {
@@ -469,6 +477,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     /// the next limit.
     private func expireLimits() {
         let now = clock.monotonicNow()
+        // model: expireLimits
         let (resumed, unwatched) = state.withLock { state -> (Resumptions, (EndedFlight, FlightEnd)?) in
             state.limitAlarm = nil
             var resumed: Resumptions = []
@@ -501,6 +510,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     /// A flight reached its lifetime: it takes no new waiters, and with a timeout error its waiters fail.
     private func expire(_ flight: Flight) {
         let now = clock.monotonicNow()
+        // model: expire
         let (ended, resumed) = state.withLock { state -> (EndedFlight?, Resumptions) in
             guard let running = state.flight, running.flight == flight else { return (nil, []) }
             keepWorking(running, &state)
@@ -525,6 +535,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     @discardableResult
     public func finish(_ flight: Flight, with result: Result<Value, any Error>) -> Int? {
         let now = clock.monotonicNow()
+        // model: finish
         var restart: (Flight, Start)?
         let taken = state.withLock { state -> (resumed: Resumptions, ended: EndedFlight?)? in
             let wasAbandonedWork = state.abandonedWork?.flight == flight
@@ -598,6 +609,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     public func reset(updating update: (_ generation: UInt64) -> Void = { _ in }, thenRemove remove: () -> Void = {}) {
         let now = clock.monotonicNow()
         let (resumed, ended) = state.withLock { state in
+            // model: reset
             state.generation += 1
             update(state.generation)
             state.value = nil
@@ -623,6 +635,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     public func persist(_ save: () -> Void, generation: UInt64) {
         persistence.lock()
         defer { persistence.unlock() }
+        // model: persist
         guard state.withLock({ $0.generation }) == generation else { return }
         save()
     }
