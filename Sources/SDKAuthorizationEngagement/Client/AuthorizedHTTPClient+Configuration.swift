@@ -18,7 +18,8 @@ extension AuthorizedHTTPClient {
     ///   - options: Refresh window, redirect and deadline limits.
     ///   - observer: Told of each `AuthorizationEvent` of the client's authorizer and of a
     ///     built-in provider it loads by name; `nil`, the default, costs nothing.
-    /// - Throws: `ConfigurationError` when the provider cannot be loaded (with the vendors'
+    /// - Throws: `ConfigurationError` when `registry` refused a registration
+    ///   (`ConfigurationError.Code.invalidRegistration`), when the provider cannot be loaded (with the vendors'
     ///   documented messages), when the policy sends customer tokens with advanced auth disabled,
     ///   or sends the API key without one configured.
     public convenience init(
@@ -32,6 +33,13 @@ extension AuthorizedHTTPClient {
         observer: (any AuthorizationEventObserver)? = nil
     ) throws(ConfigurationError) {
         let policy = policy ?? .engagement(advancedAuthEnabled: configuration.advancedAuthEnabled)
+        // A registration the registry refused (a name registered twice, a mode's key refused) fails
+        // every start, advanced auth on or off: it is never lost without a word.
+        do {
+            try registry.checkRegistrations()
+        } catch {
+            throw Self.logged(error, diagnostics)
+        }
         try Self.checkEngagement(configuration, policy: policy, diagnostics: diagnostics)
         var providers = Self.projectProviders(configuration)
         var classBased = false
@@ -119,7 +127,7 @@ extension AuthorizedHTTPClient {
             throw logged(.customerTokenEndpointsWithoutAdvancedAuth(bearerEndpoints.map(\.rawValue)), diagnostics)
         }
         if configuration.authorization == nil, policy.schemesInUse.contains(.apiKey) {
-            throw logged(.missingKey("authorization"), diagnostics)
+            throw logged(ConfigurationError.missingKey("authorization").placed(in: configuration.sourceFile), diagnostics)
         }
     }
 
@@ -131,6 +139,10 @@ extension AuthorizedHTTPClient {
                                              observer: observer, modeSettings: configuration.modeSettings, transport: transport)
         do {
             return try registry.resolveProvider(for: configuration, context: context)
+        } catch where error.code == .missingKey || ConfigurationError.documentedLookupCodes.contains(error.code) {
+            // The file the configuration came from: in the message of a missing key, in `path` only
+            // for the messages the Exponea SDKs document.
+            throw logged(error.placed(in: configuration.sourceFile), diagnostics)
         } catch {
             throw logged(error, diagnostics)
         }
