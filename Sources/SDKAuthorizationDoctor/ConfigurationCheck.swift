@@ -143,6 +143,9 @@ package enum ConfigurationCheck {
             if let product = BuiltInProviderName.product(for: entry.name), target.linkedProducts?.contains(product) ?? true { continue }
             // So is a described mode the manifest registers (mode `factory`), with the keys of its description.
             if target.describedModes.contains(where: { $0.description.providerName == entry.name }) { continue }
+            // A name registered above (a built-in mode whose product is not linked) is not registered
+            // twice here: the registry would refuse the second, which the app never does.
+            if registry.isRegistered(entry.name) { continue }
             if case .implicitName(let name) = configuration.providerLookup, name == entry.name, entry.mode == .customerToken,
                isCertainlyNotNSObject(entry.type, in: target) {
                 // The iOS convention wants an NSObject subclass; the app's registry refuses this one at start.
@@ -158,7 +161,8 @@ package enum ConfigurationCheck {
             // The app's registry says "did you mean" among its names and the module-qualified names
             // of its classes: the manifest's customer-token classes are among them there.
             let known = (target.manifest?.entries ?? []).flatMap { $0.mode == .customerToken ? [$0.name, $0.type] : [$0.name] }
-            guard !known.isEmpty, let name = lookedUpName(configuration) else { return error }
+            // A built-in name's hint (link the product, or the name it may mean) is there already.
+            guard !known.isEmpty, let name = lookedUpName(configuration), BuiltInProviderName.hint(forUnresolvedName: name) == nil else { return error }
             return error.hinted(forUnresolved: name, registered: known + target.describedModes.map(\.description.providerName))
         } catch {
             return error

@@ -84,6 +84,17 @@ struct DoctorMatchesStartUpTests {
         #expect(doctorErrors(package, "--linked-products", "SDKAuthorizationEngagement", "authorization.json") == [app])
     }
 
+    @Test func aBuiltInNameWhoseProductIsNotLinkedInATargetWithAManifestIsHintedOnce() throws {
+        let file = Files.advanced(#""providerName": "SDKAuthorization.IDTokenRefresh""#)
+        let package = try ScratchPackage()
+        try package.write("Sources/App/sdkauth-providers.json", Files.manifest("ExponeaAuthProvider"))
+        try package.write("Sources/App/authorization.json", file)
+        let registry = ProviderRegistry(typeLookup: { _ in nil })
+        registry.register(PlainProvider.self, as: "ExponeaAuthProvider")
+        let app = try #require(try appError(file, registry: registry))
+        #expect(doctorErrors(package, "--linked-products", "SDKAuthorizationEngagement") == [app])
+    }
+
     @Test func aProviderClassThatIsNotAnNSObject() throws {
         let file = Files.advanced("")
         let package = try ScratchPackage()

@@ -87,7 +87,7 @@ extension ConfigurationError {
     /// The name `name` was registered twice with one `ProviderRegistry`: the first registration is
     /// kept, never replaced without a word, and the registry refuses every configuration until one
     /// of the two is removed.
-    public static func nameRegisteredTwice(_ name: String, first: String, second: String) -> ConfigurationError {
+    static func nameRegisteredTwice(_ name: String, first: String, second: String) -> ConfigurationError {
         make(.invalidRegistration,
              "The provider registry refuses to start: \(LogText.typeName(name)) is registered twice (\(first), then \(second)); unregister the first to replace it, or register the second under another name.",
              name: name)
@@ -96,7 +96,7 @@ extension ConfigurationError {
     /// The mode registered as `name` was refused at registration, for `reason` (a key of another
     /// product, or a switch another mode owns); the registry refuses every configuration until the
     /// registration is fixed.
-    public static func modeRefused(_ name: String, reason: String) -> ConfigurationError {
+    static func modeRefused(_ name: String, reason: String) -> ConfigurationError {
         make(.invalidRegistration, "The provider registry refuses to start: the mode \(LogText.typeName(name)) cannot be registered: \(reason).", name: name)
     }
 
