@@ -76,18 +76,18 @@ public final class ProviderRegistry: Sendable {
     private struct State {
         var entries: [String: Entry] = [:]
         var lookups = 0
-        /// The registrations refused, in order: the registry refuses every configuration with the
-        /// first (``checkRegistrations()``), so a refused registration is never silently lost.
-        var refusals: [ConfigurationError] = []
+        /// The first registration refused: the registry refuses every configuration with it
+        /// (``checkRegistrations()``), so a refused registration is never silently lost.
+        var refusal: ConfigurationError?
 
         /// Adds `entry` under `name`, unless the name is taken or the mode's keys are refused.
         mutating func add(_ entry: Entry, as name: String) {
             if let earlier = entries[name] {
-                refusals.append(.nameRegisteredTwice(name, first: earlier.kind, second: entry.kind))
+                refusal = refusal ?? .nameRegisteredTwice(name, first: earlier.kind, second: entry.kind)
                 return
             }
-            if let keys = entry.settingKeys, let reason = Self.refusal(ofKeys: keys, modeName: name) {
-                refusals.append(.modeRefused(name, reason: reason))
+            if let keys = entry.settingKeys, let reason = Self.refusal(ofKeys: keys) {
+                refusal = refusal ?? .modeRefused(name, reason: reason)
                 return
             }
             entries[name] = entry
@@ -96,7 +96,7 @@ public final class ProviderRegistry: Sendable {
         /// Why a mode's keys cannot be registered, or nil: a key, or the first part of a vendor
         /// spelling, may not be an Engagement key of every configuration file (a partner mode's
         /// switch spelt `advancedAuthEnabled` would choose the mode for a plain Exponea file).
-        static func refusal(ofKeys keys: [ModeSettingKey], modeName: String) -> String? {
+        static func refusal(ofKeys keys: [ModeSettingKey]) -> String? {
             for key in keys {
                 if AuthorizationConfiguration.fileKeys.contains(key.name) {
                     return "its key \(LogText.doubleQuoted(key.name, limit: 64)) is an Engagement key of every configuration file; a mode cannot own it"
@@ -201,7 +201,7 @@ public final class ProviderRegistry: Sendable {
     /// whose keys it refused. Every file read with the registry and every client started from it
     /// checks this first.
     func checkRegistrations() throws(ConfigurationError) {
-        if let refusal = state.withLock({ $0.refusals.first }) { throw refusal }
+        if let refusal = state.withLock({ $0.refusal }) { throw refusal }
     }
 
     /// Whether `name` is registered here (not looked up at run time).
