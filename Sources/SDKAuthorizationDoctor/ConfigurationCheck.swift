@@ -74,6 +74,11 @@ package enum ConfigurationCheck {
         if let error = firstError {
             findings.append(finding(for: error, configuration: configuration, file: displayPath, target: target))
         }
+        // A mode the manifest registers that the doctor cannot see (no description): never "ok", for
+        // the app may refuse the file at start for a key the doctor cannot know of.
+        if findings.isEmpty, let unseen = unseenMode(configuration, target: target) {
+            findings.append(Finding(.warning, file: displayPath, key: "providerName", unseen))
+        }
         if findings.isEmpty {
             findings.append(Finding(.note, file: displayPath, "ok: \(summary(configuration))"))
         }
@@ -94,6 +99,26 @@ package enum ConfigurationCheck {
                                     "\(LogText.typeName(name)) resolves only in an app that links \(product); the doctor was not told which products the app links (the authorization-doctor plugin tells it; sdkauth-config takes --linked-products), so it assumed \(product) is linked"))
         }
         return findings
+    }
+
+    /// What the doctor cannot check of the mode `configuration` chooses, when the manifest registers
+    /// it (mode `factory`) and no description (`--mode-description`) of that name tells its keys:
+    /// the app's own mode, or a described mode the manifest registers under another name.
+    static func unseenMode(_ configuration: AuthorizationConfiguration, target: Target) -> String? {
+        guard configuration.advancedAuthEnabled, let name = lookedUpName(configuration),
+              let entry = target.manifest?.entries.first(where: { $0.name == name }), entry.mode == .factory,
+              BuiltInProviderName.product(for: name) == nil,
+              !target.describedModes.contains(where: { $0.description.providerName == name }) else { return nil }
+        let typeModule = entry.type.split(separator: ".").first.map(String.init) ?? ""
+        var text = "\(LogText.typeName(name)) is the mode \(LogText.typeName(entry.type)) that \(ProviderManifest.fileName) registers, and the doctor has no description of it (\(ModeDescription.fileName) under that name) and cannot load its code: its keys are not checked here (a required key missing, a wrong type or a value the mode refuses fails at start, not here)"
+        if let described = target.describedModes.first(where: { described in
+            described.description.product == typeModule || described.description.providerName.split(separator: ".").first.map(String.init) == typeModule
+        }) {
+            text += "; the description \(LogText.readable(described.shownAs, limit: 512)) names its mode \(LogText.typeName(described.description.providerName)): if that is this mode, register it under that name"
+        } else {
+            text += "; describe the mode (NamedProviderFactory.modeDescription(product:), passed with --mode-description) to have them checked"
+        }
+        return text
     }
 
     /// The name the registry looks up for `configuration`, if any.
@@ -118,6 +143,9 @@ package enum ConfigurationCheck {
             if let product = BuiltInProviderName.product(for: entry.name), target.linkedProducts?.contains(product) ?? true { continue }
             // So is a described mode the manifest registers (mode `factory`), with the keys of its description.
             if target.describedModes.contains(where: { $0.description.providerName == entry.name }) { continue }
+            // A name registered above (a built-in mode whose product is not linked) is not registered
+            // twice here: the registry would refuse the second, which the app never does.
+            if registry.isRegistered(entry.name) { continue }
             if case .implicitName(let name) = configuration.providerLookup, name == entry.name, entry.mode == .customerToken,
                isCertainlyNotNSObject(entry.type, in: target) {
                 // The iOS convention wants an NSObject subclass; the app's registry refuses this one at start.
@@ -129,9 +157,27 @@ package enum ConfigurationCheck {
         do {
             _ = try AuthorizedHTTPClient(configuration: configuration, registry: registry, transport: NoTransport(), diagnostics: SilentSink())
             return nil
+        } catch where error.message == notFound(configuration.providerLookup).message {
+            // The app's registry says "did you mean" among its names and the module-qualified names
+            // of its classes: the manifest's customer-token classes are among them there.
+            let known = (target.manifest?.entries ?? []).flatMap { $0.mode == .customerToken ? [$0.name, $0.type] : [$0.name] }
+            // A built-in name's hint (link the product, or the name it may mean) is there already.
+            guard !known.isEmpty, let name = lookedUpName(configuration), BuiltInProviderName.hint(forUnresolvedName: name) == nil else { return error }
+            return error.hinted(forUnresolved: name, registered: known + target.describedModes.map(\.description.providerName))
         } catch {
             return error
         }
+    }
+
+    /// A type the target's sources declare whose module-qualified name is close to `name` (a
+    /// misspelt class name), when the target has a manifest and `name` is of its module.
+    static func declaredTypeNearest(to name: String, in target: Target) -> String? {
+        guard let module = target.module, let folder = target.manifestURL?.deletingLastPathComponent(),
+              name.split(separator: ".").first.map(String.init) == module, let sources = ProviderSourceScan.swiftSources(in: folder) else {
+            return nil
+        }
+        var nearest = NearestName(candidates: ProviderSourceScan.declaredTypeNames(in: sources).map { "\(module).\($0)" })
+        return nearest.nearest(to: name)
     }
 
     /// A registry holding the built-in modes of the products the app links (all of them when the
@@ -189,20 +235,33 @@ package enum ConfigurationCheck {
         guard notFound.contains(error.code), BuiltInProviderName.hint(forUnresolvedName: name) == nil else {
             return Finding(.error, file: file, key: key(of: error), error.message)
         }
+        // What the doctor cannot see, it says it cannot see: never "has not been found" for a
+        // provider the app may well have.
+        let what = switch configuration.providerLookup {
+        case .implicitName: "a provider registered as \(LogText.typeName(name))"
+        case .registeredClassName: "the class \(LogText.typeName(name))"
+        }
+        let ifMissing = "if the app has none, it fails at start with \"\(error.message)\"; declare it in \(ProviderManifest.fileName) to have it checked"
         guard target.manifest != nil else {
             return Finding(.warning, file: file, key: key(of: error),
-                           "\(error.message) (unless the app registers this provider in code; declare it in \(ProviderManifest.fileName) to have it checked)")
+                           "The doctor cannot see \(what): without \(ProviderManifest.fileName) it cannot see the providers the app registers in code or the classes its run-time lookup finds; \(ifMissing)")
         }
         guard ProviderManifest.isTypeName(name), let typeModule = name.split(separator: ".").first.map(String.init) else {
             return Finding(.error, file: file, key: key(of: error), error.message)
         }
         if typeModule != target.module {
             return Finding(.warning, file: file, key: key(of: error),
-                           "\(error.message) (unless the app links the module \(typeModule), whose types the doctor cannot load; the app's run-time lookup finds \(LogText.typeName(name)) there; declare it in \(ProviderManifest.fileName) to have it checked)")
+                           "The doctor cannot see \(what): it is in the module \(typeModule), whose types the doctor cannot load, and the app's run-time lookup finds it there when the app links \(typeModule); \(ifMissing)")
         }
         guard let folder = target.manifestURL?.deletingLastPathComponent(), let sources = ProviderSourceScan.swiftSources(in: folder),
               ProviderSourceScan.inheritanceClauses(of: ProviderSourceScan.lastName(name), in: sources).declarations > 0 else {
-            return Finding(.error, file: file, key: key(of: error), error.message)
+            // The app's own message; a class of the target's sources close to the name is suggested
+            // as the app's registry suggests a registered one.
+            guard !error.message.contains("did you mean"), let meant = declaredTypeNearest(to: name, in: target) else {
+                return Finding(.error, file: file, key: key(of: error), error.message)
+            }
+            return Finding(.error, file: file, key: key(of: error),
+                           "\(error.message) (\(LogText.doubleQuoted(name, limit: 80)) is not declared in the sources of \(typeModule); did you mean \(LogText.doubleQuoted(meant, limit: 80))?)")
         }
         return Finding(.warning, file: file, key: key(of: error),
                        "\(LogText.typeName(name)) is not in \(ProviderManifest.fileName), but the sources of \(typeModule) declare it, so the app's run-time lookup finds it; declare it in the manifest to have it checked at build time")

@@ -228,6 +228,10 @@ package struct ModeDescription: Sendable {
             } else {
                 problems.append(Problem(at: value.position, key: label, "a vendor spelling's \"path\" must be an array of one or two names (a top-level key, or a dictionary and a key in it)"))
             }
+            // As the app's registry refuses it: a partner's switch spelt `advancedAuthEnabled` would take over a plain Exponea file.
+            if let head = path.first, AuthorizationConfiguration.fileKeys.contains(head) {
+                problems.append(Problem(at: value.position, key: label, "\(quoted(head)) is an Engagement key of every configuration file; a vendor spelling cannot be another product's key"))
+            }
         }
         let vendor = found.string("vendor", problems: &problems)
         var choosesMode = false

@@ -131,6 +131,30 @@ package enum ProviderSourceScan {
         return false
     }
 
+    /// The names the sources declare as a `class`, `struct`, `enum` or `actor`: the word after the
+    /// keyword. One pass over each source's bytes.
+    static func declaredTypeNames<Source: Collection<UInt8>>(in sources: [Source]) -> Set<String> {
+        let keywords: Set<[UInt8]> = Set(ClauseScanner.declarationKeywords)
+        var names: Set<String> = []
+        for source in sources {
+            var word: [UInt8] = []
+            var afterKeyword = false
+            for byte in source {
+                if ClauseScanner.isIdentifierByte(byte) {
+                    word.append(byte)
+                    continue
+                }
+                if !word.isEmpty {
+                    if afterKeyword { names.insert(String(decoding: word, as: UTF8.self)) }
+                    afterKeyword = keywords.contains(word)
+                    word.removeAll(keepingCapacity: true)
+                }
+                if ![UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")].contains(byte) { afterKeyword = false }
+            }
+        }
+        return names
+    }
+
     /// Protocols a provider class commonly lists first, which are not classes.
     static let knownProtocols: Set<String> = ["AuthorizationProviderType", "Sendable", "AnyObject", "CustomStringConvertible", "Hashable", "Equatable"]
 

@@ -5,6 +5,12 @@ import SDKAuthorization
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationDoctor
 
+/// A class of this module, as an app's own provider class is one of the app's module.
+final class ExampleAuthProvider: NSObject, AuthorizationProviderType {
+    override init() {}
+    func getAuthorizationToken() -> String? { nil }
+}
+
 /// The app's side of the doctor's new verdicts: a client made the way the app makes it, with the
 /// registry the app has, refuses to start with the very message the doctor reports.
 @Suite("The doctor's provider verdicts are what the app does at start", .hangLimit)
@@ -29,6 +35,33 @@ struct DoctorMatchesStartUpTests {
         }
     }
 
+    /// The app's own mode, with a required key.
+    struct PartnerMode: StandaloneProviderFactory {
+        static let providerName = "App.Partner"
+        static var settingKeys: [ModeSettingKey] { [ModeSettingKey("partnerURL", type: .url, required: true, meaning: "Where.")] }
+        init() {}
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { PartnerProvider() }
+    }
+
+    struct PartnerProvider: AuthorizationProvider {
+        func credential(for context: AuthorizationContext) async throws -> Credential { throw CancellationError() }
+    }
+
+    /// The message a client made from the file at `url`, read with `registry`, fails with.
+    private func appError(contentsOf url: URL, registry: ProviderRegistry) -> String? {
+        do {
+            let configuration = try AuthorizationConfiguration(contentsOf: url, registry: registry)
+            _ = try AuthorizedHTTPClient(configuration: configuration, registry: registry, diagnostics: Silent())
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    private func report(_ package: ScratchPackage, _ arguments: String...) -> DoctorReport {
+        Doctor.run(["--package-directory", package.url.path] + arguments, now: Date(timeIntervalSince1970: 0), currentDirectory: package.url)
+    }
+
     private func doctorErrors(_ package: ScratchPackage, _ arguments: String...) -> [String] {
         Doctor.run(["--package-directory", package.url.path] + arguments, now: Date(timeIntervalSince1970: 0), currentDirectory: package.url)
             .findings.filter { $0.severity == .error }.map(\.message)
@@ -51,6 +84,17 @@ struct DoctorMatchesStartUpTests {
         #expect(doctorErrors(package, "--linked-products", "SDKAuthorizationEngagement", "authorization.json") == [app])
     }
 
+    @Test func aBuiltInNameWhoseProductIsNotLinkedInATargetWithAManifestIsHintedOnce() throws {
+        let file = Files.advanced(#""providerName": "SDKAuthorization.IDTokenRefresh""#)
+        let package = try ScratchPackage()
+        try package.write("Sources/App/sdkauth-providers.json", Files.manifest("ExponeaAuthProvider"))
+        try package.write("Sources/App/authorization.json", file)
+        let registry = ProviderRegistry(typeLookup: { _ in nil })
+        registry.register(PlainProvider.self, as: "ExponeaAuthProvider")
+        let app = try #require(try appError(file, registry: registry))
+        #expect(doctorErrors(package, "--linked-products", "SDKAuthorizationEngagement") == [app])
+    }
+
     @Test func aProviderClassThatIsNotAnNSObject() throws {
         let file = Files.advanced("")
         let package = try ScratchPackage()
@@ -61,6 +105,88 @@ struct DoctorMatchesStartUpTests {
         let registry = ProviderRegistry()
         registry.register(PlainProvider.self, as: "ExponeaAuthProvider")
         let app = try #require(try appError(file, registry: registry))
+        #expect(doctorErrors(package) == [app])
+    }
+
+    // MARK: Modes the doctor cannot see
+
+    @Test func anAppsOwnModeTheManifestRegistersWithoutADescriptionIsNeverOkForAMissingRequiredKey() throws {
+        let package = try ScratchPackage()
+        try package.write("Sources/App/sdkauth-providers.json", #"{"providers": [{"name": "App.Partner", "type": "App.PartnerMode", "mode": "factory"}]}"#)
+        try package.write("Sources/App/PartnerMode.swift", "struct PartnerMode: StandaloneProviderFactory {}")
+        let url = try package.write("Sources/App/authorization.json", Files.advanced(#""providerName": "App.Partner""#))
+        // What the generated registerManifestProviders() does.
+        let registry = ProviderRegistry()
+        registry.register(PartnerMode(), under: "App.Partner")
+        #expect(appError(contentsOf: url, registry: registry) == "The configuration key 'partnerURL' is required. (in 'authorization.json')")
+        let findings = report(package).findings.filter { $0.file == "Sources/App/authorization.json" }
+        // Not "ok": the doctor says what it cannot check.
+        #expect(findings == [Finding(.warning, file: "Sources/App/authorization.json", key: "providerName",
+                                     "App.Partner is the mode App.PartnerMode that sdkauth-providers.json registers, and the doctor has no description of it (sdkauth-mode.json under that name) and cannot load its code: its keys are not checked here (a required key missing, a wrong type or a value the mode refuses fails at start, not here); describe the mode (NamedProviderFactory.modeDescription(product:), passed with --mode-description) to have them checked")])
+    }
+
+    @Test func aDescribedModeTheManifestRegistersUnderAnotherNameIsNeverOkForAMissingRequiredKey() throws {
+        let package = try ScratchPackage()
+        try package.write("Sources/App/sdkauth-providers.json", #"{"providers": [{"name": "Partner", "type": "PartnerKit.PartnerMode", "mode": "factory"}]}"#)
+        let url = try package.write("Sources/App/authorization.json", Files.advanced(#""providerName": "Partner""#))
+        try package.write("partner/sdkauth-mode.json", PartnerMode.modeDescription(product: "PartnerKit"))
+        let registry = ProviderRegistry()
+        registry.register(PartnerMode(), under: "Partner")
+        #expect(appError(contentsOf: url, registry: registry) == "The configuration key 'partnerURL' is required. (in 'authorization.json')")
+        let findings = report(package, "--mode-description", "partner/sdkauth-mode.json").findings.filter { $0.file == "Sources/App/authorization.json" }
+        #expect(findings == [Finding(.warning, file: "Sources/App/authorization.json", key: "providerName",
+                                     "Partner is the mode PartnerKit.PartnerMode that sdkauth-providers.json registers, and the doctor has no description of it (sdkauth-mode.json under that name) and cannot load its code: its keys are not checked here (a required key missing, a wrong type or a value the mode refuses fails at start, not here); the description partner/sdkauth-mode.json names its mode App.Partner: if that is this mode, register it under that name")])
+    }
+
+    @Test func aPartnerModeWhoseSwitchIsSpeltAdvancedAuthEnabledIsRefusedByTheDoctorAsByTheApp() throws {
+        struct TakeoverMode: NamedProviderFactory {
+            static let providerName = "Partner.Mode"
+            static var settingKeys: [ModeSettingKey] {
+                [ModeSettingKey("partnerEnabled", type: .bool, meaning: "On.",
+                                vendorSpellings: [.init(["advancedAuthEnabled"], vendor: "Partner", choosesMode: true)])]
+            }
+            func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { PartnerProvider() }
+        }
+        let package = try ScratchPackage()
+        let url = try package.write("authorization.json", Files.advanced(""))
+        try package.write("partner/sdkauth-mode.json", TakeoverMode.modeDescription(product: "PartnerKit"))
+        let registry = ProviderRegistry()
+        registry.register(PlainProvider.self, as: "ExponeaAuthProvider")
+        registry.register(TakeoverMode())
+        #expect(appError(contentsOf: url, registry: registry)?.hasPrefix("The provider registry refuses to start: the mode Partner.Mode cannot be registered") == true)
+        let errors = report(package, "--mode-description", "partner/sdkauth-mode.json", "authorization.json").findings.filter { $0.severity == .error }
+        #expect(errors.map(\.description) == [
+            #"partner/sdkauth-mode.json:5:77: error: key "partnerEnabled": "advancedAuthEnabled" is an Engagement key of every configuration file; a vendor spelling cannot be another product's key"#,
+            "authorization.json: error: not checked: a mode description (--mode-description) is invalid",
+        ])
+    }
+
+    // MARK: Classes the doctor cannot see
+
+    @Test func aClassTheDoctorCannotSeeIsNeverSaidToBeMissing() throws {
+        let file = Files.advanced(#""providerConvention": "registeredClass", "providerName": "MySDKApp.ExampleAuthProvider""#)
+        let package = try ScratchPackage()
+        try package.write("authorization.json", file)
+        // The app's run-time lookup finds its class, and the client starts.
+        let app = ProviderRegistry(typeLookup: { $0 == "MySDKApp.ExampleAuthProvider" ? ExampleAuthProvider.self : nil })
+        #expect(try appError(file, registry: app) == nil)
+        let findings = report(package, "authorization.json").findings
+        #expect(findings == [Finding(.warning, file: "authorization.json", key: "providerName",
+                                     #"The doctor cannot see the class MySDKApp.ExampleAuthProvider: without sdkauth-providers.json it cannot see the providers the app registers in code or the classes its run-time lookup finds; if the app has none, it fails at start with "Registered MySDKApp.ExampleAuthProvider class has not been found"; declare it in sdkauth-providers.json to have it checked"#)])
+        #expect(!findings.contains { $0.message.hasPrefix("Registered") })
+    }
+
+    @Test func aMisspeltClassTheManifestRegistersGetsTheAppsDidYouMean() throws {
+        let file = Files.advanced(#""providerConvention": "registeredClass", "providerName": "SDKAuthorizationDoctorTests.ExampleAuthProvidr""#)
+        let package = try ScratchPackage()
+        try package.write("Sources/SDKAuthorizationDoctorTests/sdkauth-providers.json",
+                          #"{"providers": [{"name": "ExponeaAuthProvider", "type": "SDKAuthorizationDoctorTests.ExampleAuthProvider", "mode": "customerToken"}]}"#)
+        try package.write("Sources/SDKAuthorizationDoctorTests/Provider.swift", "final class ExampleAuthProvider: NSObject, AuthorizationProviderType {}")
+        try package.write("Sources/SDKAuthorizationDoctorTests/authorization.json", file)
+        let registry = ProviderRegistry()
+        registry.register(ExampleAuthProvider.self, as: "ExponeaAuthProvider")
+        let app = try #require(try appError(file, registry: registry))
+        #expect(app == #"Registered SDKAuthorizationDoctorTests.ExampleAuthProvidr class has not been found ("SDKAuthorizationDoctorTests.ExampleAuthProvidr" is not registered; did you mean "SDKAuthorizationDoctorTests.ExampleAuthProvider"?)"#)
         #expect(doctorErrors(package) == [app])
     }
 }

@@ -104,8 +104,10 @@ struct ModeDescriptionTests {
         let package = try package(Files.advanced(#""providerName": "DPoPMode.DPoP", "dpopNonceRetry": true"#))
         let report = run(package, "--mode-description", descriptionPath, "authorization.json")
         #expect(report.exitStatus == 1)
-        #expect(errors(report) == [Finding(.error, file: "authorization.json", key: "dpopTokenURL", ConfigurationError.missingKey("dpopTokenURL").message)])
-        #expect(appError(package) == ConfigurationError.missingKey("dpopTokenURL").message)
+        // The app's message, naming the file, as the doctor's.
+        let expected = ConfigurationError.missingKey("dpopTokenURL").appendingHint("in 'authorization.json'").message
+        #expect(errors(report) == [Finding(.error, file: "authorization.json", key: "dpopTokenURL", expected)])
+        #expect(appError(package) == expected)
     }
 
     @Test func aValueOfTheWrongTypeForADescribedKeyIsTheAppsError() throws {

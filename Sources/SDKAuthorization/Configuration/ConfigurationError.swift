@@ -152,7 +152,8 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
     /// Why the value or file was refused, for ``Code/invalidValue``, ``Code/malformedFile``,
     /// ``Code/unreadableFile`` and ``Code/providerCreationFailed``.
     public var reason: String? { storage.context.reason }
-    /// The file's path, for ``Code/unreadableFile``.
+    /// The file's path, for ``Code/unreadableFile``, and for an error about a configuration read
+    /// from a file (a missing key, a malformed file, a provider not found) when the reader knows it.
     public var path: String? { storage.context.path }
     /// The largest file read, in bytes, for ``Code/fileTooLarge``.
     public var limit: Int? { storage.context.limit }

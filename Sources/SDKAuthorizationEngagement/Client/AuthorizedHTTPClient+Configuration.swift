@@ -18,7 +18,8 @@ extension AuthorizedHTTPClient {
     ///   - options: Refresh window, redirect and deadline limits.
     ///   - observer: Told of each `AuthorizationEvent` of the client's authorizer and of a
     ///     built-in provider it loads by name; `nil`, the default, costs nothing.
-    /// - Throws: `ConfigurationError` when the provider cannot be loaded (with the vendors'
+    /// - Throws: `ConfigurationError` when `registry` refused a registration
+    ///   (`ConfigurationError.Code.invalidRegistration`), when the provider cannot be loaded (with the vendors'
     ///   documented messages), when the policy sends customer tokens with advanced auth disabled,
     ///   or sends the API key without one configured.
     public convenience init(
@@ -32,6 +33,9 @@ extension AuthorizedHTTPClient {
         observer: (any AuthorizationEventObserver)? = nil
     ) throws(ConfigurationError) {
         let policy = policy ?? .engagement(advancedAuthEnabled: configuration.advancedAuthEnabled)
+        // A registration the registry refused (a name registered twice, a mode's key refused) fails
+        // every start, advanced auth on or off: it is never lost without a word.
+        try registry.checkRegistrations()
         try Self.checkEngagement(configuration, policy: policy)
         var providers = Self.projectProviders(configuration)
         var classBased = false
@@ -117,7 +121,7 @@ extension AuthorizedHTTPClient {
             throw .customerTokenEndpointsWithoutAdvancedAuth(bearerEndpoints.map(\.rawValue))
         }
         if configuration.authorization == nil, policy.schemesInUse.contains(.apiKey) {
-            throw .missingKey("authorization")
+            throw ConfigurationError.missingKey("authorization").placed(in: configuration.sourceFile)
         }
     }
 
@@ -130,19 +134,17 @@ extension AuthorizedHTTPClient {
         do {
             return try registry.resolveProvider(for: configuration, context: context)
         } catch {
+            // The file the configuration came from: in the message of a missing key, in `path` only
+            // for the messages the Exponea SDKs document.
+            let documented = ConfigurationError.documentedLookupCodes.contains(error.code)
+            let placed = documented || error.code == .missingKey ? error.placed(in: configuration.sourceFile) : error
             // SPEC.md ("Provider lookup by name"): the vendors' documented lookup messages are logged
             // at error level as well as carried by the error, as the vendor SDKs do. Every other
             // start-up error is only thrown.
-            if vendorLookupCodes.contains(error.code) { diagnostics.log(.error, error.message) }
-            throw error
+            if documented { diagnostics.log(.error, placed.message) }
+            throw placed
         }
     }
-
-    /// The codes of the six documented provider-lookup messages (iOS and Android conventions).
-    private static let vendorLookupCodes: Set<ConfigurationError.Code> = [
-        .advancedAuthEnabledWithoutProvider, .providerIsNotNSObject, .providerDoesNotConform,
-        .advancedAuthEnabledButProviderNotNamed, .registeredClassNotFound, .registeredClassDoesNotImplement,
-    ]
 
     /// The authorizer of an Engagement configuration: its base URL and project token, the policy,
     /// the providers. A refusal is thrown, not logged.

@@ -102,21 +102,38 @@ extension AuthorizationConfiguration {
         case "plist": format = .propertyList
         default: format = Self.sniffFormat(data)
         }
-        try self.init(data: data, format: format, registry: registry, fileName: url.lastPathComponent)
+        try self.init(data: data, format: format, registry: registry, file: SourceFile(name: url.lastPathComponent, path: url.path))
     }
 
     /// Reads a configuration from the bytes of a file in `format`, as ``init(contentsOf:registry:)`` does.
     public init(data: Data, format: FileFormat, registry: ProviderRegistry = ProviderRegistry()) throws(ConfigurationError) {
-        try self.init(data: data, format: format, registry: registry, fileName: nil)
+        try self.init(data: data, format: format, registry: registry, file: SourceFile())
     }
 
-    private init(data: Data, format: FileFormat, registry: ProviderRegistry, fileName: String?) throws(ConfigurationError) {
+    private init(data: Data, format: FileFormat, registry: ProviderRegistry, file: SourceFile) throws(ConfigurationError) {
+        do throws(ConfigurationError) {
+            self = try Self(data: data, format: format, registry: registry, source: file)
+            sourceFile = file
+        } catch where error.code == .missingKey {
+            // A missing key names the file.
+            throw error.placed(in: file)
+        }
+    }
+
+    private init(data: Data, format: FileFormat, registry: ProviderRegistry, source file: SourceFile) throws(ConfigurationError) {
         guard data.count <= Self.maximumFileSize else { throw .fileTooLarge(limit: Self.maximumFileSize) }
+        let fileName = file.name
         let values: [String: JWTClaimValue]
         switch format {
-        case .json: values = try Self.jsonValues(data)
-        case .propertyList: values = try Self.propertyListValues(data)
+        case .json: values = try Self.jsonValues(data, file: file)
+        case .propertyList:
+            do throws(ConfigurationError) {
+                values = try Self.propertyListValues(data)
+            } catch where error.code == .malformedFile {
+                throw error.placed(in: file)
+            }
         }
+        try registry.checkRegistrations()
         let modeKeys = ModeKeys(registry.modeSettingKeys)
         try modeKeys.refuseUnknownKeys(in: values, fileName: fileName)
         let modes = try modeKeys.read(values)
@@ -129,7 +146,8 @@ extension AuthorizationConfiguration {
         case .bool(let flag)?: advanced = flag
         default: throw .wrongType(key: "advancedAuthEnabled", expected: "a boolean")
         }
-        if let (mode, spelling) = modes.chosen {
+        let chosen = try modes.chosen(providerName: name)
+        if let (mode, spelling) = chosen {
             // The vendor's switch chooses the mode, as the vendor's own file does.
             if let name, name != mode {
                 throw .invalidValue(key: spelling, reason: "it turns on the mode \(mode), but providerName names \(LogText.typeName(name)); keep one")
@@ -184,7 +202,7 @@ extension AuthorizationConfiguration {
             customerTokenCaching: caching,
             modeSettings: settings
         )
-        notes = modes.chosen == nil ? modes.offNotes(providerName: name) : []
+        notes = chosen == nil ? modes.offNotes(providerName: name) : []
     }
 
     private static func string(_ values: [String: JWTClaimValue], _ key: String) throws(ConfigurationError) -> String? {
@@ -198,19 +216,42 @@ extension AuthorizationConfiguration {
     private static let jsonShape = "expected a JSON object of configuration keys"
     private static let propertyListShape = "expected a property list whose root is a dictionary of configuration keys with plain values"
 
-    private static func jsonValues(_ data: Data) throws(ConfigurationError) -> [String: JWTClaimValue] {
+    /// The file's keys; a malformed file's error names the file, and the line and column where
+    /// reading stopped (of the first value, when the file is JSON but not an object).
+    private static func jsonValues(_ data: Data, file: SourceFile) throws(ConfigurationError) -> [String: JWTClaimValue] {
+        let malformed = ConfigurationError.malformedFile(reason: jsonShape)
+        let value: JWTClaimValue
         do {
-            guard case .object(let values) = try BoundedJSONReader.parse(data, maximumDepth: 4) else {
-                throw ConfigurationError.malformedFile(reason: jsonShape)
-            }
-            return values
-        } catch let error as ConfigurationError {
-            throw error
-        } catch BoundedJSONReader.Failure.duplicateKey(let key) {
+            value = try BoundedJSONReader.parse(data, maximumDepth: 4)
+        } catch .duplicateKey(let key) {
             throw .duplicateKey(key)
+        } catch .syntax(let offset) {
+            let (line, column) = position(of: offset, in: data)
+            throw malformed.placed(in: file, line: line, column: column)
         } catch {
-            throw .malformedFile(reason: jsonShape)
+            throw malformed.placed(in: file)
         }
+        guard case .object(let values) = value else {
+            let start = data.firstIndex { !(" \t\r\n".utf8.contains($0)) }.map { data.distance(from: data.startIndex, to: $0) } ?? 0
+            let (line, column) = position(of: start, in: data)
+            throw malformed.placed(in: file, line: line, column: column)
+        }
+        return values
+    }
+
+    /// The line and column (1-based; a column counts characters, as editors do) of the byte at `offset`.
+    static func position(of offset: Int, in data: Data) -> (line: Int, column: Int) {
+        var line = 1
+        var column = 1
+        for byte in data.prefix(offset) {
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1   // not a UTF-8 continuation byte: a new character
+            }
+        }
+        return (line, column)
     }
 
     /// A configuration value as a property list holds it: plain values only.

@@ -65,6 +65,19 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
     /// leaves the signature mode off). Empty for a configuration made in code; the authorization
     /// doctor shows each as a note.
     public internal(set) var notes: [String] = []
+    /// The file the configuration was read from, if any: errors at start name it.
+    var sourceFile = SourceFile()
+
+    /// Where a configuration was read from. Not part of its value: two configurations that say the
+    /// same are equal wherever they were read from.
+    struct SourceFile: Sendable, Equatable {
+        /// The file's name, as errors show it (`authorization.json`).
+        var name: String?
+        /// The file's path, as the error's `path` carries it.
+        var path: String?
+
+        static func == (lhs: SourceFile, rhs: SourceFile) -> Bool { true }
+    }
 
     /// Creates a configuration, checking every value.
     ///

@@ -27,6 +27,9 @@ extension ConfigurationError.Code {
     public static let customerTokenEndpointsWithoutAdvancedAuth = Self(rawValue: "customerTokenEndpointsWithoutAdvancedAuth")
     /// A provider was passed to the client, but advanced auth is disabled.
     public static let providerWithoutAdvancedAuth = Self(rawValue: "providerWithoutAdvancedAuth")
+    /// A name was registered twice with one `ProviderRegistry`, or a mode's keys were refused at
+    /// registration; the registry refuses every configuration until the registration is fixed.
+    public static let invalidRegistration = Self(rawValue: "invalidRegistration")
 }
 
 extension ConfigurationError {
@@ -81,7 +84,47 @@ extension ConfigurationError {
              "Endpoints \(endpoints.sorted().joined(separator: ", ")) need a customer token, but advancedAuthEnabled is false.", endpoints: endpoints)
     }
 
+    /// The name `name` was registered twice with one `ProviderRegistry`: the first registration is
+    /// kept, never replaced without a word, and the registry refuses every configuration until one
+    /// of the two is removed.
+    static func nameRegisteredTwice(_ name: String, first: String, second: String) -> ConfigurationError {
+        make(.invalidRegistration,
+             "The provider registry refuses to start: \(LogText.typeName(name)) is registered twice (\(first), then \(second)); unregister the first to replace it, or register the second under another name.",
+             name: name)
+    }
+
+    /// The mode registered as `name` was refused at registration, for `reason` (a key of another
+    /// product, or a switch another mode owns); the registry refuses every configuration until the
+    /// registration is fixed.
+    static func modeRefused(_ name: String, reason: String) -> ConfigurationError {
+        make(.invalidRegistration, "The provider registry refuses to start: the mode \(LogText.typeName(name)) cannot be registered: \(reason).", name: name)
+    }
+
     /// A provider was passed to the client, but advanced auth is disabled, so it would never be asked.
     public static let providerWithoutAdvancedAuth: ConfigurationError = make(.providerWithoutAdvancedAuth,
         "A customer-token provider was given, but advancedAuthEnabled is false; enable advanced auth or pass no provider.")
+}
+
+extension ConfigurationError {
+    /// The codes whose messages the Exponea SDKs document word for word (SPEC): their message never
+    /// changes, and the file they concern goes in ``path`` only.
+    static let documentedLookupCodes: Set<Code> = [
+        .advancedAuthEnabledWithoutProvider, .providerIsNotNSObject, .providerDoesNotConform,
+        .advancedAuthEnabledButProviderNotNamed, .registeredClassNotFound, .registeredClassDoesNotImplement,
+    ]
+
+    /// This error placed in the configuration file `file` (when the configuration was read from
+    /// one): its ``path`` is the file's, and, unless its message is one the Exponea SDKs document,
+    /// the message ends with `(in authorization.json)` or, with a position,
+    /// `(in authorization.json, line 3, column 1)`.
+    func placed(in file: AuthorizationConfiguration.SourceFile, line: Int? = nil, column: Int? = nil) -> ConfigurationError {
+        var place = file.name.map { "in \(LogText.escaped($0, limit: 128))" }
+        if let line, let column {
+            place = (place.map { $0 + ", " } ?? "at ") + "line \(line), column \(column)"
+        }
+        guard let place else { return self }
+        let message = Self.documentedLookupCodes.contains(code) ? self.message : "\(self.message) (\(place))"
+        return ConfigurationError(code, message, field: field, key: key, keys: keys, value: value, expected: expected, reason: reason,
+                                  path: file.path ?? path, limit: limit, name: name, scheme: scheme, endpoint: endpoint, endpoints: endpoints)
+    }
 }

@@ -34,62 +34,92 @@ struct ModeKeys {
     /// Refuses every key that is neither an Engagement key nor a registered mode's, naming the
     /// file, the key, and the key it may mean or the mode to register.
     func refuseUnknownKeys(in values: [String: JWTClaimValue], fileName: String?) throws(ConfigurationError) {
+        var work = 0
+        try refuseUnknownKeys(in: values, fileName: fileName, work: &work)
+    }
+
+    /// The same, adding the steps its "did you mean" took to `work` (``NearestName/work``).
+    func refuseUnknownKeys(in values: [String: JWTClaimValue], fileName: String?, work: inout Int) throws(ConfigurationError) {
         let topLevel = AuthorizationConfiguration.fileKeys.union(spellings.filter { $0.path.count == 1 }.map(\.path[0])).union(dictionaryNames)
         var unknown: [String] = []
         for key in values.keys where !topLevel.contains(key) { unknown.append(key) }
+        var membersByDictionary: [String: Set<String>] = [:]
+        for spelling in spellings where spelling.path.count == 2 { membersByDictionary[spelling.path[0], default: []].insert(spelling.path[1]) }
         for name in dictionaryNames.sorted() {
             guard let value = values[name] else { continue }
             guard case .object(let members) = value else { throw .wrongType(key: name, expected: "a dictionary") }
-            let known = Set(spellings.filter { $0.path.count == 2 && $0.path[0] == name }.map(\.path[1]))
+            let known = membersByDictionary[name] ?? []
             for member in members.keys where !known.contains(member) { unknown.append("\(name).\(member)") }
         }
         guard !unknown.isEmpty else { return }
         unknown.sort()
-        let candidates = topLevel.union(spellings.filter { $0.path.count == 2 }.map(\.dotted))
-        let hints = unknown.map { key in hint(forUnknown: key, candidates: candidates) }
+        // "did you mean" for the first few unknown keys only, each compared with a bounded number
+        // of candidates (NearestName): a file of thousands of unknown keys read with a registry
+        // of thousands of keys costs linear work, not their product.
+        var nearest = NearestName(candidates: topLevel.union(spellings.filter { $0.path.count == 2 }.map(\.dotted)))
+        let hints = unknown.prefix(NearestName.maximumNames).map { key in hint(forUnknown: key, nearest: &nearest) }
+        work += nearest.work
         let place = fileName.map { "in \(LogText.escaped($0, limit: 128))" }
         let said = ([place].compactMap { $0 } + hints.compactMap { $0 }).joined(separator: "; ")
         throw said.isEmpty ? ConfigurationError.unknownKeys(unknown) : ConfigurationError.unknownKeys(unknown).appendingHint(said)
     }
 
     /// "did you mean", or which built-in mode to register, for an unknown key.
-    private func hint(forUnknown key: String, candidates: Set<String>) -> String? {
+    private func hint(forUnknown key: String, nearest: inout NearestName) -> String? {
         let shown = LogText.escaped(key, limit: 64)
         let head = String(key.prefix { $0 != "." })
         if let mode = BuiltInProviderName.owner(ofKey: head), let registration = BuiltInProviderName.registration(for: mode),
            let product = BuiltInProviderName.product(for: mode), !spellings.contains(where: { $0.providerName == mode }) {
             return "\(shown) is a key of the mode \(mode), which is not registered: register \(registration) (product \(product)) with the registry that reads the file"
         }
-        let lowered = key.lowercased()
-        var best: (name: String, distance: Int)?
-        for candidate in candidates.sorted() {
-            let distance = candidate.lowercased() == lowered
-                ? 0 : BuiltInProviderName.editDistance(Array(lowered.unicodeScalars), Array(candidate.lowercased().unicodeScalars), limit: 2)
-            guard let distance else { continue }
-            if best == nil || distance < best!.distance { best = (candidate, distance) }
-        }
-        return best.map { "\(shown): did you mean '\($0.name)'?" }
+        return nearest.nearest(to: key).map { "\(shown): did you mean '\($0)'?" }
     }
 
     /// What a file says to the registered modes.
     struct Read {
         /// Each given key's value, by mode, with the spelling the file used.
         var given: [String: [(key: ModeSettingKey, spelled: String, value: ModeSettings.Value)]] = [:]
-        /// The mode a vendor's switch turned on, and the switch as spelt.
-        var chosen: (mode: String, spelling: String)?
+        /// A value refused for a mode under a spelling other modes own too, by mode: thrown only
+        /// when the file chooses that mode (the key is that mode's only then).
+        var refused: [String: ConfigurationError] = [:]
+        /// The modes a vendor's switch turned on, each with the switch as spelt, in registration order.
+        var choosers: [(mode: String, spelling: String)] = []
         /// The vendor switches present but not on: (mode, switch, absent or false).
         var switchesOff: [(mode: String, spelling: String, present: Bool)] = []
 
+        /// The mode a vendor's switch turned on, and the switch as spelt: one mode, or the one of
+        /// several whose switches are on that `providerName` names.
+        ///
+        /// - Throws: `ConfigurationError` when the switches turn on several modes and `providerName`
+        ///   names none of them.
+        func chosen(providerName: String?) throws(ConfigurationError) -> (mode: String, spelling: String)? {
+            guard let first = choosers.first else { return nil }
+            if let providerName, let named = choosers.first(where: { $0.mode == providerName }) { return named }
+            let modes = choosers.map(\.mode).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+            guard modes.count > 1 else { return first }
+            guard providerName == nil else { return first }   // the caller says the switch and providerName disagree
+            throw .invalidValue(key: first.spelling, reason: "it turns on the modes \(modes.map(LogText.typeName).joined(separator: " and ")); set providerName to the one meant")
+        }
+
         /// The settings of the mode `providerName` chooses, checked against its keys; a key of
-        /// another mode is refused, naming the key as written.
+        /// another mode is refused, naming the key as written, unless the chosen mode owns a key
+        /// spelt the same (two modes may own keys of one name: the file's is the chosen mode's).
         func settings(forProviderName providerName: String?, keys: ModeKeys) throws(ConfigurationError) -> ModeSettings {
+            let chosenSpellings = Set(providerName.map { name in keys.spellings.filter { $0.providerName == name }.map(\.dotted) } ?? [])
             for mode in given.keys.sorted() where mode != providerName {
                 // A vendor's switch left off is the vendor's way of saying "mode off".
-                for entry in given[mode]! where !isSwitchOff(entry.spelled) {
+                for entry in given[mode]! where !isSwitchOff(entry.spelled) && !chosenSpellings.contains(entry.spelled) {
                     throw .invalidValue(key: entry.spelled, reason: "it applies only to the mode \(mode); set providerName to \(mode) or remove it")
                 }
             }
+            for mode in refused.keys.sorted() where mode != providerName {
+                // A refused value under a spelling the chosen mode does not own either.
+                if case let key? = refused[mode]?.key, !chosenSpellings.contains(key) {
+                    throw .invalidValue(key: key, reason: "it applies only to the mode \(mode); set providerName to \(mode) or remove it")
+                }
+            }
             guard let providerName, let modeKeys = keys.keys(of: providerName) else { return ModeSettings() }
+            if let error = refused[providerName] { throw error }
             var values: [String: ModeSettings.Value] = [:]
             for entry in given[providerName] ?? [] { values[entry.key.name] = entry.value }
             return try ModeSettings(values).checked(for: modeKeys, providerName: providerName)
@@ -116,9 +146,13 @@ struct ModeKeys {
     }
 
     /// Reads every registered mode's keys from `values`, checking each value as the file spells it.
+    /// A value under a spelling several modes own is checked for each, and a refusal is kept for
+    /// the mode it concerns (``Read/refused``): the file may choose another.
     func read(_ values: [String: JWTClaimValue]) throws(ConfigurationError) -> Read {
         var read = Read()
         var seen: [String: String] = [:]
+        var owners: [String: Set<String>] = [:]
+        for spelling in spellings { owners[spelling.dotted, default: []].insert(spelling.providerName) }
         for spelling in spellings {
             let found: JWTClaimValue?
             if spelling.path.count == 1 {
@@ -144,12 +178,19 @@ struct ModeKeys {
                 throw .invalidValue(key: second, reason: "the file also names \(first); \(second) is \(vendor)'s spelling of the same key, keep one")
             }
             seen[id] = spelling.dotted
-            let value = try Self.value(found, of: spelling.key, spelled: spelling.dotted)
-            try spelling.key.check(value, spelledKey: spelling.dotted)
+            let value: ModeSettings.Value
+            do throws(ConfigurationError) {
+                value = try Self.value(found, of: spelling.key, spelled: spelling.dotted)
+                try spelling.key.check(value, spelledKey: spelling.dotted)
+            } catch {
+                guard (owners[spelling.dotted]?.count ?? 0) > 1 else { throw error }
+                if read.refused[spelling.providerName] == nil { read.refused[spelling.providerName] = error }
+                continue
+            }
             read.given[spelling.providerName, default: []].append((spelling.key, spelling.dotted, value))
             if spelling.choosesMode {
                 if value == .bool(true) {
-                    read.chosen = (spelling.providerName, spelling.dotted)
+                    read.choosers.append((spelling.providerName, spelling.dotted))
                 } else {
                     read.switchesOff.append((spelling.providerName, spelling.dotted, true))
                 }

@@ -76,25 +76,12 @@ public enum BuiltInProviderName {
             let builtInLowered = builtIn.lowercased()
             let lastPart = builtInLowered.split(separator: ".").last.map(String.init) ?? builtInLowered
             if lowered == builtInLowered || lowered == lastPart { return builtIn }
-            guard let distance = editDistance(Array(lowered.unicodeScalars), Array(builtInLowered.unicodeScalars), limit: 2) else { continue }
+            var work = 0
+            guard lowered.unicodeScalars.count <= NearestName.maximumLength,
+                  let distance = NearestName.distance(Array(lowered.unicodeScalars), Array(builtInLowered.unicodeScalars), limit: 2, work: &work) else { continue }
             if best == nil || distance < best!.distance { best = (builtIn, distance) }
         }
         return best?.name
-    }
-
-    /// The Levenshtein distance between `a` and `b` when it is at most `limit`; `nil` when it is
-    /// more, or when either is longer than 64.
-    static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], limit: Int) -> Int? {
-        guard a.count <= 64, b.count <= 64, abs(a.count - b.count) <= limit else { return nil }
-        var previous = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count] <= limit ? previous[b.count] : nil
     }
 
     /// Each built-in mode's product and registration.

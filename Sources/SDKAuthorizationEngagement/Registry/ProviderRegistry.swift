@@ -52,11 +52,62 @@ public final class ProviderRegistry: Sendable {
         /// A mode known by its keys only (the doctor's stand-in for a mode it cannot load).
         case keyedFactory([ModeSettingKey], Factory)
         case providerType(Any.Type)
+
+        /// What was registered, in words, for an error naming two registrations.
+        var kind: String {
+            switch self {
+            case .factory: "a provider factory"
+            case .mode(let mode): "the mode \(String(reflecting: type(of: mode)))"
+            case .keyedFactory: "a described mode"
+            case .providerType(let type): "the class \(String(reflecting: type))"
+            }
+        }
+
+        /// The keys of a mode; nil for a provider that is not one.
+        var settingKeys: [ModeSettingKey]? {
+            switch self {
+            case .mode(let mode): type(of: mode).settingKeys
+            case .keyedFactory(let keys, _): keys
+            case .factory, .providerType: nil
+            }
+        }
     }
 
     private struct State {
         var entries: [String: Entry] = [:]
         var lookups = 0
+        /// The first registration refused: the registry refuses every configuration with it
+        /// (``checkRegistrations()``), so a refused registration is never silently lost.
+        var refusal: ConfigurationError?
+
+        /// Adds `entry` under `name`, unless the name is taken or the mode's keys are refused.
+        mutating func add(_ entry: Entry, as name: String) {
+            if let earlier = entries[name] {
+                refusal = refusal ?? .nameRegisteredTwice(name, first: earlier.kind, second: entry.kind)
+                return
+            }
+            if let keys = entry.settingKeys, let reason = Self.refusal(ofKeys: keys) {
+                refusal = refusal ?? .modeRefused(name, reason: reason)
+                return
+            }
+            entries[name] = entry
+        }
+
+        /// Why a mode's keys cannot be registered, or nil: a key, or the first part of a vendor
+        /// spelling, may not be an Engagement key of every configuration file (a partner mode's
+        /// switch spelt `advancedAuthEnabled` would choose the mode for a plain Exponea file).
+        static func refusal(ofKeys keys: [ModeSettingKey]) -> String? {
+            for key in keys {
+                if AuthorizationConfiguration.fileKeys.contains(key.name) {
+                    return "its key \(LogText.doubleQuoted(key.name, limit: 64)) is an Engagement key of every configuration file; a mode cannot own it"
+                }
+                for spelling in key.vendorSpellings {
+                    guard let head = spelling.path.first, AuthorizationConfiguration.fileKeys.contains(head) else { continue }
+                    return "its key \(LogText.doubleQuoted(key.name, limit: 64)) has the vendor spelling \(LogText.doubleQuoted(spelling.dottedPath, limit: 128)) (\(LogText.escaped(spelling.vendor, limit: 64))), which is an Engagement key of every configuration file; a vendor spelling cannot be another product's key"
+                }
+            }
+            return nil
+        }
     }
 
     private let state = Locked(State())
@@ -75,24 +126,34 @@ public final class ProviderRegistry: Sendable {
     /// Registers a class under `name`, like `@objc(ExponeaAuthProvider)` on Apple platforms.
     ///
     /// Any class may be registered; whether it is a usable provider is checked when a configuration
-    /// resolves it, with the documented messages. A later registration under the same name wins.
+    /// resolves it, with the documented messages. A name is registered once: a second registration
+    /// under it is refused (see ``register(_:)``).
     public func register(_ providerClass: AnyClass, as name: String) {
-        state.withLock { $0.entries[name] = .providerType(providerClass) }
+        state.withLock { $0.add(.providerType(providerClass), as: name) }
     }
 
     /// Registers `mode` under its `providerName` (a core `NamedProviderFactory`); a configuration that
     /// chooses the name gets the provider the mode makes, and a configuration file read with this
-    /// registry may hold the mode's `settingKeys`. A later registration
-    /// under the same name wins.
+    /// registry may hold the mode's `settingKeys`. Two modes may own keys of the same name: a file
+    /// gives the key to the mode it chooses.
+    ///
+    /// A registration is refused, and from then on every configuration this registry reads or
+    /// starts fails with that refusal (`ConfigurationError.Code.invalidRegistration`), when:
+    /// - the name is registered already (by any `register` method): the first registration is kept,
+    ///   never replaced without a word; ``unregister(_:)`` it first to replace it;
+    /// - a key of the mode, or the first part of one of its vendor spellings, is an Engagement key
+    ///   of every file (``AuthorizationConfiguration/fileKeys``: `advancedAuthEnabled`, say), which
+    ///   would let the mode take over a plain Exponea configuration.
     public func register(_ mode: some NamedProviderFactory) {
         let name = type(of: mode).providerName
-        state.withLock { $0.entries[name] = .mode(mode) }
+        state.withLock { $0.add(.mode(mode), as: name) }
     }
 
     /// Registers `mode` under `name` instead of its own name, with its keys: how the build-time
-    /// registration (`sdkauth-providers.json`) registers a mode under the manifest's name.
+    /// registration (`sdkauth-providers.json`) registers a mode under the manifest's name. Refused
+    /// as ``register(_:)`` says.
     public func register(_ mode: some NamedProviderFactory, under name: String) {
-        state.withLock { $0.entries[name] = .mode(mode) }
+        state.withLock { $0.add(.mode(mode), as: name) }
     }
 
     /// Every configuration key of the modes registered here, each with the name of its mode.
@@ -113,13 +174,14 @@ public final class ProviderRegistry: Sendable {
     /// for a mode registered with ``register(_:)``. How the authorization doctor registers a mode it
     /// knows only from its description (`sdkauth-mode.json`), under a name read at run time.
     package func register(name: String, settingKeys: [ModeSettingKey], factory: @escaping Factory) {
-        state.withLock { $0.entries[name] = .keyedFactory(settingKeys, factory) }
+        state.withLock { $0.add(.keyedFactory(settingKeys, factory), as: name) }
     }
 
     /// Registers a native provider factory under `name`; it runs each time a client loads it. It
-    /// owns no configuration key: a mode that has some is registered with ``register(_:)``.
+    /// owns no configuration key: a mode that has some is registered with ``register(_:)``. A name
+    /// is registered once: a second registration under it is refused (see ``register(_:)``).
     public func register(name: String, factory: @escaping Factory) {
-        state.withLock { $0.entries[name] = .factory(factory) }
+        state.withLock { $0.add(.factory(factory), as: name) }
     }
 
     /// Registers one native provider instance under `name`; every client that loads the name shares it.
@@ -135,11 +197,24 @@ public final class ProviderRegistry: Sendable {
     /// How many times a provider has been looked up (for tests of "never looked up").
     var lookupCount: Int { state.withLock { $0.lookups } }
 
+    /// Throws the first registration this registry refused: a name registered twice, or a mode
+    /// whose keys it refused. Every file read with the registry and every client started from it
+    /// checks this first.
+    func checkRegistrations() throws(ConfigurationError) {
+        if let refusal = state.withLock({ $0.refusal }) { throw refusal }
+    }
+
+    /// Whether `name` is registered here (not looked up at run time).
+    package func isRegistered(_ name: String) -> Bool {
+        state.withLock { $0.entries[name] != nil }
+    }
+
     /// Resolves the customer-token provider of `configuration`.
     ///
     /// - Throws: `ConfigurationError` with the documented message of the convention in use.
     func resolveProvider(for configuration: AuthorizationConfiguration, context: ProviderFactoryContext) throws(ConfigurationError) -> ResolvedProvider {
         state.withLock { $0.lookups += 1 }
+        try checkRegistrations()
         switch configuration.providerLookup {
         case .implicitName(let name):
             switch find(name) {
@@ -181,8 +256,16 @@ public final class ProviderRegistry: Sendable {
         }
     }
 
-    /// Every name registered here, sorted.
-    private var registeredNames: [String] { state.withLock { $0.entries.keys.sorted() } }
+    /// Every name registered here, and the module-qualified name of every class registered: the
+    /// names a misspelt `providerName` may mean.
+    private var registeredNames: [String] {
+        state.withLock { state in
+            state.entries.flatMap { name, entry -> [String] in
+                guard case .providerType(let type) = entry else { return [name] }
+                return [name, String(reflecting: type)]
+            }
+        }
+    }
 
     private func find(_ name: String) -> Entry? {
         if let entry = state.withLock({ $0.entries[name] }) { return entry }
@@ -246,18 +329,15 @@ extension ConfigurationError {
     }
 
     /// The same, and otherwise "did you mean" a name registered in the registry (a mode or
-    /// provider of the app's own) when `name` is close to one: the same but for case, or at most
-    /// two letters off.
-    func hinted(forUnresolved name: String, registered: [String]) -> ConfigurationError {
+    /// provider of the app's own) or the module-qualified name of a class registered in it, when
+    /// `name` is close to one: the same but for case, or at most two letters off
+    /// (``NearestName``, bounded however many names there are).
+    /// The authorization doctor gives it the names the app's registry holds as far as it knows them
+    /// (its manifest's names and class types), so its message is the app's.
+    package func hinted(forUnresolved name: String, registered: [String]) -> ConfigurationError {
         if let hint = BuiltInProviderName.hint(forUnresolvedName: name) { return appendingHint(hint) }
-        let lowered = Array(name.lowercased().unicodeScalars)
-        var best: (name: String, distance: Int)?
-        for candidate in registered where candidate != name {
-            let other = Array(candidate.lowercased().unicodeScalars)
-            guard let distance = lowered == other ? 0 : BuiltInProviderName.editDistance(lowered, other, limit: 2) else { continue }
-            if best == nil || distance < best!.distance { best = (candidate, distance) }
-        }
-        guard let meant = best?.name else { return self }
+        var nearest = NearestName(candidates: registered)
+        guard let meant = nearest.nearest(to: name) else { return self }
         return appendingHint("\(LogText.doubleQuoted(name, limit: 80)) is not registered; did you mean \(LogText.doubleQuoted(meant, limit: 80))?")
     }
 }

@@ -65,9 +65,10 @@ struct ProviderRegistryTests {
         for name in ["ExponeaAuthProvider", "MyApp.ExampleAuthProvider", "SDKAuthorization.Other", String(repeating: "x", count: 300)] {
             #expect(BuiltInProviderName.hint(forUnresolvedName: name) == nil, "\(name)")
         }
-        #expect(BuiltInProviderName.editDistance(Array("abc".unicodeScalars), Array("abd".unicodeScalars), limit: 2) == 1)
-        #expect(BuiltInProviderName.editDistance(Array("".unicodeScalars), Array("ab".unicodeScalars), limit: 2) == 2)
-        #expect(BuiltInProviderName.editDistance(Array("abc".unicodeScalars), Array("xyz".unicodeScalars), limit: 2) == nil)
+        var work = 0
+        #expect(NearestName.distance(Array("abc".unicodeScalars), Array("abd".unicodeScalars), limit: 2, work: &work) == 1)
+        #expect(NearestName.distance(Array("".unicodeScalars), Array("ab".unicodeScalars), limit: 2, work: &work) == 2)
+        #expect(NearestName.distance(Array("abc".unicodeScalars), Array("xyz".unicodeScalars), limit: 2, work: &work) == nil)
     }
 
     @Test func implicitNameBoundToANonNSObjectClassFailsWithTheiOSMessage() throws {
