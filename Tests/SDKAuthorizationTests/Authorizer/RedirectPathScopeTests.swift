@@ -100,6 +100,24 @@ struct RedirectPathScopeTests {
         #expect(provider.requestedContexts.map(\.url.path) == ["/api/upload"])
     }
 
+    /// A catalogue endpoint's hop to a path under a rule of another scheme gets that rule's
+    /// credential, never the endpoint's.
+    @Test func aCatalogueEndpointsHopToAPathUnderARuleGetsTheRulesCredential() async throws {
+        let endpointProvider = ScriptedProvider(.credential(Credential.authorization(scheme: "DPoP", "t").adding("DPoP", value: "proof")))
+        let partner = ScriptedProvider(.credential(.header("X-Partner-Key", value: "partner-key")))
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("upload", method: "POST", path: "/api/upload"), scheme: .bearer)
+        policy.add(try AuthorizationRule(host: "api.example.com", path: "/partner/**", scheme: "partner"))
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: endpointProvider, "partner": partner],
+                                               baseURL: URL(string: "https://api.example.com"), diagnostics: RecordingDiagnosticsSink())
+        let sent = try await hops(authorizer, try authorizer.request(for: "upload", body: Data("{}".utf8)), endpoint: "upload", to: "/partner/upload")
+        #expect(sent.last?.value(forHeader: "X-Partner-Key") == "partner-key")
+        #expect(sent.last?.value(forHeader: "Authorization") == nil)
+        #expect(sent.last?.value(forHeader: "DPoP") == nil)
+        #expect(endpointProvider.requestedContexts.map(\.url.path) == ["/api/upload"])
+        #expect(partner.requestedContexts.map(\.url.path) == ["/partner/upload"])
+    }
+
     /// The same endpoint path behind a redirect (a trailing slash, a canonical spelling) gets the
     /// endpoint's provider again, for the new URL.
     @Test func aCatalogueEndpointsHopToItsOwnPathGetsAProofForTheNewURL() async throws {
