@@ -6,7 +6,7 @@
 //   names      authorization strings, domain patterns, rules, endpoint templates, provider and type
 //              names, URL sanitizing, log escaping
 //   headers    header-field rules, checked against plain reference implementations
-//   redirects  Location handling: credentials never cross an origin, no body leaves it
+//   redirects  Location handling: credentials never cross an origin or leave their path scope, no body leaves the origin
 // Every input must end in a value or a typed error: a trap, a failed invariant (preconditionFailure)
 // or a slow input is a finding.
 import Foundation
@@ -135,7 +135,11 @@ func fuzzRedirects(_ data: Data) {
         headers: ["Authorization": "Bearer token", "X-Signature": "sig", "Cookie": "c=1", "Accept": "*/*"],
         body: post ? Data("{}".utf8) : nil
     )
-    guard let authorizer = try? RequestAuthorizer(policy: AuthorizationPolicy(), providers: [:], diagnostics: SilentSink()) else { return }
+    // The credential is scoped to `/v1/**`: a hop within the origin carries it only where the
+    // policy would send it directly.
+    guard let rule = try? AuthorizationRule(host: "api.example.com", path: "/v1/**", scheme: .bearer),
+          let authorizer = try? RequestAuthorizer(policy: AuthorizationPolicy(rules: [rule]), providers: [.bearer: NoProvider()], diagnostics: SilentSink())
+    else { return }
     let issued = IssuedCredential(provider: NoProvider(), credential: .header("X-Signature", value: "sig"), context: AuthorizationContext(request: original),
                                   inspectsAcceptedResponses: false)
     let authorized = AuthorizedRequest(request: original, original: original, endpoint: nil, scheme: .bearer, attempt: 1, deadline: nil,
@@ -151,10 +155,12 @@ func fuzzRedirects(_ data: Data) {
             }
             precondition(next.request.body == nil, "a body crossed an origin")
         } else {
-            precondition(next.request.value(forHeader: "X-Signature") == "sig", "a same-origin hop lost the credential")
+            let inScope = rule.matches(next.request) && !RequestPath(next.request.url.percentEncodedPathForMatching).isAmbiguous
+            precondition((next.request.value(forHeader: "X-Signature") == "sig") == inScope, "a same-origin hop's credential does not follow the policy")
+            precondition(next.carriesCredential == inScope && next.needsNewCredential == false, "a same-origin hop's credential state does not follow the policy")
         }
     } catch {
-        precondition(error.code == .redirectRefused || error.code == .tooManyRedirects, "unexpected error \(error.code)")
+        precondition(error.code == .redirectRefused || error.code == .tooManyRedirects || error.code == .ambiguousPath, "unexpected error \(error.code)")
     }
 }
 

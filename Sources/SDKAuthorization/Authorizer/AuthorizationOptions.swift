@@ -54,6 +54,11 @@ public struct AuthorizationOptions: Sendable, Equatable {
     public var forwardedHeaderNames: Set<String>
     /// Seconds one request may take from start to end, on the monotonic clock.
     public var requestDeadline: TimeInterval
+    /// How many calls into one provider or transport may still run after their requests gave up on
+    /// them (their deadline or a cancellation came first) before the next request that needs it
+    /// fails at once with ``RequestError/Code/tooManyAbandonedCalls``. Each holds a task, perhaps a
+    /// thread, and the request it was handed with its body; 64 bounds them to a few MiB.
+    var abandonedCallLimit = 64
 
     /// Creates options; each parameter is the property of the same name.
     public init(

@@ -25,10 +25,11 @@ public struct AuthorizedRequest: Sendable, CustomStringConvertible, CustomReflec
     /// the provider omitted it, or a redirect to another origin dropped it. A rejection counts
     /// against a credential only while this is true.
     public internal(set) var carriesCredential: Bool
-    /// Whether a redirect within the origin took off a credential made for one request (one with
-    /// fields added by ``Credential/adding(_:value:)``, such as a DPoP proof naming the method and
-    /// URL), so the new hop needs its own: ``RequestAuthorizer/authorize(redirected:)`` asks the
-    /// provider for it.
+    /// Whether a redirect within the origin took off a credential the new hop may not carry (one
+    /// made for one request, with fields added by ``Credential/adding(_:value:)`` such as a DPoP
+    /// proof naming the method and URL, or one of another scheme than the policy gives the hop's
+    /// path), so the hop needs its own: ``RequestAuthorizer/authorize(redirected:)`` asks the
+    /// provider of the hop's scheme for it.
     public internal(set) var needsNewCredential = false
 
     /// The provider that issued the credential, and what it was asked with.

@@ -7,7 +7,9 @@ extension RequestAuthorizer {
     /// A transport that ends its sends by the deadline itself (``HTTPTransport/endsByDeadline``) is
     /// given the deadline; any other has each send run in a task of its own that the request waits
     /// for only until its deadline or cancellation (``Alarms/untilDeadline(_:endpoint:_:)``, on the
-    /// authorizer's alarms). Providers are
+    /// authorizer's alarms); past ``AuthorizationOptions/abandonedCallLimit`` sends given up on and
+    /// still running, the next request fails before its send (``RequestError/Code/tooManyAbandonedCalls``).
+    /// Providers are
     /// asked the same way (``authorize(_:endpoint:)-(OutgoingRequest,_)``), so only the calls that
     /// need it cost a task, and the request's own frames stay in the caller's task.
     func send(_ request: OutgoingRequest, endpoint: EndpointID?, within transport: any HTTPTransport) async throws(RequestError) -> ServerResponse {
@@ -20,9 +22,14 @@ extension RequestAuthorizer {
                     try await transport.send(request, deadline: deadline, clock: clock)
                 }, reading: { $0 })
             }
+            let callee = AbandonedCalls.Callee.transport(transport)
             return try await send(request, endpoint: endpoint, deadline: deadline, through: { request in
+                // Sends that earlier requests gave up on still hold the transport: this one is not added to them.
+                if abandonedCalls.isFull(callee) { throw tooManyAbandonedCalls(into: "the transport", endpoint, scheme: nil) }
                 do {
-                    return try await alarms.untilDeadline(deadline, endpoint: endpoint) { try await transport.send(request) }
+                    return try await alarms.untilDeadline(deadline, endpoint: endpoint, mayBlock: false, abandoning: (abandonedCalls, callee)) {
+                        try await transport.send(request)
+                    }
                 } catch let error as RequestError where error.code == .deadlineExceeded {
                     diagnostics.log(.warning, "The transport's send did not return by the deadline; \(error.description)",
                                     endpoint: endpoint, event: RequestError.Code.deadlineExceeded.rawValue)

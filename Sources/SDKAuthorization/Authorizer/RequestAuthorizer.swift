@@ -92,6 +92,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     private let reportedNearMisses = Locked(Set<Int>())
     /// The deadlines of the requests that run in a task of their own.
     let alarms: Alarms
+    /// The calls into each provider and transport that requests gave up on and that still run.
+    let abandonedCalls: AbandonedCalls
 
     /// Creates an authorizer.
     ///
@@ -149,6 +151,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         self.state = Locked(State(providers: providers,
                                   inspectingSchemes: Set(providers.filter { $0.value.inspectsAcceptedResponses }.keys)))
         self.alarms = Alarms(clock: clock, keepsIdleDriver: true)
+        self.abandonedCalls = AbandonedCalls(limit: self.options.abandonedCallLimit)
     }
 
     /// The schemes with a provider, the base URL and the policy's size; never a credential.
@@ -447,7 +450,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         // A redirect hop that needs its own credential: the same attempt, for the hop's URL.
         let hop = previous.needsNewCredential
-        var next = try await authorize(hop ? previous.request : previous.original, endpoint: previous.endpoint,
+        // A hop is matched by the policy for its own path, never given its catalogue endpoint's scheme.
+        var next = try await authorize(hop ? previous.request : previous.original, endpoint: hop ? nil : previous.endpoint,
                                        attempt: hop ? previous.attempt : previous.attempt + 1, deadline: previous.deadline,
                                        issuedGeneration: issuedGeneration)
         if hop {
@@ -458,10 +462,12 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// The request to send after ``redirect(_:after:)``: `next` itself, or, when the redirect took
-    /// off a credential made for one request (``AuthorizedRequest/needsNewCredential``: fields added
-    /// with ``Credential/adding(_:value:)``, such as a DPoP proof naming the method and URL), `next`
-    /// authorized for its new URL as the policy says (the same provider when the same rule matches),
-    /// as the same attempt; the new credential is what a rejection of this hop is counted against.
+    /// off a credential (``AuthorizedRequest/needsNewCredential``: one made for one request, such as
+    /// a DPoP proof naming the method and URL, or one of another scheme than the policy gives the
+    /// hop's path), `next` authorized for its new URL as the policy says for that URL alone (the
+    /// same provider when a rule or endpoint of the same scheme matches; never its catalogue
+    /// endpoint's scheme for a path the endpoint does not name), as the same attempt; the new
+    /// credential is what a rejection of this hop is counted against.
     ///
     /// The request loop calls it after every redirect; a stack that runs the steps itself calls it
     /// too, or sends such a hop without a credential.
@@ -471,6 +477,14 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     public func authorize(redirected next: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest {
         guard next.needsNewCredential else { return next }
         return try await authorize(retrying: next)
+    }
+
+    /// A request refused at once because `callee` has ``AbandonedCalls/limit`` calls that earlier
+    /// requests gave up on still running; logged.
+    func tooManyAbandonedCalls(into callee: String, _ endpoint: EndpointID?, scheme: AuthorizationScheme?) -> RequestError {
+        let failure = RequestError.tooManyAbandonedCalls(into: callee, limit: abandonedCalls.limit, endpoint: endpoint, scheme: scheme)
+        diagnostics.log(.warning, failure.description, endpoint: endpoint, scheme: scheme, event: RequestError.Code.tooManyAbandonedCalls.rawValue)
+        return failure
     }
 
     /// A request whose credential a logout cleared after it was sent with it.
@@ -487,13 +501,18 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         // generation, never newer, so a rejection after a logout is always recognised.
         // model: authorize
         let generation = (provider as? any GenerationalProvider).map { issuedGeneration?.generation(for: $0) ?? $0.credentialGeneration }
+        let callee = AbandonedCalls.Callee.provider(provider, scheme: context.scheme)
+        if abandonedCalls.isFull(callee) { throw tooManyAbandonedCalls(into: "the provider of the scheme \(context.scheme)", context.endpoint, scheme: context.scheme) }
         let credential: Credential
         do {
             if provider.endsByDeadline {
                 credential = try await provider.credential(for: context)
             } else {
-                // It may wait on something it cannot bound: the request waits for it until its deadline only.
-                credential = try await alarms.untilDeadline(context.deadline, endpoint: context.endpoint) { try await provider.credential(for: context) }
+                // It may wait on something it cannot bound, or block its thread: the request waits
+                // for it until its deadline only, and it runs off the cooperative pool.
+                credential = try await alarms.untilDeadline(context.deadline, endpoint: context.endpoint, mayBlock: true, abandoning: (abandonedCalls, callee)) {
+                    try await provider.credential(for: context)
+                }
             }
         } catch {
             throw providerFailure(error, context)
@@ -662,7 +681,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         observer?.observe(AuthorizationEvent(.credentialRejected, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode))
         let provider = issued.provider, credential = issued.credential, context = issued.context
         let decision: RejectionDecision
-        switch await untilDeadline(of: authorized, { await provider.credentialRejected(credential, response: response, context: context) }) {
+        switch await untilDeadline(of: authorized, accepted: false, { await provider.credentialRejected(credential, response: response, context: context) }) {
         case .success(let answer): decision = answer
         case .failure(let failure): return .fail(failure)
         }
@@ -765,7 +784,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
               ![301, 302, 303, 307, 308].contains(response.statusCode) || response.value(forHeader: "Location") == nil
         else { return nil }
         let provider = issued.provider, credential = issued.credential, context = issued.context
-        if case .failure(let failure) = await untilDeadline(of: authorized, { await provider.credentialAccepted(credential, response: response, context: context) }) {
+        if case .failure(let failure) = await untilDeadline(of: authorized, accepted: true, { await provider.credentialAccepted(credential, response: response, context: context) }) {
             return failure
         }
         return nil
@@ -776,11 +795,16 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// waits for it only until its deadline or its task's cancellation, whichever comes first: a
     /// hook that never returns holds no request past its deadline, even in the caller's task.
     ///
-    /// A provider that ends its waits by the deadline itself (``AuthorizationProvider/endsByDeadline``,
-    /// which covers its hooks) is called here, in the request's task. Any other runs in a task of
-    /// its own with an alarm at the deadline; a hook still running then is cancelled and its answer ignored.
-    private func untilDeadline<Answer: Sendable>(of authorized: AuthorizedRequest, _ hook: @escaping @Sendable () async -> Answer) async -> Result<Answer, RequestError> {
-        if authorized.issued?.endsByDeadline == true {
+    /// The rejection hook of a provider that ends its waits by the deadline itself
+    /// (``AuthorizationProvider/endsByDeadline``, which covers its hooks) is called here, in the
+    /// request's task. Any other hook runs in a task of its own with an alarm at the deadline (an
+    /// accepted-answer hook always: it may do work of its own, and the request is answered already),
+    /// off the cooperative pool for a provider that does not declare `endsByDeadline`; a hook still
+    /// running then is cancelled, its answer ignored, and counted as an abandoned call of its
+    /// provider (``RequestError/Code/tooManyAbandonedCalls``) until it ends.
+    private func untilDeadline<Answer: Sendable>(of authorized: AuthorizedRequest, accepted: Bool, _ hook: @escaping @Sendable () async -> Answer) async -> Result<Answer, RequestError> {
+        let endsByDeadline = authorized.issued?.endsByDeadline == true
+        if endsByDeadline, !accepted {
             let answer = await hook()
             if Task.isCancelled { return .failure(.cancelled) }
             if let deadline = authorized.deadline, deadline.hasPassed(on: clock) {
@@ -789,7 +813,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             return .success(answer)
         }
         do {
-            return .success(try await alarms.untilDeadline(authorized.deadline, endpoint: authorized.endpoint, hook))
+            let abandoning = authorized.issued.map { (abandonedCalls, AbandonedCalls.Callee.provider($0.provider, scheme: authorized.scheme)) }
+            return .success(try await alarms.untilDeadline(authorized.deadline, endpoint: authorized.endpoint, mayBlock: !endsByDeadline, abandoning: abandoning, hook))
         } catch {
             let failure = error as? RequestError ?? .cancelled
             if failure.code == .deadlineExceeded {
@@ -805,10 +830,17 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// The request to send next when `response` redirects `authorized`, or `nil` when it is not a
     /// redirect to follow (not 301, 302, 303, 307 or 308, or no usable `Location`).
     ///
-    /// A hop within the origin keeps every header, except a credential made for one request (one
-    /// with fields added by ``Credential/adding(_:value:)``, such as a DPoP proof that names the
-    /// method and URL): that one is taken off, and ``authorize(redirected:)`` asks its provider for
-    /// one for the new hop. On a hop to another origin (scheme, host or port)
+    /// A hop within the origin is matched by the policy for its own method and path, as the same
+    /// request sent there directly would be, whatever the credential: it keeps its credential only
+    /// when the policy gives that path the same scheme and the credential was not made for one
+    /// request (one with fields added by ``Credential/adding(_:value:)``, such as a DPoP proof that
+    /// names the method and URL). Otherwise the credential is taken off, and
+    /// ``authorize(redirected:)`` asks the provider of the hop's own scheme for one (a catalogue
+    /// endpoint's credential never goes to a path the endpoint does not name), or sends the hop
+    /// without one when the policy gives its path none. A hop with its credential to a path a server
+    /// may resolve outside the rule or endpoint that matched it (`..;`, `%2f`, `%5c`, `\`...) is
+    /// refused with ``RequestError/Code/ambiguousPath``, as that request would be. A hop never gains
+    /// a credential its request did not carry. On a hop to another origin (scheme, host or port)
     /// only a safelist of caller headers follows: `Accept`, `Accept-Language`, `Accept-Encoding`,
     /// `User-Agent`, `Cache-Control`, `Pragma`, `If-None-Match`, `If-Modified-Since`, `Content-Type`
     /// and `Content-Language` when the request keeps a body, and the
@@ -819,7 +851,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     ///
     /// - Throws: ``RequestError/Code/redirectRefused`` for a redirect to a scheme other than http(s)
     ///   or one that would take a body to another origin; ``RequestError/Code/tooManyRedirects``
-    ///   past ``AuthorizationOptions/redirectLimit``.
+    ///   past ``AuthorizationOptions/redirectLimit``; ``RequestError/Code/ambiguousPath`` for a hop
+    ///   with its credential to a path a server may resolve outside its rule's or endpoint's scope.
     public func redirect(_ authorized: AuthorizedRequest, after response: ServerResponse) throws(RequestError) -> AuthorizedRequest? {
         guard [301, 302, 303, 307, 308].contains(response.statusCode),
               let location = response.value(forHeader: "Location"),
@@ -865,12 +898,29 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             if droppedCredential {
                 observer?.observe(AuthorizationEvent(.redirectCredentialDropped, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode))
             }
-        } else if result.carriesCredential, let credential = authorized.issued?.credential, !credential.fields.isEmpty {
-            // Made for the request it went with (a proof names the method and URL): never sent again
-            // to another URL; the new hop gets its own (``authorize(redirected:)``).
-            for name in [credential.headerName].compactMap({ $0 }) + credential.addedFieldNames { request.removeHeader(name) }
-            result.carriesCredential = false
-            result.needsNewCredential = true
+        } else if result.carriesCredential, let credential = authorized.issued?.credential {
+            // The hop is authorized by the policy for its own path, as the same request sent there
+            // directly would be: a path no rule or endpoint of this scheme names gets no credential,
+            // a path a server may resolve elsewhere is refused.
+            var hop = request
+            hop.url = next
+            let match = self.match(hop)
+            if let scope = match.ambiguousScope, match.scheme != .none {
+                throw .ambiguousPath(method: hop.method, url: next, scope: scope, scheme: match.scheme, endpoint: match.endpoint)
+            }
+            // The same scheme's credential goes on unless it was made for the request it went with
+            // (a proof names the method and URL): that one is never sent to another URL.
+            if match.scheme != authorized.scheme || !credential.fields.isEmpty {
+                for name in [credential.headerName].compactMap({ $0 }) + credential.addedFieldNames { request.removeHeader(name) }
+                result.carriesCredential = false
+                // The hop gets its own from the provider of its scheme (``authorize(redirected:)``), or none.
+                result.needsNewCredential = match.scheme != .none
+                if match.scheme != authorized.scheme {
+                    diagnostics.log(.info, "Redirect within the origin to a path the policy gives \(match.scheme == .none ? "no credential" : "the scheme \(match.scheme)"): the \(authorized.scheme) credential removed",
+                                    endpoint: authorized.endpoint, scheme: authorized.scheme, event: AuthorizationEvent.Kind.redirectCredentialDropped.rawValue)
+                    observer?.observe(AuthorizationEvent(.redirectCredentialDropped, scheme: authorized.scheme, endpoint: authorized.endpoint, status: response.statusCode))
+                }
+            }
         }
         request.url = next
         result.request = request

@@ -61,6 +61,11 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         public static let cancelled = Code(rawValue: "cancelled")
         /// The request's overall deadline passed.
         public static let deadlineExceeded = Code(rawValue: "deadlineExceeded")
+        /// Too many earlier calls into the provider or transport this request needs are still
+        /// running after their requests gave up on them (at their deadline or a cancellation): a
+        /// provider or transport that never answers. The request fails at once instead of adding
+        /// one more; once those calls end, requests go through again. Not sent.
+        public static let tooManyAbandonedCalls = Code(rawValue: "tooManyAbandonedCalls")
         /// The server answered 401 or 403.
         public static let authorizationRejected = Code(rawValue: "authorizationRejected")
         /// The server answered another non-2xx status.
@@ -303,6 +308,13 @@ extension RequestError {
     }
 
     /// The request's overall deadline passed.
+    /// ``Code/tooManyAbandonedCalls``: `limit` calls into `callee` (named in words) still run after
+    /// their requests gave up on them.
+    static func tooManyAbandonedCalls(into callee: String, limit: Int, endpoint: EndpointID?, scheme: AuthorizationScheme?) -> RequestError {
+        RequestError(.tooManyAbandonedCalls, "\(name(endpoint)) was not sent: \(limit) calls into \(callee) that earlier requests gave up on (deadline or cancellation) are still running; failing at once instead of adding another",
+                     endpoint: endpoint, wasSent: false, scheme: scheme)
+    }
+
     public static func deadlineExceeded(endpoint: EndpointID?, after seconds: TimeInterval) -> RequestError {
         RequestError(.deadlineExceeded, "\(name(endpoint)) did not complete within its deadline of \(seconds) seconds", endpoint: endpoint)
     }

@@ -128,8 +128,8 @@ public protocol AuthorizationProvider: Sendable {
     ///
     /// The request waits for it (as for ``credentialRejected(_:response:context:)``) only until its
     /// deadline or its cancellation: a hook still running then is cancelled, and the request fails
-    /// with ``RequestError/Code/deadlineExceeded`` or ``RequestError/Code/cancelled``. A provider
-    /// that declares ``endsByDeadline`` is called in the request's own task and must return by then itself.
+    /// with ``RequestError/Code/deadlineExceeded`` or ``RequestError/Code/cancelled``, whatever the
+    /// provider declares: it runs beside the request, in a task of its own.
     func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async
 
     /// Whether ``credentialAccepted(_:response:context:)`` wants to be called. The default, `false`,
@@ -143,14 +143,20 @@ public protocol AuthorizationProvider: Sendable {
     /// Whether every wait in ``credential(for:)``, ``credentialRejected(_:response:context:)`` and
     /// ``credentialAccepted(_:response:context:)`` ends by the context's ``AuthorizationContext/deadline``
     /// or at cancellation, whichever comes first, without help: it answers at once, or bounds its
-    /// own waits as the built-in providers do. Its answer hooks are then called in the request's
-    /// task; a provider that says nothing has each hook call run in a task the deadline abandons.
+    /// own waits as the built-in providers do. Its rejection hook is then called in the request's
+    /// task; a provider that says nothing has each hook call run in a task the deadline abandons
+    /// (an accepted-answer hook always runs in one).
     ///
     /// A provider that says so is asked in the request's own task, on every path. Any other is asked
     /// in a task of its own that the request waits for only until its deadline or cancellation,
-    /// which is what a provider that may wait on something it cannot bound needs, and costs a task
-    /// (about a microsecond and a few allocations) per call. Every built-in provider says so. The
-    /// default is `false`.
+    /// which is what a provider that may wait on something it cannot bound needs. That task runs on
+    /// threads of its own, outside the cooperative pool (on Linux, and on Apple platforms from
+    /// macOS 15 and iOS 18), so a provider that blocks its thread, though it must not, delays no
+    /// request that does not use it; this costs a task and a thread start (some microseconds) per
+    /// call. A call a request gave up on at its deadline and that still runs keeps its place:
+    /// past 64 of them for one provider, its next requests fail at once with
+    /// ``RequestError/Code/tooManyAbandonedCalls`` until those calls end. Every built-in provider
+    /// says so. The default is `false`.
     var endsByDeadline: Bool { get }
 }
 

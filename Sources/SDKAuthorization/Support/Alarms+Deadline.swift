@@ -31,12 +31,30 @@ extension Alarms {
         endpoint: EndpointID? = nil,
         _ work: @escaping @Sendable () async throws -> Answer
     ) async throws -> Answer {
-        let wait = DeadlineWait(work, deadline: deadline, endpoint: endpoint)
-        // On the calling thread until it first suspends, where the runtime allows it.
-        let task = if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
-            Task.immediate { await wait.run() }
+        try await untilDeadline(deadline, endpoint: endpoint, mayBlock: false, abandoning: nil, work)
+    }
+
+    /// ``untilDeadline(_:endpoint:_:)``, for the authorizer's calls into a provider or transport:
+    /// a call that `mayBlock` its thread (a provider that does not declare
+    /// ``AuthorizationProvider/endsByDeadline``) runs on threads of its own
+    /// (``BlockingCallExecutor``), never on the cooperative pool's, where the runtime allows it;
+    /// a call the wait gives up on while it still runs is counted in `abandoning` until it ends.
+    func untilDeadline<Answer: Sendable>(
+        _ deadline: RequestDeadline?,
+        endpoint: EndpointID?,
+        mayBlock: Bool,
+        abandoning: (calls: AbandonedCalls, callee: AbandonedCalls.Callee)?,
+        _ work: @escaping @Sendable () async throws -> Answer
+    ) async throws -> Answer {
+        let wait = DeadlineWait(work, deadline: deadline, endpoint: endpoint, abandoning: abandoning)
+        let task: Task<Void, Never>
+        if mayBlock, #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) {
+            task = Task(executorPreference: BlockingCallExecutor.shared) { await wait.run() }
+        } else if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+            // On the calling thread until it first suspends.
+            task = Task.immediate { await wait.run() }
         } else {
-            Task { await wait.run() }
+            task = Task { await wait.run() }
         }
         // A call that answered without waiting (a token at hand) needs no alarm.
         let alarm = wait.hasEnded ? nil : deadline.map { schedule(at: $0.uptime) { wait.expire() } }
@@ -65,32 +83,52 @@ private final class DeadlineWait<Answer: Sendable>: Sendable {
         case resumed
     }
 
-    private let slot = Locked(Slot.idle)
-    private let work: @Sendable () async throws -> Answer
+    private struct State {
+        var slot = Slot.idle
+        /// The work, until it starts: then its task alone holds it (and what it captured, such as
+        /// a request and its body), so a wait the alarm still holds keeps none of it.
+        var work: (@Sendable () async throws -> Answer)?
+        /// Whether the work has returned or thrown.
+        var workEnded = false
+        /// Whether the deadline or a cancellation ended the wait while the work still ran.
+        var abandoned = false
+    }
+
+    private let state: Locked<State>
     private let deadline: RequestDeadline?
     private let endpoint: EndpointID?
+    private let abandoning: (calls: AbandonedCalls, callee: AbandonedCalls.Callee)?
 
     /// The alarm and the work's task hold this one object, so neither needs a context of its own.
-    init(_ work: @escaping @Sendable () async throws -> Answer, deadline: RequestDeadline?, endpoint: EndpointID?) {
-        self.work = work
+    init(_ work: @escaping @Sendable () async throws -> Answer, deadline: RequestDeadline?, endpoint: EndpointID?,
+         abandoning: (calls: AbandonedCalls, callee: AbandonedCalls.Callee)?) {
+        self.state = Locked(State(work: work))
         self.deadline = deadline
         self.endpoint = endpoint
+        self.abandoning = abandoning
     }
 
     /// Whether the wait has ended (the work answered, the deadline came, or a cancellation).
     var hasEnded: Bool {
-        slot.withLock { slot in
-            if case .idle = slot { false } else { true }
+        state.withLock { state in
+            if case .idle = state.slot { false } else { true }
         }
     }
 
     /// Runs the work and ends the wait with its answer, unless something ended it first.
     func run() async {
-        do {
-            end(.success(try await work()))
-        } catch {
-            end(.failure(error))
+        guard let work = state.withLock({ state in defer { state.work = nil }; return state.work }) else {
+            // Abandoned before it started: it never runs, and frees its place at once.
+            end(.failure(CancellationError()), byWork: true)
+            return
         }
+        let result: Result<Answer, any Error>
+        do {
+            result = .success(try await work())
+        } catch {
+            result = .failure(error)
+        }
+        end(result, byWork: true)
     }
 
     /// The deadline came: ends the wait with ``RequestError/Code/deadlineExceeded``.
@@ -99,29 +137,42 @@ private final class DeadlineWait<Answer: Sendable>: Sendable {
     }
 
     func register(_ continuation: UnsafeContinuation<Result<Answer, any Error>, Never>) {
-        let ended = slot.withLock { slot -> Result<Answer, any Error>? in
-            guard case .ended(let result) = slot else {
-                slot = .waiting(continuation)
+        let ended = state.withLock { state -> Result<Answer, any Error>? in
+            guard case .ended(let result) = state.slot else {
+                state.slot = .waiting(continuation)
                 return nil
             }
-            slot = .resumed
+            state.slot = .resumed
             return result
         }
         if let ended { continuation.resume(returning: ended) }
     }
 
-    func end(_ result: Result<Answer, any Error>) {
-        let waiting = slot.withLock { slot -> UnsafeContinuation<Result<Answer, any Error>, Never>? in
-            switch slot {
+    /// Ends the wait with `result`, unless something ended it first. An end that is not the work's
+    /// own, while the work still runs, abandons the work: it is counted in ``abandoning`` until it ends.
+    func end(_ result: Result<Answer, any Error>, byWork: Bool = false) {
+        let waiting = state.withLock { state -> UnsafeContinuation<Result<Answer, any Error>, Never>? in
+            if byWork {
+                state.workEnded = true
+                if state.abandoned, let abandoning { abandoning.calls.remove(abandoning.callee) }
+            }
+            let continuation: UnsafeContinuation<Result<Answer, any Error>, Never>?
+            switch state.slot {
             case .idle:
-                slot = .ended(result)
-                return nil
-            case .waiting(let continuation):
-                slot = .resumed
-                return continuation
+                state.slot = .ended(result)
+                continuation = nil
+            case .waiting(let waiting):
+                state.slot = .resumed
+                continuation = waiting
             case .ended, .resumed:
                 return nil
             }
+            if !byWork, !state.workEnded {
+                state.abandoned = true
+                state.work = nil
+                if let abandoning { abandoning.calls.add(abandoning.callee) }
+            }
+            return continuation
         }
         waiting?.resume(returning: result)
     }

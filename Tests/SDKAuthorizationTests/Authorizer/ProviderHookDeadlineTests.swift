@@ -124,10 +124,11 @@ struct ProviderHookDeadlineTests {
         #expect(await request.value == .deadlineExceeded)
     }
 
-    /// A provider that ends by the deadline has its hooks called in the request's own task: no
-    /// task and alarm per hook call.
-    @Test(arguments: [200, 401])
-    func aProviderThatEndsByTheDeadlineHasItsHooksCalledInTheRequestsTask(_ status: Int) async throws {
+    /// A provider that ends by the deadline has its rejection hook called in the request's own
+    /// task: no task and alarm per call. Its accepted-answer hook is bounded by the deadline all the
+    /// same (``AbandonedCallTests/anAcceptedHookEndsAtItsRequestsDeadline()``).
+    @Test(arguments: [401])
+    func aProviderThatEndsByTheDeadlineHasItsRejectionHookCalledInTheRequestsTask(_ status: Int) async throws {
         let provider = HookTaskRecordingProvider()
         let authorizer = try client(provider, status: status).authorizer
         let callersTask = withUnsafeCurrentTask { $0?.hashValue }

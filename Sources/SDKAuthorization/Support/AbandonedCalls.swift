@@ -1,0 +1,78 @@
+import Foundation
+
+/// The calls into each provider or transport that requests gave up on (at their deadline or a
+/// cancellation, ``Alarms/untilDeadline(_:endpoint:_:)``) and that still run: each holds its
+/// task, its thread if it blocks, and what it was handed (a request and its body). Past ``limit``
+/// for one provider or transport, the requests that need it fail at once
+/// (``RequestError/Code/tooManyAbandonedCalls``) instead of adding one more; a call that ends at
+/// last frees its place.
+///
+/// One per ``RequestAuthorizer``: a provider or transport is counted by its object when it is one,
+/// otherwise by the scheme it serves (a provider) or its type (a transport).
+final class AbandonedCalls: Sendable {
+    /// What the calls go into.
+    enum Callee: Hashable, Sendable {
+        case object(ObjectIdentifier)
+        case provider(scheme: String)
+        case transport(type: String)
+
+        /// `provider`, the provider of `scheme`.
+        static func provider(_ provider: any AuthorizationProvider, scheme: AuthorizationScheme) -> Callee {
+            type(of: provider) is AnyClass ? .object(ObjectIdentifier(provider as AnyObject)) : .provider(scheme: scheme.rawValue)
+        }
+
+        static func transport(_ transport: any HTTPTransport) -> Callee {
+            type(of: transport) is AnyClass ? .object(ObjectIdentifier(transport as AnyObject)) : .transport(type: String(reflecting: type(of: transport)))
+        }
+    }
+
+    /// How many abandoned calls one callee may have running before its requests fail at once.
+    let limit: Int
+    private let counts = Locked([Callee: Int]())
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Whether `callee` has ``limit`` abandoned calls still running.
+    func isFull(_ callee: Callee) -> Bool {
+        counts.withLock { ($0[callee] ?? 0) >= limit }
+    }
+
+    /// Abandoned calls still running, all callees together (for tests).
+    var running: Int {
+        counts.withLock { $0.values.reduce(0, +) }
+    }
+
+    func add(_ callee: Callee) {
+        counts.withLock { $0[callee, default: 0] += 1 }
+    }
+
+    func remove(_ callee: Callee) {
+        counts.withLock { counts in
+            guard let count = counts[callee] else { return }
+            counts[callee] = count > 1 ? count - 1 : nil
+        }
+    }
+}
+
+/// Runs the jobs of the calls into code that may block its thread (a provider that does not
+/// declare ``AuthorizationProvider/endsByDeadline``), each on a thread of its own outside the
+/// cooperative pool: a call that blocks holds its own thread, never one of the pool's few, so the
+/// requests that do not use it, and the alarms that end requests at their deadlines, go on.
+///
+/// A thread per job, started when the job is enqueued and ended when it returns: a call that never
+/// blocks pays a thread start per suspension; one that blocks for ever keeps its thread, and
+/// ``AbandonedCalls`` bounds how many such calls one provider can have.
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+final class BlockingCallExecutor: TaskExecutor {
+    static let shared = BlockingCallExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        let thread = Thread { job.runSynchronously(on: executor) }
+        thread.name = "SDKAuthorization blocking call"
+        thread.start()
+    }
+}
