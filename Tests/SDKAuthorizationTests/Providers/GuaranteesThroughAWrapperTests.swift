@@ -95,6 +95,23 @@ struct GuaranteesThroughAWrapperTests {
         #expect(refreshes.current == 1)
     }
 
+    @Test func aRejectionOfATokenIssuedBeforeAnIdentityChangeAsksForNoRetryEvenAfterANewLogin() async throws {
+        let refreshes = Counter()
+        let provider = try RefreshingTokenProvider(token: .init("a0"), clock: clock, diagnostics: sink) { .init("a\(refreshes.increment())") }
+        let decorator = CountingDecorator(provider)
+        let context = AuthorizationContext(endpoint: "me", url: url)
+        let before = try await decorator.credential(for: context)
+        await decorator.identityDidChange()
+        try provider.setToken(.init("b0"))   // the next user logs in
+        let after = try await decorator.credential(for: context)
+        let unauthorized = ServerResponse(statusCode: 401)
+        #expect(await decorator.credentialRejected(before, response: unauthorized, context: context) == .fail)
+        // The new user's token is still refreshed for when the server rejects it.
+        #expect(await decorator.credentialRejected(after, response: unauthorized, context: context) == .retry)
+        #expect(try await decorator.credential(for: context) == .bearer("a1"))
+        #expect(refreshes.current == 1)
+    }
+
     // MARK: The refresh window bounds every refresh
 
     @Test func theRefreshWindowCapsTheRefreshesOfAProviderBehindADecorator() async throws {
