@@ -90,8 +90,10 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     /// credential's fingerprint (never the token itself): a rejection of one issued before the last
     /// logout is refused here, not only by the authorizer, so a decorator in between cannot
     /// weaken it.
-    struct IssuedGenerations {
-        /// How many it remembers: more than can be in flight between one logout and the next.
+    private struct IssuedGenerations {
+        /// How many distinct tokens it remembers: a request's token is forgotten only once 32 newer
+        /// ones were handed out while it was in flight, and a rejection of a forgotten one is
+        /// answered as before (the authorizer's own check still applies when it sees this type).
         static let limit = 32
         private var entries: [(fingerprint: Int, generation: UInt64)] = []
 
