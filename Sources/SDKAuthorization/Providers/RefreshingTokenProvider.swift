@@ -43,7 +43,10 @@ import Foundation
 /// - ``clearToken()`` (logout) fails the waiting requests with
 ///   ``RequestError/Code/credentialCleared``, and a refresh that returns after it is dropped. A
 ///   request sent before it and rejected after it fails as cleared too: nothing is refreshed for
-///   it, and it is never sent again with a token fetched after the logout.
+///   it, and it is never sent again with a token fetched after the logout. Behind a decorator of
+///   the app's that forwards `credentialRejected`, the provider itself refuses such a rejection:
+///   the request fails as rejected (``RequestError/Code/authorizationRejected``), still with no
+///   refresh and no second send.
 public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
     /// A token and when it expires.
     public struct Token: Sendable, Equatable {
@@ -92,12 +95,38 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         var rejected = false
     }
 
+    /// The generation each of the latest credentials it handed out was issued in, by the
+    /// credential's fingerprint (never the token itself): a rejection of one issued before the last
+    /// logout is refused here, not only by the authorizer, so a decorator in between cannot
+    /// weaken it.
+    private struct IssuedGenerations {
+        /// How many distinct tokens it remembers: a request's token is forgotten only once 32 newer
+        /// ones were handed out while it was in flight, and a rejection of a forgotten one is
+        /// answered as before (the authorizer's own check still applies when it sees this type).
+        static let limit = 32
+        private var entries: [(fingerprint: Int, generation: UInt64)] = []
+
+        mutating func note(_ credential: Credential, generation: UInt64) {
+            let fingerprint = credential.secretFingerprint
+            entries.removeAll { $0.fingerprint == fingerprint }
+            entries.append((fingerprint, generation))
+            if entries.count > Self.limit { entries.removeFirst() }
+        }
+
+        /// `nil` for a credential it did not hand out (or has forgotten).
+        func generation(of credential: Credential) -> UInt64? {
+            let fingerprint = credential.secretFingerprint
+            return entries.last { $0.fingerprint == fingerprint }?.generation
+        }
+    }
+
     /// The options in force.
     public let options: Options
     private let fetch: @Sendable () async throws -> Token
     private let clock: any AuthorizationClock
     private let diagnostics: any DiagnosticsSink
     private let refresh: SingleFlight<State>
+    private let issued = Locked(IssuedGenerations())
 
     /// Creates the provider.
     ///
@@ -207,7 +236,11 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         }
         // Only the gate is held by the refresh start, not the whole context.
         let window = context.refreshWindow
-        let outcome = await refresh.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self), isUsable: isFresh,
+        let required = context.issuedGeneration?.generation(for: self)
+        // Read before asking: a logout during the wait can make the token older than this
+        // generation, never newer, so a rejection after a logout is always recognised.
+        let generation = required ?? refresh.generation
+        let outcome = await refresh.value(deadline: context.deadline, generation: required, isUsable: isFresh,
                                           join: .wait(start: { [self] flight in
             // Counted in the authorizer's refresh window, however this refresh was started.
             // model: start (admitRefresh, then the fetch's task)
@@ -220,7 +253,9 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         }))
         switch outcome {
         case .value(let state):
-            return credential(state.token)
+            let credential = credential(state.token)
+            issued.withLock { $0.note(credential, generation: generation) }
+            return credential
         case .failed(let error as RequestError) where error.code == .credentialTimedOut:
             guard options.sendsWithoutTokenOnTimeout else {
                 diagnostics.log(.warning, "The token refresh did not finish within \(options.refreshTimeout) seconds; failing \(context.requestName)",
@@ -262,9 +297,14 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         }
     }
 
-    /// A 401 to a request that carried the current token marks it stale and asks for one retry.
+    /// A 401 to a request that carried the current token marks it stale and asks for one retry. A
+    /// rejection of a token it handed out before the last ``clearToken()`` or identity change asks
+    /// for none, and refreshes nothing.
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
         guard response.statusCode == 401 else { return .fail }
+        // Here as well as in the authorizer, which sees the generation only when it sees this type:
+        // a decorator an app puts in between must not turn a logout into a refresh.
+        if let issuedIn = issued.withLock({ $0.generation(of: credential) }), issuedIn != refresh.generation { return .fail }
         // model: evaluate (the stale mark)
         refresh.modify { state in
             if let value = credential.value, state?.token.value == value { state?.rejected = true }
