@@ -129,7 +129,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///     It is loaded here, saved by ``setIDToken(_:)`` and removed by ``clearIDToken()``.
     ///   - credentialIdentity: The user the stored token belongs to (their ID, 1 to 100 bytes);
     ///     required with a `credentialStore`: there is no shared default, so one user's token never
-    ///     serves another. ``switchIdentity(to:)`` changes it.
+    ///     serves another. ``switchIdentity(to:)`` and ``identityDidChange(to:)`` (what
+    ///     `AuthorizedHTTPClient/identityDidChange(to:)` calls) change it.
     /// - Throws: `ConfigurationError/invalidValue(key:reason:)` for a bad pattern, no pattern, a
     ///   timeout or leeway that is negative or not finite, or a credential store without a valid
     ///   identity.
@@ -232,9 +233,15 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   then left as it was. To log out, call ``clearIDToken()``.
     public func setIDToken(_ token: String) throws(ConfigurationError) {
         let idToken = try Self.checked(token)
+        // The user this token is set for: read before the generation it lands in, so a switch in
+        // between leaves it unstored (the generation or the user no longer match).
+        let owner = identity.withLock { $0 }
+        guard credentialStore == nil || owner != nil else {
+            throw .invalidValue(key: "credentialIdentity", reason: "no user is named since the identity changed, and this store keeps the token per user: name the user with identityDidChange(to:) or switchIdentity(to:) first")
+        }
         let generation = refresh.set(idToken)
         warnIfExpiringSoon(idToken)
-        save(idToken, generation: generation)
+        save(idToken, generation: generation, for: owner)
     }
 
     /// Forgets the token (logout). Requests waiting for a token fail with
@@ -242,6 +249,43 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// installed nor stored.
     public func clearIDToken() {
         refresh.reset(thenRemove: { persist { try $0.remove(identity: $1, kind: .idToken) } })
+    }
+
+    /// The app's user changed to `identity` (their ID), or to no one (`nil`):
+    /// `AuthorizedHTTPClient/identityDidChange(to:)` calls it. The previous user's token is
+    /// forgotten and its stored copy removed, as by ``clearIDToken()``; waiting requests fail with
+    /// `RequestError/Code/credentialCleared`, and a refresh that returns after this is neither
+    /// installed nor stored. With a credential store, the store serves `identity` from now on (its
+    /// stored token, if any, becomes the current one); with `nil` (or an identity a credential
+    /// store cannot key by, which is logged) it has no user: requests fail with
+    /// `RequestError/noUserNamed(endpoint:)` and ``setIDToken(_:)`` refuses until
+    /// ``switchIdentity(to:)`` or the next identity change names one.
+    public func identityDidChange(to identity: String?) async {
+        var next = identity
+        if let identity, !CredentialIdentity.isValid(identity) {
+            diagnostics.log(.warning, "The identity change named a user ID that is not 1 to 100 UTF-8 bytes; the ID token store keeps no user until one is named")
+            next = nil
+        }
+        var previous: String?
+        var generation: UInt64 = 0
+        refresh.reset(updating: { created in
+            generation = created
+            previous = self.identity.withLock { current in
+                defer { current = next }
+                return current
+            }
+        }, thenRemove: { [credentialStore, diagnostics] in
+            guard let credentialStore, let previous else { return }
+            do {
+                try credentialStore.remove(identity: previous, kind: .idToken)
+            } catch {
+                diagnostics.log(.warning, "The ID token store could not be updated (\(CredentialStoreError.summary(of: error)))")
+            }
+        })
+        if let stored = Self.loadStored(from: credentialStore, identity: next, diagnostics: diagnostics) {
+            // A later switch or logout wins.
+            refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
+        }
     }
 
     /// Makes `identity` (the user's ID, 1 to 100 bytes, compared as exact UTF-8 bytes as
@@ -303,10 +347,15 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
     }
 
-    /// Stores `token` unless a logout has come since it was set.
-    private func save(_ token: IDToken, generation: UInt64) {
-        refresh.persist({ persist { try $0.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: $1, kind: .idToken) } },
-                        generation: generation)
+    /// Stores `token` in the slot of `owner`, the user it was set or fetched for, unless a logout
+    /// or a switch has come since: never in another user's slot.
+    private func save(_ token: IDToken, generation: UInt64, for owner: String?) {
+        refresh.persist({
+            persist { store, identity in
+                guard let owner, owner.utf8.elementsEqual(identity.utf8) else { return }
+                try store.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: owner, kind: .idToken)
+            }
+        }, generation: generation)
     }
 
     /// Runs `change` on the credential store and the current identity, if any; a failure is
@@ -361,6 +410,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         guard authorizedDomains.contains(where: { $0.matches(context.url) }) else {
             return .omitted
         }
+        // A credential store keeps one user's token: after an identity change that named no user,
+        // nothing is asked for or stored until one is named.
+        if credentialStore != nil, identity.withLock({ $0 }) == nil { throw RequestError.noUserNamed(endpoint: context.endpoint) }
         let clock = clock, leeway = options.staleLeeway
         let isFresh = { (token: IDToken) in token.isFresh(at: clock.now(), leeway: leeway) }
         if let token = refresh.usableValue(isFresh) { return .bearer(token.token) }
@@ -424,6 +476,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// no refresh running (or the last one past the timeout) does this, once.
     private func startRefresh(_ flight: SingleFlight<IDToken>.Flight) -> (@Sendable () -> Void)? {
         observer?.observe(AuthorizationEvent(.refreshStarted))
+        // The user this refresh is for: the identity of the flight's generation.
+        let owner = identity.withLock { $0 }
         switch callback.withLock({ $0 }) {
         case .async(let callback)?:
             Task { await callback() }
@@ -441,10 +495,11 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                         }
                         return
                     }
-                    // Taken only while no logout came since the refresh began.
+                    // Stored before the waiting requests resume (a relaunch right after one finds
+                    // it), and taken only while no logout came since the refresh began.
+                    save(token, generation: flight.generation, for: owner)
                     if refresh.finish(flight, with: .success(token)) != nil {
                         warnIfExpiringSoon(token)
-                        save(token, generation: flight.generation)
                     } else {
                         diagnostics.log(.info, "The ID token refresh returned after a logout; its token was dropped")
                     }
@@ -473,9 +528,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         return .retry
     }
 
-    /// The user changed: the old user's token is forgotten, as by ``clearIDToken()``.
+    /// The user changed and no new one is named: as ``identityDidChange(to:)`` with `nil`.
     public func identityDidChange() async {
-        clearIDToken()
+        await identityDidChange(to: nil)
     }
 
     /// `true`: every wait ends by the request's deadline or at cancellation.

@@ -192,10 +192,17 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         state.withLock { !$0.inspectingSchemes.isEmpty }
     }
 
-    /// Tells every installed provider that the user's identity changed.
+    /// Tells every installed provider that the user's identity changed and no user is named: as
+    /// ``identityDidChange(to:)`` with `nil`.
     public func identityDidChange() async {
+        await identityDidChange(to: nil)
+    }
+
+    /// Tells every installed provider that the user changed to `identity` (their ID), or to no
+    /// one (`nil`), through ``AuthorizationProvider/identityDidChange(to:)``.
+    public func identityDidChange(to identity: String?) async {
         let providers = state.withLock { Array($0.providers.values) }
-        for provider in providers { await provider.identityDidChange() }
+        for provider in providers { await provider.identityDidChange(to: identity) }
     }
 
     // MARK: Requests from the catalogue

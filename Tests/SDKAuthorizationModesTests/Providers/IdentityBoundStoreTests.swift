@@ -3,7 +3,9 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
+@testable import SDKAuthorizationSignature
 @testable import SDKAuthorizationTokenExchange
 
 /// A credential store whose `remove` fails, as a read-only or full disk would make it.
@@ -146,5 +148,137 @@ struct IdentityBoundStoreTests {
         #expect(try store.load(identity: "user-a", kind: .idToken)?.token == "token-of-a")
         try idTokens.switchIdentity(to: "user-c")
         #expect(idTokens.currentToken == nil, "user C has nothing stored, and B's token is not carried over")
+    }
+
+    // MARK: A change of user through the client (issue 36, item 1)
+
+    /// An Engagement configuration choosing `providerName`, read with `registry`.
+    func configuration(_ providerName: String, registry: ProviderRegistry, extra: String = "") throws -> AuthorizationConfiguration {
+        try AuthorizationConfiguration(
+            data: Data(#"{"projectToken": "project-1", "baseURL": "https://api.example.com", "authorization": "Token api-key-1", "advancedAuthEnabled": true, "providerName": "\#(providerName)"\#(extra)}"#.utf8),
+            format: .json, registry: registry)
+    }
+
+    /// A platform whose exchange answers numbered auth tokens and whose API answers 200.
+    func platformAndAPI() -> RecordingTransport {
+        let issued = Counter()
+        return RecordingTransport { request in
+            guard request.url.path.hasSuffix("/exchange") else { return ServerResponse(statusCode: 200) }
+            return ServerResponse(statusCode: 200, body: Data(#"{"auth_token":"auth-token-\#(issued.increment())","expires_in":600}"#.utf8))
+        }
+    }
+
+    /// The exchange mode registered as the README shows (a store and alice's ID), behind a client.
+    func exchangeClient(store: any CredentialStore, transport: RecordingTransport) throws -> AuthorizedHTTPClient {
+        let registry = ProviderRegistry()
+        registry.register(TokenExchangeMode(signer: .async { [self] payload in signed(payload) }, store: store, identity: "alice"))
+        let configuration = try configuration("SDKAuthorization.TokenExchange", registry: registry,
+                                              extra: #", "tokenExchangeURL": "https://platform.example.com/ccai/exchange""#)
+        return try AuthorizedHTTPClient(configuration: configuration, registry: registry, transport: transport, diagnostics: sink, clock: clock)
+    }
+
+    /// The refresh-callback mode registered as the README shows, whose callback returns `id-token-<n>`.
+    func idTokenClient(store: any CredentialStore, transport: RecordingTransport) throws -> AuthorizedHTTPClient {
+        let registry = ProviderRegistry()
+        let issued = Counter()
+        registry.register(IDTokenRefreshMode(tokenRefresh: { "id-token-\(issued.increment())" }, credentialStore: store, credentialIdentity: "alice"))
+        var policy = AuthorizationPolicy()
+        try policy.add(Endpoint("ticketing", method: "GET", path: "/rover/ticketing"), scheme: .bearer)
+        return try AuthorizedHTTPClient(configuration: configuration("SDKAuthorization.IDTokenRefresh", registry: registry), policy: policy,
+                                        registry: registry, transport: transport, diagnostics: sink, clock: clock)
+    }
+
+    @Test func anExchangeModesIdentityChangeThatNamesNoUserStoresNoTokenInThePreviousUsersSlot() async throws {
+        let store = MemoryCredentialStore()
+        let client = try exchangeClient(store: store, transport: platform())
+        _ = try await client.send(.appInboxFetch)
+        #expect(try store.load(identity: "alice", kind: .tokenExchange)?.token == "auth-token-1")
+        // Alice logs out and bob logs in; the app tells the client, as the README says.
+        try await client.identityDidChange()
+        await #expect(throws: RequestError.noUserNamed(endpoint: .appInboxFetch)) { try await client.send(.appInboxFetch) }
+        #expect(store.stored.withLock { $0.isEmpty }, "nothing was exchanged or stored for a user nobody named: alice's slot holds no one else's token")
+    }
+
+    @Test func anIDTokenModesIdentityChangeThatNamesNoUserStoresNoTokenInThePreviousUsersSlot() async throws {
+        let store = MemoryCredentialStore()
+        let transport = RecordingTransport()
+        let client = try idTokenClient(store: store, transport: transport)
+        _ = try await client.send("ticketing")
+        await eventually("alice's token is stored", { (try? store.load(identity: "alice", kind: .idToken))??.token == "id-token-1" })
+        try await client.identityDidChange()
+        await #expect(throws: RequestError.noUserNamed(endpoint: "ticketing")) { try await client.send("ticketing") }
+        #expect(store.stored.withLock { $0.isEmpty }, "nothing was refreshed or stored for a user nobody named")
+        #expect(transport.requests.count == 1)
+    }
+
+    @Test func aChangeOfUserNamingTheNewUserMovesTheExchangeModeToTheirSlotAndAlicesNextLaunchNeverSeesBobsToken() async throws {
+        let store = MemoryCredentialStore()
+        let transport = platformAndAPI()
+        let client = try exchangeClient(store: store, transport: transport)
+        _ = try await client.send(.appInboxFetch)
+        try await client.identityDidChange(to: "bob")
+        _ = try await client.send(.appInboxFetch)
+        #expect(transport.requests.last?.value(forHeader: "Authorization") == "Bearer auth-token-2")
+        #expect(try store.load(identity: "bob", kind: .tokenExchange)?.token == "auth-token-2", "bob's token is stored in bob's slot before his request returns")
+        #expect(try store.load(identity: "alice", kind: .tokenExchange) == nil, "alice's logout removed her token, and bob's never lands in her slot")
+
+        // Alice's next launch: the mode is registered for her again, and exchanges anew.
+        let relaunch = try exchangeClient(store: store, transport: transport)
+        _ = try await relaunch.send(.appInboxFetch)
+        #expect(transport.requests.last?.value(forHeader: "Authorization") == "Bearer auth-token-3")
+        // Bob again: his stored token serves him without an exchange.
+        try await relaunch.identityDidChange(to: "bob")
+        _ = try await relaunch.send(.appInboxFetch)
+        #expect(transport.requests.last?.value(forHeader: "Authorization") == "Bearer auth-token-2")
+    }
+
+    @Test func aChangeOfUserNamingTheNewUserMovesTheIDTokenModeToTheirSlot() async throws {
+        let store = MemoryCredentialStore()
+        let transport = RecordingTransport()
+        let client = try idTokenClient(store: store, transport: transport)
+        _ = try await client.send("ticketing")
+        try await client.identityDidChange(to: "bob")
+        _ = try await client.send("ticketing")
+        #expect(transport.requests.last?.value(forHeader: "Authorization") == "Bearer id-token-2")
+        #expect(try store.load(identity: "bob", kind: .idToken)?.token == "id-token-2", "stored before bob's request returned")
+        #expect(try store.load(identity: "alice", kind: .idToken) == nil)
+        let idTokens = try #require(client.provider as? IDTokenStore)
+        try await client.identityDidChange(to: nil)
+        #expect(throws: ConfigurationError.self) { try idTokens.setIDToken("set-with-no-user-named") }
+        #expect(try store.load(identity: "bob", kind: .idToken) == nil, "bob's logout removed his token")
+    }
+
+    @Test func anIdentityChangeRefusesAnIdentityNoSlotCanBeKeyedByAndChangesNothing() async throws {
+        let store = MemoryCredentialStore()
+        let transport = platformAndAPI()
+        let client = try exchangeClient(store: store, transport: transport)
+        _ = try await client.send(.appInboxFetch)
+        for bad in ["", String(repeating: "x", count: 101), "bob\n"] {
+            await #expect(throws: ConfigurationError.self) { try await client.identityDidChange(to: bad) }
+        }
+        _ = try await client.send(.appInboxFetch)
+        #expect(transport.requests.last?.value(forHeader: "Authorization") == "Bearer auth-token-1", "alice is still the user")
+    }
+
+    @Test func aChangeOfUserMovesTheSignatureModesCurrentUserAndQueueLane() async throws {
+        let authentication = try SignatureAuthentication(diagnostics: sink)
+        try authentication.changeUser("alice", signature: makeJWT(["sub": "alice"]))
+        try authentication.setSignature(makeJWT(["sub": "bob"]), for: "bob")
+        var policy = AuthorizationPolicy()
+        try policy.add(AuthorizationRule(host: "sdk.example.com", scheme: .signature))
+        let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.signature: authentication]), transport: RecordingTransport())
+        try await client.identityDidChange(to: "bob")
+        #expect(authentication.currentUserId == "bob")
+        try await client.identityDidChange(to: nil)
+        #expect(authentication.currentUserId == nil)
+    }
+
+    @Test func aProviderDirectlyToldOfAnIdentityNoSlotCanBeKeyedByKeepsNoUser() async throws {
+        let store = MemoryCredentialStore()
+        let exchange = try exchange(.async { [self] payload in signed(payload) }, identity: "alice", store: store, transport: platform())
+        await exchange.identityDidChange(to: String(repeating: "x", count: 101))
+        #expect(exchange.identity == nil)
+        await #expect(throws: RequestError.noUserNamed(endpoint: "chats")) { try await exchange.credential(for: context) }
+        #expect(sink.messages(at: .warning).contains { $0.contains("keeps no user until one is named") })
     }
 }

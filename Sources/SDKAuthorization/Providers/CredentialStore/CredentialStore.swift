@@ -253,6 +253,17 @@ public enum CredentialIdentity {
         return String(decoding: identity.utf8.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
     }
 
+    /// Checks the user an identity change names (``AuthorizedHTTPClient/identityDidChange(to:)``):
+    /// an identity every provider can key by, 1 to 100 UTF-8 bytes with no control character.
+    ///
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` naming `key` otherwise.
+    static func checkUser(_ identity: String, key: String) throws(ConfigurationError) {
+        try check(identity, hasStore: false, key: key)
+        guard !identity.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }) else {
+            throw .invalidValue(key: key, reason: "must not contain control characters")
+        }
+    }
+
     /// Checks an identity a provider was given, and that a credential store comes with one; errors
     /// name `key`.
     ///
