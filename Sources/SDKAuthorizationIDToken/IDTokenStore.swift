@@ -91,6 +91,11 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     public let authorizedDomains: [AuthorizedDomain]
     /// The waiting and timeout options.
     public let options: Options
+    /// The credential store slot of this store's token: ``CredentialKind/idToken`` scoped to its
+    /// ``authorizedDomains`` (in order), so two ID token stores for two backends (staging and
+    /// production) with one credential store and one user never load each other's token: each is
+    /// refused the other's (`CredentialStoreError/Code/foreignCredential`).
+    public let credentialKind: CredentialKind
 
     private let clock: any AuthorizationClock
     private let diagnostics: any DiagnosticsSink
@@ -124,8 +129,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   - observer: Told when a refresh starts and finishes and when a request's wait starts and
     ///     ends (`AuthorizationEvent`); `nil`, the default, costs nothing.
     ///   - credentialStore: Opt-in: where the ID token is kept between launches, under
-    ///     `credentialIdentity` in the store's slot of kind `CredentialKind/idToken` (no other mode
-    ///     or namespace reads it), so a cold start has the last token without waiting for the app.
+    ///     `credentialIdentity` in the store's slot of kind `CredentialKind/idToken` scoped to the
+    ///     authorized domains (``credentialKind``: no other mode, namespace or ID token store for
+    ///     other domains reads it), so a cold start has the last token without waiting for the app.
     ///     It is loaded here, saved by ``setIDToken(_:)`` and removed by ``clearIDToken()``.
     ///   - credentialIdentity: The user the stored token belongs to (their ID, 1 to 100 bytes);
     ///     required with a `credentialStore`: there is no shared default, so one user's token never
@@ -186,6 +192,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             throw .invalidValue(key: "staleLeeway", reason: "must be a number of seconds from 0 to 86400")
         }
         self.authorizedDomains = authorizedDomains
+        self.credentialKind = .idToken.scoped(to: authorizedDomains.map(\.description).joined(separator: " "))
         self.options = options
         self.clock = clock
         self.diagnostics = diagnostics
@@ -193,7 +200,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         try CredentialIdentity.check(credentialIdentity, hasStore: credentialStore != nil, key: "credentialIdentity")
         self.credentialStore = credentialStore
         self.identity = Locked(credentialIdentity)
-        let stored = Self.loadStored(from: credentialStore, identity: credentialIdentity, diagnostics: diagnostics)
+        let stored = Self.loadStored(from: credentialStore, identity: credentialIdentity, kind: credentialKind, diagnostics: diagnostics)
         // A refresh lasts at most the timeout: a request that needs a token after that asks again.
         let configuration = SingleFlight<IDToken>.Configuration(flightLifetime: options.refreshTimeout, flightEnded: { [observer] end, age in
             let outcome: AuthorizationEvent.Outcome? = switch end {
@@ -248,7 +255,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// `RequestError/Code/credentialCleared`; a refresh that returns after this is neither
     /// installed nor stored.
     public func clearIDToken() {
-        refresh.reset(thenRemove: { persist { try $0.remove(identity: $1, kind: .idToken) } })
+        refresh.reset(thenRemove: { persist { try $0.remove(identity: $1, kind: credentialKind) } })
     }
 
     /// The app's user changed to `identity` (their ID), or to no one (`nil`):
@@ -277,12 +284,12 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }, thenRemove: { [credentialStore, diagnostics] in
             guard let credentialStore, let previous else { return }
             do {
-                try credentialStore.remove(identity: previous, kind: .idToken)
+                try credentialStore.remove(identity: previous, kind: credentialKind)
             } catch {
                 diagnostics.log(.warning, "The ID token store could not be updated (\(CredentialStoreError.summary(of: error)))")
             }
         })
-        if let stored = Self.loadStored(from: credentialStore, identity: next, diagnostics: diagnostics) {
+        if let stored = Self.loadStored(from: credentialStore, identity: next, kind: credentialKind, diagnostics: diagnostics) {
             // A later switch or logout wins.
             refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
         }
@@ -310,7 +317,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             generation = created
             self.identity.withLock { $0 = identity }
         })
-        if let stored = Self.loadStored(from: credentialStore, identity: identity, diagnostics: diagnostics) {
+        if let stored = Self.loadStored(from: credentialStore, identity: identity, kind: credentialKind, diagnostics: diagnostics) {
             // A later switch or logout wins: an overtaken switch installs nothing.
             refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
         }
@@ -318,10 +325,10 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
 
     /// The token stored for `identity`, if it is one a request may carry; a read failure is logged.
-    private static func loadStored(from store: (any CredentialStore)?, identity: String?, diagnostics: any DiagnosticsSink) -> IDToken? {
+    private static func loadStored(from store: (any CredentialStore)?, identity: String?, kind: CredentialKind, diagnostics: any DiagnosticsSink) -> IDToken? {
         guard let store, let identity else { return nil }
         do {
-            if let saved = try store.load(identity: identity, kind: .idToken), HeaderFieldRules.check(saved.token) == .valid { return IDToken(saved.token) }
+            if let saved = try store.load(identity: identity, kind: kind), HeaderFieldRules.check(saved.token) == .valid { return IDToken(saved.token) }
         } catch {
             diagnostics.log(.warning, "The stored ID token could not be read (\(CredentialStoreError.summary(of: error))); waiting for setIDToken")
         }
@@ -353,7 +360,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         refresh.persist({
             persist { store, identity in
                 guard let owner, owner.utf8.elementsEqual(identity.utf8) else { return }
-                try store.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: owner, kind: .idToken)
+                try store.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: owner, kind: credentialKind)
             }
         }, generation: generation)
     }

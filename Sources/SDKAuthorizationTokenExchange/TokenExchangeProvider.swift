@@ -101,6 +101,11 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     public var identity: String? { binding.withLock(\.identity) }
     /// The options in force.
     public let options: Options
+    /// The store slot of this provider's token: ``CredentialKind/tokenExchange`` scoped to the
+    /// exchange URL (its scheme, host, port and path), so two providers exchanging at two URLs (two
+    /// regions, two tenants) with one store and one user never load each other's token: each is
+    /// refused the other's (`CredentialStoreError/Code/foreignCredential`).
+    public let credentialKind: CredentialKind
 
     /// How payloads are signed; ``setSigner(_:)`` replaces it.
     private let signer: Locked<PayloadSigner>
@@ -190,6 +195,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             throw .invalidValue(key: "expiryLeeway", reason: "must be from 0 to 3600 seconds")
         }
         self.exchangeURL = exchangeURL
+        self.credentialKind = Self.credentialKind(for: exchangeURL)
         self.signer = Locked(signer)
         self.defaultClaims = defaultClaims
         self.binding = Locked((identity, nil))
@@ -373,7 +379,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             return binding.identity
         }) else { return }
         do {
-            if let stored = try store.load(identity: identity, kind: .tokenExchange), let expiresAt = stored.expiresAt {
+            if let stored = try store.load(identity: identity, kind: credentialKind), let expiresAt = stored.expiresAt {
                 // A stored expiry counts on the monotonic clock from now, at most the longest
                 // lifetime an exchange gives.
                 let remaining = min(expiresAt.timeIntervalSince(clock.now()), Self.maximumLifetime)
@@ -396,7 +402,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     private func removeStored(for identity: String?) {
         guard let store, let identity else { return }
         do {
-            try store.remove(identity: identity, kind: .tokenExchange)
+            try store.remove(identity: identity, kind: credentialKind)
         } catch {
             diagnostics.log(.warning, "The stored auth token could not be removed (\(CredentialStoreError.summary(of: error)))")
         }
@@ -435,7 +441,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             return
         }
         do {
-            try store.save(token.credential, identity: identity, kind: .tokenExchange)
+            try store.save(token.credential, identity: identity, kind: credentialKind)
         } catch {
             diagnostics.log(.warning, "The auth token could not be stored (\(CredentialStoreError.summary(of: error))); it is kept in memory")
         }
@@ -603,6 +609,17 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         let seconds = remaining.rounded(.up)
         let formatted = seconds < 1e15 ? String(Int(seconds)) : String(seconds)
         return .exchangeFailed(reason: "the platform refused the last \(refusals == 1 ? "exchange" : "\(refusals) exchanges in a row") (\(reason)), so none is tried for \(formatted) s more", response: nil, underlyingError: nil)
+    }
+
+    /// The slot of the provider exchanging at `url`: ``CredentialKind/tokenExchange`` scoped to its
+    /// scheme, host, port and path (no user info, query or fragment, which never name another platform).
+    static func credentialKind(for url: URL) -> CredentialKind {
+        var components = URLComponents()
+        components.scheme = url.scheme?.lowercased()
+        components.host = url.host?.lowercased()
+        components.port = url.port
+        components.path = url.path
+        return .tokenExchange.scoped(to: components.string ?? url.absoluteString)
     }
 
     /// The longest `expires_in` taken (one day), and the longest a stored token is trusted for.

@@ -75,13 +75,13 @@ struct IdentityBoundStoreTests {
             return signed(payload)
         }, identity: "user-a", store: store, transport: platform())
         #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"))
-        #expect(try store.load(identity: "user-a", kind: .tokenExchange)?.token == "auth-token-1")
+        #expect(try store.load(identity: "user-a", kind: .exchangeAtPlatform)?.token == "auth-token-1")
 
         try exchange.switchIdentity(to: "user-b")
         #expect(exchange.currentToken == nil)
         #expect(try await exchange.credential(for: context) == .bearer("auth-token-2"), "user B signs and exchanges anew")
-        #expect(try store.load(identity: "user-b", kind: .tokenExchange)?.token == "auth-token-2")
-        #expect(try store.load(identity: "user-a", kind: .tokenExchange)?.token == "auth-token-1", "user A's token stays in A's slot")
+        #expect(try store.load(identity: "user-b", kind: .exchangeAtPlatform)?.token == "auth-token-2")
+        #expect(try store.load(identity: "user-a", kind: .exchangeAtPlatform)?.token == "auth-token-1", "user A's token stays in A's slot")
 
         try exchange.switchIdentity(to: "user-a")
         #expect(try await exchange.credential(for: context) == .bearer("auth-token-1"), "user A's stored token serves A again")
@@ -103,8 +103,8 @@ struct IdentityBoundStoreTests {
         gate.open()
         await #expect(throws: RequestError.self) { try await request.value }
         for _ in 0..<1_000 { await Task.yield() }
-        #expect(try store.load(identity: "user-a", kind: .tokenExchange) == nil)
-        #expect(try store.load(identity: "user-b", kind: .tokenExchange) == nil)
+        #expect(try store.load(identity: "user-a", kind: .exchangeAtPlatform) == nil)
+        #expect(try store.load(identity: "user-b", kind: .exchangeAtPlatform) == nil)
         #expect(exchange.currentToken == nil)
     }
 
@@ -128,7 +128,7 @@ struct IdentityBoundStoreTests {
 
     @Test func aStoredTokenIsTrustedForAtMostADayOnTheMonotonicClock() async throws {
         let store = MemoryCredentialStore()
-        try store.save(StoredCredential(token: "stored-for-a-year", expiresAt: clock.now().addingTimeInterval(365 * 86_400)), identity: "user-a", kind: .tokenExchange)
+        try store.save(StoredCredential(token: "stored-for-a-year", expiresAt: clock.now().addingTimeInterval(365 * 86_400)), identity: "user-a", kind: .exchangeAtPlatform)
         let exchange = try exchange(.async { [self] payload in signed(payload) }, identity: "user-a", store: store, transport: platform())
         #expect(try await exchange.credential(for: context) == .bearer("stored-for-a-year"))
         clock.advance(by: 86_400)
@@ -137,15 +137,15 @@ struct IdentityBoundStoreTests {
 
     @Test func idTokenStoreSwitchLoadsTheNewUsersTokenAndKeepsTheOldOnesStoredCopy() async throws {
         let store = MemoryCredentialStore()
-        try store.save(StoredCredential(token: "token-of-b", expiresAt: nil), identity: "user-b", kind: .idToken)
+        try store.save(StoredCredential(token: "token-of-b", expiresAt: nil), identity: "user-b", kind: .idTokenOfAPI)
         let idTokens = try IDTokenStore(authorizedDomains: ["api.example.com"], clock: clock, diagnostics: sink, credentialStore: store, credentialIdentity: "user-a")
         try idTokens.setIDToken("token-of-a")
-        #expect(try store.load(identity: "user-a", kind: .idToken)?.token == "token-of-a")
+        #expect(try store.load(identity: "user-a", kind: .idTokenOfAPI)?.token == "token-of-a")
         try idTokens.switchIdentity(to: "user-b")
         #expect(idTokens.currentToken == "token-of-b")
         try idTokens.setIDToken("new-token-of-b")
-        #expect(try store.load(identity: "user-b", kind: .idToken)?.token == "new-token-of-b")
-        #expect(try store.load(identity: "user-a", kind: .idToken)?.token == "token-of-a")
+        #expect(try store.load(identity: "user-b", kind: .idTokenOfAPI)?.token == "new-token-of-b")
+        #expect(try store.load(identity: "user-a", kind: .idTokenOfAPI)?.token == "token-of-a")
         try idTokens.switchIdentity(to: "user-c")
         #expect(idTokens.currentToken == nil, "user C has nothing stored, and B's token is not carried over")
     }
@@ -192,7 +192,7 @@ struct IdentityBoundStoreTests {
         let store = MemoryCredentialStore()
         let client = try exchangeClient(store: store, transport: platform())
         _ = try await client.send(.appInboxFetch)
-        #expect(try store.load(identity: "alice", kind: .tokenExchange)?.token == "auth-token-1")
+        #expect(try store.load(identity: "alice", kind: .exchangeAtPlatform)?.token == "auth-token-1")
         // Alice logs out and bob logs in; the app tells the client, as the README says.
         try await client.identityDidChange()
         await #expect(throws: RequestError.noUserNamed(endpoint: .appInboxFetch)) { try await client.send(.appInboxFetch) }
@@ -204,7 +204,7 @@ struct IdentityBoundStoreTests {
         let transport = RecordingTransport()
         let client = try idTokenClient(store: store, transport: transport)
         _ = try await client.send("ticketing")
-        await eventually("alice's token is stored", { (try? store.load(identity: "alice", kind: .idToken))??.token == "id-token-1" })
+        await eventually("alice's token is stored", { (try? store.load(identity: "alice", kind: .idTokenOfAPI))??.token == "id-token-1" })
         try await client.identityDidChange()
         await #expect(throws: RequestError.noUserNamed(endpoint: "ticketing")) { try await client.send("ticketing") }
         #expect(store.stored.withLock { $0.isEmpty }, "nothing was refreshed or stored for a user nobody named")
@@ -219,8 +219,8 @@ struct IdentityBoundStoreTests {
         try await client.identityDidChange(to: "bob")
         _ = try await client.send(.appInboxFetch)
         #expect(transport.requests.last?.value(forHeader: "Authorization") == "Bearer auth-token-2")
-        #expect(try store.load(identity: "bob", kind: .tokenExchange)?.token == "auth-token-2", "bob's token is stored in bob's slot before his request returns")
-        #expect(try store.load(identity: "alice", kind: .tokenExchange) == nil, "alice's logout removed her token, and bob's never lands in her slot")
+        #expect(try store.load(identity: "bob", kind: .exchangeAtPlatform)?.token == "auth-token-2", "bob's token is stored in bob's slot before his request returns")
+        #expect(try store.load(identity: "alice", kind: .exchangeAtPlatform) == nil, "alice's logout removed her token, and bob's never lands in her slot")
 
         // Alice's next launch: the mode is registered for her again, and exchanges anew.
         let relaunch = try exchangeClient(store: store, transport: transport)
@@ -240,12 +240,12 @@ struct IdentityBoundStoreTests {
         try await client.identityDidChange(to: "bob")
         _ = try await client.send("ticketing")
         #expect(transport.requests.last?.value(forHeader: "Authorization") == "Bearer id-token-2")
-        #expect(try store.load(identity: "bob", kind: .idToken)?.token == "id-token-2", "stored before bob's request returned")
-        #expect(try store.load(identity: "alice", kind: .idToken) == nil)
+        #expect(try store.load(identity: "bob", kind: .idTokenOfAPI)?.token == "id-token-2", "stored before bob's request returned")
+        #expect(try store.load(identity: "alice", kind: .idTokenOfAPI) == nil)
         let idTokens = try #require(client.provider as? IDTokenStore)
         try await client.identityDidChange(to: nil)
         #expect(throws: ConfigurationError.self) { try idTokens.setIDToken("set-with-no-user-named") }
-        #expect(try store.load(identity: "bob", kind: .idToken) == nil, "bob's logout removed his token")
+        #expect(try store.load(identity: "bob", kind: .idTokenOfAPI) == nil, "bob's logout removed his token")
     }
 
     @Test func anIdentityChangeRefusesAnIdentityNoSlotCanBeKeyedByAndChangesNothing() async throws {

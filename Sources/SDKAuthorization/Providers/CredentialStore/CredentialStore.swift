@@ -34,11 +34,13 @@ public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConver
 /// A store belongs to one SDK, its ``namespace``, and keeps each provider kind's credential apart:
 /// the providers call ``load(identity:kind:)``, ``save(_:identity:kind:)`` and
 /// ``remove(identity:kind:)``, the store records the ``CredentialOwner`` (its namespace and the
-/// kind) with the credential and serves it only to the same namespace and kind. A credential written
-/// by another namespace or kind, or without an owner (saved with ``save(_:identity:)``, or before
+/// kind, with the kind's instance: ``CredentialKind/scoped(to:)``) with the credential and serves it
+/// only to the same namespace, kind and instance. A credential written by another namespace, kind or
+/// instance, or without an owner (saved with ``save(_:identity:)``, or before
 /// owners were recorded), is refused with ``CredentialStoreError/Code/foreignCredential``; the
-/// providers log that and fetch a new token, which replaces it. So two SDKs in one app, or two
-/// modes of one SDK, never send each other's tokens, even for the same user ID.
+/// providers log that and fetch a new token, which replaces it. So two SDKs in one app, two modes
+/// of one SDK, or two providers of one mode (two regions, staging beside production), never send
+/// each other's tokens, even for the same user ID.
 ///
 /// The token-exchange mode keeps its exchanged auth token in one; the refresh-callback mode
 /// (`IDTokenStore`) can keep its ID token in one, opt-in. The framework ships two:

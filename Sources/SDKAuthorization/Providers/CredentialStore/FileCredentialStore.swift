@@ -28,9 +28,11 @@ import Darwin
 /// - Identities are 1 to 100 UTF-8 bytes, compared as exact bytes (``CredentialStore``): the file
 ///   name is their hexadecimal form, and a file that names another identity, even a canonically
 ///   equivalent one, is not the credential of this one.
-/// - Each provider kind has its own file per identity (`credential-<kind>-<hex>.json`), which
-///   records the ``CredentialOwner`` (the store's ``namespace`` and the kind); a file another
-///   namespace or kind wrote, or one without an owner, is refused with
+/// - Each provider kind has its own file per identity (`credential-<kind>-<hex>.json`, and
+///   `credential-<kind>.<instance digest>-<hex>.json` for a provider instance's own slot,
+///   ``CredentialKind/scoped(to:)``), which records the ``CredentialOwner`` (the store's
+///   ``namespace``, the kind and its instance); a file another namespace, kind or instance wrote,
+///   or one without an owner, is refused with
 ///   ``CredentialStoreError/Code/foreignCredential``. The identity calls without a kind use
 ///   `credential-<hex>.json`, as before owners were recorded; no provider reads it.
 ///
@@ -169,10 +171,11 @@ public final class FileCredentialStore: CredentialStore, Sendable {
     }
 
     /// The identity's file for `kind` (`nil`: the slot without a kind). The identity's hexadecimal
-    /// form has no `-`, so the last `-` ends the kind and no two slots share a name.
+    /// form has no `-`, so the last `-` ends the kind's slot name and no two slots share a name. At
+    /// most 250 bytes: 11 + 33 (a 24-byte kind, `.`, 8 digits) + 1 + 200 + 5.
     private func fileURL(_ identity: String, kind: CredentialKind?) throws(CredentialStoreError) -> URL {
         guard CredentialIdentity.isValid(identity) else { throw .invalidIdentity }
-        return directory.appendingPathComponent("credential-\(kind.map { "\($0.rawValue)-" } ?? "")\(CredentialIdentity.hexadecimal(identity)).json")
+        return directory.appendingPathComponent("credential-\(kind.map { "\($0.slotName)-" } ?? "")\(CredentialIdentity.hexadecimal(identity)).json")
     }
 
     /// Up to `limit` bytes of an open file.
