@@ -26,6 +26,41 @@ struct FileCredentialStoreTests {
         return directory.appendingPathComponent(name)
     }
 
+    @Test func twoSDKsWhoseStoresShareAFolderNeitherOverwriteNorRemoveEachOthersTokens() throws {
+        defer { removeDirectory() }
+        let mine = FileCredentialStore(namespace: .testing, directory: directory)
+        let other = try CredentialNamespace("com.example.other-sdk")
+        let theirs = FileCredentialStore(namespace: other, directory: directory)
+        let kind = CredentialKind.tokenExchange.scoped(to: "https://platform.example.com/ccai/exchange")
+        try theirs.save(StoredCredential(token: "their-token", expiresAt: nil), identity: "user-7", kind: kind)
+        #expect {
+            try mine.save(StoredCredential(token: "my-token", expiresAt: nil), identity: "user-7", kind: kind)
+        } throws: { error in
+            guard let error = error as? CredentialStoreError else { return false }
+            return error.code == .foreignCredential && error.message.contains("com.example.other-sdk") && !error.message.contains("their-token")
+        }
+        // My logout leaves their token.
+        try mine.remove(identity: "user-7", kind: kind)
+        #expect(try theirs.load(identity: "user-7", kind: kind)?.token == "their-token", "neither overwritten nor removed by the other SDK")
+        // Their own logout removes it, and then the slot is mine to write.
+        try theirs.remove(identity: "user-7", kind: kind)
+        try mine.save(StoredCredential(token: "my-token", expiresAt: nil), identity: "user-7", kind: kind)
+        #expect(try mine.load(identity: "user-7", kind: kind)?.token == "my-token")
+    }
+
+    @Test func aSlotHoldingAnUnreadableOrOwnerlessCredentialIsStillReplacedAndRemovedByItsKind() throws {
+        defer { removeDirectory() }
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
+        try store.save(StoredCredential(token: "t", expiresAt: nil), identity: "user-7", kind: .idToken)
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("credential-idtoken-") })
+        try Data("not json".utf8).write(to: directory.appendingPathComponent(file))
+        try store.save(StoredCredential(token: "new", expiresAt: nil), identity: "user-7", kind: .idToken)
+        #expect(try store.load(identity: "user-7", kind: .idToken)?.token == "new")
+        try Data("not json".utf8).write(to: directory.appendingPathComponent(file))
+        try store.remove(identity: "user-7", kind: .idToken)
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent(file).path))
+    }
+
     @Test func aCredentialTooLargeToReadBackIsRefusedAtSaveAndTheOneBeforeIsKept() throws {
         defer { removeDirectory() }
         let store = FileCredentialStore(namespace: .testing, directory: directory)

@@ -217,6 +217,21 @@ public struct CredentialOwner: Sendable, Hashable, Codable, CustomStringConverti
     func check(_ credential: StoredCredential) throws(CredentialStoreError) {
         guard credential.owner == self else { throw .foreignCredential(writtenBy: credential.owner, expected: self) }
     }
+
+    /// Throws ``CredentialStoreError/Code/foreignCredential`` when the slot holds `existing`, a
+    /// credential another owner wrote: a slot is private to its owner on save too, so two SDKs whose
+    /// stores share a folder never overwrite each other's tokens. A credential without an owner
+    /// (written before owners were recorded) is replaced; an unreadable one (`nil`) too.
+    func checkMayReplace(_ existing: StoredCredential?) throws(CredentialStoreError) {
+        guard let owner = existing?.owner, owner != self else { return }
+        throw CredentialStoreError(.foreignCredential, reason: "the slot for this identity holds a credential \(owner) wrote, not \(self); it is left as it is, and the new one is not saved")
+    }
+
+    /// Whether a provider of this owner may remove `existing`, what its slot holds (`nil`: nothing
+    /// readable): only what it wrote itself, or what no one can read.
+    func mayRemove(_ existing: StoredCredential?) -> Bool {
+        existing.map { $0.owner == self } ?? true
+    }
 }
 
 extension CredentialStore {

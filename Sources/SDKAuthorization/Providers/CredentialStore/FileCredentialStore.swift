@@ -78,14 +78,24 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         return credential
     }
 
+    /// Saves `credential` in the slot of `identity` and `kind`, owned by ``namespace`` and `kind`;
+    /// a slot holding a credential another namespace, kind or instance wrote (a directory two
+    /// stores share) is left as it is, and this throws ``CredentialStoreError/Code/foreignCredential``.
     public func save(_ credential: StoredCredential, identity: String, kind: CredentialKind) throws {
+        let owner = CredentialOwner(namespace: namespace, kind: kind)
+        let url = try fileURL(identity, kind: kind)
+        try owner.checkMayReplace(try? load(identity: identity, from: url))
         var owned = credential
-        owned.owner = CredentialOwner(namespace: namespace, kind: kind)
-        try save(owned, identity: identity, to: fileURL(identity, kind: kind))
+        owned.owner = owner
+        try save(owned, identity: identity, to: url)
     }
 
+    /// Removes the slot of `identity` and `kind`, unless it holds a credential another namespace,
+    /// kind or instance wrote (a directory two stores share), which is left as it is.
     public func remove(identity: String, kind: CredentialKind) throws {
-        try remove(at: fileURL(identity, kind: kind))
+        let url = try fileURL(identity, kind: kind)
+        guard CredentialOwner(namespace: namespace, kind: kind).mayRemove(try? load(identity: identity, from: url)) else { return }
+        try remove(at: url)
     }
 
     private func load(identity: String, from url: URL) throws -> StoredCredential? {

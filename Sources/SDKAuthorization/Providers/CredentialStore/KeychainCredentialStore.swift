@@ -95,13 +95,19 @@ final class KeychainItemStore: CredentialStore, Sendable {
     }
 
     func save(_ credential: StoredCredential, identity: String, kind: CredentialKind) throws {
+        let owner = CredentialOwner(namespace: namespace, kind: kind)
+        let key = try key(identity, kind: kind)
+        // An item another namespace, kind or instance wrote (one service two stores share) is theirs.
+        try owner.checkMayReplace(try? load(identity: identity, key: key))
         var owned = credential
-        owned.owner = CredentialOwner(namespace: namespace, kind: kind)
-        try save(owned, identity: identity, key: key(identity, kind: kind))
+        owned.owner = owner
+        try save(owned, identity: identity, key: key)
     }
 
     func remove(identity: String, kind: CredentialKind) throws {
-        try remove(key: key(identity, kind: kind))
+        let key = try key(identity, kind: kind)
+        guard CredentialOwner(namespace: namespace, kind: kind).mayRemove(try? load(identity: identity, key: key)) else { return }
+        try remove(key: key)
     }
 
     private func load(identity: String, key: KeychainItemKey) throws -> StoredCredential? {
