@@ -429,7 +429,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                                          join: .wait(start: { [self, window = context.refreshWindow] flight in
             // Counted in the authorizer's refresh window, however this refresh was started (a
             // rejection, a stale mark, an expiry, no token yet).
-            if let refused = window?.admitRefresh(replacing: refresh.current.map { .bearer($0.token) }) {
+            if let refused = refresh.admitRefresh(through: window, replacing: refresh.current.map { .bearer($0.token) }) {
                 refresh.finish(flight, with: .failure(refused))
                 return nil
             }

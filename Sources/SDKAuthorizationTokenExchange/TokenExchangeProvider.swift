@@ -245,7 +245,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             // The token this signing replaces: the current one, or the one a rejection dropped (its
             // grant in the window is this signing's place).
             let replacing = refresh.current.map { $0.credential.token } ?? rejectedToken.withLock { token in defer { token = nil }; return token }
-            if let refused = window?.admitRefresh(replacing: replacing.map(Credential.bearer)) {
+            if let refused = refresh.admitRefresh(through: window, replacing: replacing.map(Credential.bearer)) {
                 refresh.finish(flight, with: .failure(refused))
                 return nil
             }

@@ -743,9 +743,14 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         var failure = RequestError(.refreshWindowExceeded, "\(AuthorizationContext.name(of: request, endpoint: endpoint)) needs a token refresh, but \(window.maximumRefreshes) refreshes ran within \(window.interval) seconds; failing instead of refreshing again",
                                    endpoint: endpoint, scheme: scheme)
         failure.wasSent = false
+        reportWindowExceeded(failure, scheme: scheme, endpoint: endpoint)
+        return failure
+    }
+
+    /// Logs and reports a refresh the window refused.
+    func reportWindowExceeded(_ failure: RequestError, scheme: AuthorizationScheme, endpoint: EndpointID?) {
         diagnostics.log(.warning, failure.description, endpoint: endpoint, scheme: scheme, event: AuthorizationEvent.Kind.refreshWindowExceeded.rawValue)
         observer?.observe(AuthorizationEvent(.refreshWindowExceeded, scheme: scheme, endpoint: endpoint))
-        return failure
     }
 
     /// Shows a final answer other than 401 or 403 to the provider whose credential the request
