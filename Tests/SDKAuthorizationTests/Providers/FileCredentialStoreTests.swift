@@ -61,6 +61,29 @@ struct FileCredentialStoreTests {
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent(file).path))
     }
 
+    @Test func aSaveThatACrashInterruptedLeavesNoTemporaryCopyOfTheTokenPastTheNextStoreOpen() throws {
+        defer { removeDirectory() }
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
+        try store.save(credential, identity: "user-7", kind: .idToken)
+        // What a save killed between its write and its rename leaves: a temporary file holding the token, unlocked.
+        let leftover = directory.appendingPathComponent("\(FileCredentialStore.temporaryPrefix)\(UUID().uuidString)")
+        #expect(FileManager.default.createFile(atPath: leftover.path, contents: Data(#"{"token":"auth-token-secret"}"#.utf8), attributes: [.posixPermissions: 0o600]))
+        // A save running now in another process: its file is locked while it writes.
+        let running = directory.appendingPathComponent("\(FileCredentialStore.temporaryPrefix)\(UUID().uuidString)")
+        let writer = open(running.path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        #expect(writer >= 0 && flock(writer, LOCK_EX) == 0)
+        defer { close(writer) }
+        // The next launch: the first call of a new store instance.
+        let relaunched = FileCredentialStore(namespace: .testing, directory: directory)
+        #expect(try relaunched.load(identity: "user-7", kind: .idToken)?.token == credential.token)
+        #expect(!FileManager.default.fileExists(atPath: leftover.path), "the interrupted save's copy of the token is gone")
+        #expect(FileManager.default.fileExists(atPath: running.path), "a save still running keeps its file")
+        // And a save of its own leaves nothing behind.
+        try relaunched.save(credential, identity: "user-8", kind: .idToken)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(FileCredentialStore.temporaryPrefix) }
+        #expect(names == [running.lastPathComponent])
+    }
+
     @Test func aCredentialTooLargeToReadBackIsRefusedAtSaveAndTheOneBeforeIsKept() throws {
         defer { removeDirectory() }
         let store = FileCredentialStore(namespace: .testing, directory: directory)
