@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import SDKAuthorizationTesting
 import Testing
@@ -15,6 +16,22 @@ final class UnremovableCredentialStore: CredentialStore, Sendable {
     func load(identity: String) throws -> StoredCredential? { try inner.load(identity: identity) }
     func save(_ credential: StoredCredential, identity: String) throws { try inner.save(credential, identity: identity) }
     func remove(identity: String) throws { throw CredentialStoreError.fileSystemFailed("could not remove the stored credential (errno 30)") }
+}
+
+/// A credential store whose saves wait until the test lets them finish.
+final class HeldSaveCredentialStore: CredentialStore, Sendable {
+    let inner = MemoryCredentialStore()
+    let saving = Locked(0)
+    private let release = DispatchSemaphore(value: 0)
+    var namespace: CredentialNamespace { inner.namespace }
+    func load(identity: String) throws -> StoredCredential? { try inner.load(identity: identity) }
+    func save(_ credential: StoredCredential, identity: String) throws {
+        saving.withLock { $0 += 1 }
+        _ = release.wait(timeout: .now() + 5)
+        try inner.save(credential, identity: identity)
+    }
+    func remove(identity: String) throws { try inner.remove(identity: identity) }
+    func finishSaves() { release.signal() }
 }
 
 /// Every stored credential belongs to a user the app names; a switch or a logout at any moment wins.
@@ -106,6 +123,22 @@ struct IdentityBoundStoreTests {
         #expect(try store.load(identity: "user-a", kind: .exchangeAtPlatform) == nil)
         #expect(try store.load(identity: "user-b", kind: .exchangeAtPlatform) == nil)
         #expect(exchange.currentToken == nil)
+    }
+
+    @Test func theExchangedTokenIsStoredBeforeTheRequestThatWaitedForItReturns() async throws {
+        let store = HeldSaveCredentialStore()
+        let exchange = try exchange(.async { [self] payload in signed(payload) }, identity: "user-a", store: store, transport: platform())
+        let returned = Locked(false)
+        let request = Task { [context] in
+            defer { returned.withLock { $0 = true } }
+            return try await exchange.credential(for: context)
+        }
+        await eventually("the token is being stored", { store.saving.withLock { $0 } == 1 })
+        for _ in 0..<5_000 { await Task.yield() }
+        #expect(!returned.withLock { $0 }, "the request waits for the save: a relaunch right after it finds the token")
+        store.finishSaves()
+        #expect(try await request.value == .bearer("auth-token-1"))
+        #expect(try store.load(identity: "user-a", kind: .exchangeAtPlatform)?.token == "auth-token-1")
     }
 
     @Test func aLogoutWhoseStoredCopyCannotBeRemovedDoesNotBringTheTokenBack() async throws {
