@@ -141,6 +141,29 @@ struct IdentityBoundStoreTests {
         #expect(try store.load(identity: "user-a", kind: .exchangeAtPlatform)?.token == "auth-token-1")
     }
 
+    @Test func anExchangeAnsweredAfterASwitchIsStoredInNeitherUsersSlot() async throws {
+        let store = MemoryCredentialStore()
+        let gate = AsyncGate()
+        let reached = Counter(), answered = Counter()
+        // A platform that answers late, ignoring the cancellation the switch sends.
+        let transport = RecordingTransport { _ in
+            _ = reached.increment()
+            await gate.wait()
+            defer { _ = answered.increment() }
+            return ServerResponse(statusCode: 200, body: Data(#"{"auth_token":"token-of-a","expires_in":600}"#.utf8))
+        }
+        let exchange = try exchange(.async { [self] payload in signed(payload) }, identity: "user-a", store: store, transport: transport)
+        let request = Task { [context] in try await exchange.credential(for: context) }
+        await eventually("the exchange reached the platform", { reached.current == 1 })
+        try exchange.switchIdentity(to: "user-b")
+        await #expect(throws: RequestError.self) { try await request.value }
+        gate.open()
+        await eventually("the platform answered", { answered.current == 1 })
+        for _ in 0..<1_000 { await Task.yield() }
+        #expect(store.stored.withLock { $0.isEmpty }, "user A's token lands in no slot: not B's, the user now bound")
+        #expect(exchange.currentToken == nil)
+    }
+
     @Test func aLogoutWhoseStoredCopyCannotBeRemovedDoesNotBringTheTokenBack() async throws {
         let store = UnremovableCredentialStore()
         let exchange = try exchange(.async { [self] payload in signed(payload) }, identity: "user-a", store: store, transport: platform())
