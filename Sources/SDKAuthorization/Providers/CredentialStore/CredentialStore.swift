@@ -68,8 +68,11 @@ public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConver
 /// Keep a ``StoredCredential`` whole, its ``StoredCredential/owner`` included: a store that drops
 /// it serves no provider. The kind-scoped calls have default implementations over the three
 /// identity calls, which keep one slot per identity (the kinds then replace each other's
-/// credential, and refuse it); implement them to give each kind its own slot, as the framework's
-/// stores do, and check the owner (throw ``CredentialStoreError/foreignCredential(writtenBy:expected:)``).
+/// credential, and refuse it); implement them to give each kind (and each
+/// ``CredentialKind/instance``) its own slot, as the framework's stores do, and check the owner:
+/// on load (throw ``CredentialStoreError/foreignCredential(writtenBy:expected:)``), on save (leave a
+/// slot another owner wrote as it is, and throw ``CredentialStoreError/Code/foreignCredential``)
+/// and on remove (leave it as it is).
 public protocol CredentialStore: Sendable {
     /// The SDK whose credentials this store keeps; recorded in every credential a provider saves.
     var namespace: CredentialNamespace { get }
