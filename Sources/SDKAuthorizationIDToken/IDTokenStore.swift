@@ -91,7 +91,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     public let authorizedDomains: [AuthorizedDomain]
     /// The waiting and timeout options.
     public let options: Options
-    /// The credential store slot of this store's token: ``CredentialKind/idToken`` scoped to its
+    /// The credential store slot of this store's token: `CredentialKind/idToken` scoped to its
     /// ``authorizedDomains`` (in order), so two ID token stores for two backends (staging and
     /// production) with one credential store and one user never load each other's token: each is
     /// refused the other's (`CredentialStoreError/Code/foreignCredential`).

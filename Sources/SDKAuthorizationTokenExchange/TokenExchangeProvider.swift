@@ -101,7 +101,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     public var identity: String? { binding.withLock(\.identity) }
     /// The options in force.
     public let options: Options
-    /// The store slot of this provider's token: ``CredentialKind/tokenExchange`` scoped to the
+    /// The store slot of this provider's token: `CredentialKind/tokenExchange` scoped to the
     /// exchange URL (its scheme, host, port and path), so two providers exchanging at two URLs (two
     /// regions, two tenants) with one store and one user never load each other's token: each is
     /// refused the other's (`CredentialStoreError/Code/foreignCredential`).
@@ -611,7 +611,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         return .exchangeFailed(reason: "the platform refused the last \(refusals == 1 ? "exchange" : "\(refusals) exchanges in a row") (\(reason)), so none is tried for \(formatted) s more", response: nil, underlyingError: nil)
     }
 
-    /// The slot of the provider exchanging at `url`: ``CredentialKind/tokenExchange`` scoped to its
+    /// The slot of the provider exchanging at `url`: `CredentialKind/tokenExchange` scoped to its
     /// scheme, host, port and path (no user info, query or fragment, which never name another platform).
     static func credentialKind(for url: URL) -> CredentialKind {
         var components = URLComponents()
