@@ -123,6 +123,11 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     public let authorizedDomains: [AuthorizedDomain]
     /// The waiting and timeout options.
     public let options: Options
+    /// The credential store slot of this store's token: `CredentialKind/idToken` scoped to its
+    /// ``authorizedDomains`` (in order), so two ID token stores for two backends (staging and
+    /// production) with one credential store and one user never load each other's token: each is
+    /// refused the other's (`CredentialStoreError/Code/foreignCredential`).
+    public let credentialKind: CredentialKind
 
     private let clock: any AuthorizationClock
     private let diagnostics: any DiagnosticsSink
@@ -156,12 +161,14 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   - observer: Told when a refresh starts and finishes and when a request's wait starts and
     ///     ends (`AuthorizationEvent`); `nil`, the default, costs nothing.
     ///   - credentialStore: Opt-in: where the ID token is kept between launches, under
-    ///     `credentialIdentity` in the store's slot of kind `CredentialKind/idToken` (no other mode
-    ///     or namespace reads it), so a cold start has the last token without waiting for the app.
+    ///     `credentialIdentity` in the store's slot of kind `CredentialKind/idToken` scoped to the
+    ///     authorized domains (``credentialKind``: no other mode, namespace or ID token store for
+    ///     other domains reads it), so a cold start has the last token without waiting for the app.
     ///     It is loaded here, saved by ``setIDToken(_:)`` and removed by ``clearIDToken()``.
     ///   - credentialIdentity: The user the stored token belongs to (their ID, 1 to 100 bytes);
     ///     required with a `credentialStore`: there is no shared default, so one user's token never
-    ///     serves another. ``switchIdentity(to:)`` changes it.
+    ///     serves another. ``switchIdentity(to:)`` and ``identityDidChange(to:)`` (what
+    ///     `AuthorizedHTTPClient/identityDidChange(to:)` calls) change it.
     /// - Throws: `ConfigurationError/invalidValue(key:reason:)` for a bad pattern, no pattern, a
     ///   timeout or leeway that is negative or not finite, or a credential store without a valid
     ///   identity.
@@ -217,6 +224,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             throw .invalidValue(key: "staleLeeway", reason: "must be a number of seconds from 0 to 86400")
         }
         self.authorizedDomains = authorizedDomains
+        self.credentialKind = .idToken.scoped(to: authorizedDomains.map(\.description).joined(separator: " "))
         self.options = options
         self.clock = clock
         self.diagnostics = diagnostics
@@ -224,7 +232,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         try CredentialIdentity.check(credentialIdentity, hasStore: credentialStore != nil, key: "credentialIdentity")
         self.credentialStore = credentialStore
         self.identity = Locked(credentialIdentity)
-        let stored = Self.loadStored(from: credentialStore, identity: credentialIdentity, diagnostics: diagnostics)
+        let stored = Self.loadStored(from: credentialStore, identity: credentialIdentity, kind: credentialKind, diagnostics: diagnostics)
         // A refresh lasts at most the timeout: a request that needs a token after that asks again.
         let configuration = SingleFlight<IDToken>.Configuration(flightLifetime: options.refreshTimeout, flightEnded: { [observer] end, age in
             let outcome: AuthorizationEvent.Outcome? = switch end {
@@ -264,9 +272,15 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     ///   then left as it was. To log out, call ``clearIDToken()``.
     public func setIDToken(_ token: String) throws(ConfigurationError) {
         let idToken = try checked(token)
+        // The user this token is set for: read before the generation it lands in, so a switch in
+        // between leaves it unstored (the generation or the user no longer match).
+        let owner = identity.withLock { $0 }
+        guard credentialStore == nil || owner != nil else {
+            throw .invalidValue(key: "credentialIdentity", reason: "no user is named since the identity changed, and this store keeps the token per user: name the user with identityDidChange(to:) or switchIdentity(to:) first")
+        }
         let generation = refresh.set(idToken)
         warnIfExpiringSoon(idToken)
-        save(idToken, generation: generation)
+        save(idToken, generation: generation, for: owner)
     }
 
     /// Forgets the token (logout). Requests waiting for a token fail with
@@ -274,7 +288,45 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// installed nor stored.
     public func clearIDToken() {
         // model: logout (reset, then the slot removed)
-        refresh.reset(thenRemove: { persist { try $0.remove(identity: $1, kind: .idToken) } })
+        refresh.reset(thenRemove: { persist { try $0.remove(identity: $1, kind: credentialKind) } })
+    }
+
+    /// The app's user changed to `identity` (their ID), or to no one (`nil`):
+    /// `AuthorizedHTTPClient/identityDidChange(to:)` calls it. The previous user's token is
+    /// forgotten and its stored copy removed, as by ``clearIDToken()``; waiting requests fail with
+    /// `RequestError/Code/credentialCleared`, and a refresh that returns after this is neither
+    /// installed nor stored. With a credential store, the store serves `identity` from now on (its
+    /// stored token, if any, becomes the current one); with `nil` (or an identity a credential
+    /// store cannot key by, which is logged) it has no user: requests fail with
+    /// `RequestError/noUserNamed(endpoint:)` and ``setIDToken(_:)`` refuses until
+    /// ``switchIdentity(to:)`` or the next identity change names one.
+    public func identityDidChange(to identity: String?) async {
+        var next = identity
+        if let identity, !CredentialIdentity.isValid(identity) {
+            diagnostics.log(.warning, "The identity change named a user ID that is not 1 to 100 UTF-8 bytes; the ID token store keeps no user until one is named")
+            next = nil
+        }
+        var previous: String?
+        var generation: UInt64 = 0
+        // model: switchUser (reset, the identity moved in its update, then the old slot removed)
+        refresh.reset(updating: { created in
+            generation = created
+            previous = self.identity.withLock { current in
+                defer { current = next }
+                return current
+            }
+        }, thenRemove: { [credentialStore, diagnostics] in
+            guard let credentialStore, let previous else { return }
+            do {
+                try credentialStore.remove(identity: previous, kind: credentialKind)
+            } catch {
+                diagnostics.log(.warning, "The ID token store could not be updated (\(CredentialStoreError.summary(of: error)))")
+            }
+        })
+        if let stored = Self.loadStored(from: credentialStore, identity: next, kind: credentialKind, diagnostics: diagnostics) {
+            // A later switch or logout wins.
+            refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
+        }
     }
 
     /// Makes `identity` (the user's ID, 1 to 100 bytes, compared as exact UTF-8 bytes as
@@ -300,7 +352,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             generation = created
             self.identity.withLock { $0 = identity }
         })
-        if let stored = Self.loadStored(from: credentialStore, identity: identity, diagnostics: diagnostics) {
+        if let stored = Self.loadStored(from: credentialStore, identity: identity, kind: credentialKind, diagnostics: diagnostics) {
             // A later switch or logout wins: an overtaken switch installs nothing.
             refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
         }
@@ -308,10 +360,10 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
 
     /// The token stored for `identity`, if it is one a request may carry; a read failure is logged.
-    private static func loadStored(from store: (any CredentialStore)?, identity: String?, diagnostics: any DiagnosticsSink) -> IDToken? {
+    private static func loadStored(from store: (any CredentialStore)?, identity: String?, kind: CredentialKind, diagnostics: any DiagnosticsSink) -> IDToken? {
         guard let store, let identity else { return nil }
         do {
-            if let saved = try store.load(identity: identity, kind: .idToken), HeaderFieldRules.check(saved.token) == .valid { return IDToken(saved.token) }
+            if let saved = try store.load(identity: identity, kind: kind), HeaderFieldRules.check(saved.token) == .valid { return IDToken(saved.token) }
         } catch {
             diagnostics.log(.warning, "The stored ID token could not be read (\(CredentialStoreError.summary(of: error))); waiting for setIDToken")
         }
@@ -338,11 +390,16 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
     }
 
-    /// Stores `token` unless a logout has come since it was set.
-    private func save(_ token: IDToken, generation: UInt64) {
-        // model: persist (the identity read here, after the generation check: known counterexample of (e))
-        refresh.persist({ persist { try $0.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: $1, kind: .idToken) } },
-                        generation: generation)
+    /// Stores `token` in the slot of `owner`, the user it was set or fetched for, unless a logout
+    /// or a switch has come since: never in another user's slot.
+    private func save(_ token: IDToken, generation: UInt64, for owner: String?) {
+        // model: persist (the owner read when the token was set or its fetch started, checked against the slot's identity under the persistence lock)
+        refresh.persist({
+            persist { store, identity in
+                guard let owner, owner.utf8.elementsEqual(identity.utf8) else { return }
+                try store.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: owner, kind: credentialKind)
+            }
+        }, generation: generation)
     }
 
     /// Runs `change` on the credential store and the current identity, if any; a failure is
@@ -397,6 +454,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         guard authorizedDomains.contains(where: { $0.matches(context.url) }) else {
             return .omitted
         }
+        // A credential store keeps one user's token: after an identity change that named no user,
+        // nothing is asked for or stored until one is named.
+        if credentialStore != nil, identity.withLock({ $0 }) == nil { throw RequestError.noUserNamed(endpoint: context.endpoint) }
         let clock = clock, leeway = options.staleLeeway
         let isFresh = { (token: IDToken) in token.isFresh(on: clock, leeway: leeway) }
         if let token = refresh.usableValue(isFresh) { return .bearer(token.token) }
@@ -406,7 +466,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                                          join: .wait(start: { [self, window = context.refreshWindow] flight in
             // Counted in the authorizer's refresh window, however this refresh was started (a
             // rejection, a stale mark, an expiry, no token yet).
-            if let refused = window?.admitRefresh(replacing: refresh.current.map { .bearer($0.token) }) {
+            if let refused = refresh.admitRefresh(through: window, replacing: refresh.current.map { .bearer($0.token) }) {
                 refresh.finish(flight, with: .failure(refused))
                 return nil
             }
@@ -460,6 +520,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// no refresh running (or the last one past the timeout) does this, once.
     private func startRefresh(_ flight: SingleFlight<IDToken>.Flight) -> (@Sendable () -> Void)? {
         observer?.observe(AuthorizationEvent(.refreshStarted))
+        // The user this refresh is for: the identity of the flight's generation.
+        let owner = identity.withLock { $0 }
         switch callback.withLock({ $0 }) {
         case .async(let callback)?:
             Task { await callback() }
@@ -477,10 +539,11 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
                         }
                         return
                     }
-                    // Taken only while no logout came since the refresh began.
+                    // Stored before the waiting requests resume (a relaunch right after one finds
+                    // it), and taken only while no logout came since the refresh began.
+                    save(token, generation: flight.generation, for: owner)
                     if refresh.finish(flight, with: .success(token)) != nil {
                         warnIfExpiringSoon(token)
-                        save(token, generation: flight.generation)
                     } else {
                         diagnostics.log(.info, "The ID token refresh returned after a logout; its token was dropped")
                     }
@@ -509,10 +572,10 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         return .retry
     }
 
-    /// The user changed: the old user's token is forgotten, as by ``clearIDToken()``.
+    /// The user changed and no new one is named: as ``identityDidChange(to:)`` with `nil`.
     public func identityDidChange() async {
-        // model: switchUser with -DAPP_IDENTITY_DID_CHANGE (the identity kept: known counterexample of (e))
-        clearIDToken()
+        // model: switchUser with -DAPP_IDENTITY_DID_CHANGE (now to no user: the identity is not kept)
+        await identityDidChange(to: nil)
     }
 
     /// `true`: every wait ends by the request's deadline or at cancellation.

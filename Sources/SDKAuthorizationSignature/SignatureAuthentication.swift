@@ -337,7 +337,19 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     /// The app's identity changed (logout, `anonymize`): there is no current user until the next
     /// ``changeUser(_:signature:)``. Signatures of earlier users stay for their queued requests.
     public func identityDidChange() async {
-        state.withLock { $0.currentUser = nil }
+        await identityDidChange(to: nil)
+    }
+
+    /// The app's user changed to `identity` (`AuthorizedHTTPClient/identityDidChange(to:)`): it
+    /// becomes the current user, with the signature it had, if any, and the requests queued from
+    /// now on go in its lane; `nil`, or a user ID ``changeUser(_:signature:)`` refuses, leaves no
+    /// current user. Signatures of earlier users stay for their queued requests.
+    public func identityDidChange(to identity: String?) async {
+        guard let identity, (try? Self.check(userId: identity)) != nil else {
+            state.withLock { $0.currentUser = nil }
+            return
+        }
+        try? changeUser(identity)
     }
 
     /// `true`: it answers at once from the signatures it holds.

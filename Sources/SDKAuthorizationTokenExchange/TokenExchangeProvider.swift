@@ -32,8 +32,13 @@ import SDKAuthorization
 ///   `CredentialStore` is given, on disk for the next launch under the ``identity`` the app names
 ///   (the user's ID: there is no shared default, so one user's token never serves another).
 ///   ``switchIdentity(to:)`` moves to another user's slot; ``clearUserData()`` (logout) empties the
-///   current one. A save, a load or a sign-and-exchange that a switch or a logout overtakes is
-///   discarded, never stored or used.
+///   current one; a change of user through `AuthorizedHTTPClient/identityDidChange(to:)`
+///   (``identityDidChange(to:)``) empties the previous user's slot and moves to the new user's, and
+///   one that names no user leaves the provider without one: it fails requests with
+///   `RequestError/noUserNamed(endpoint:)` rather than exchange a token it could only store in the
+///   wrong slot. A token is stored only in the slot of the user it was exchanged for, before the
+///   requests waiting for it resume; a save, a load or a sign-and-exchange that a switch or a
+///   logout overtakes is discarded, never stored or used.
 /// - Expiry is counted on both clocks: the wall-clock expiry (kept in the store) and a monotonic one
 ///   (`expires_in` after the answer, or after the load for a stored token), so a wall clock set back
 ///   never keeps a token in use past its lifetime.
@@ -96,6 +101,11 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     public var identity: String? { binding.withLock(\.identity) }
     /// The options in force.
     public let options: Options
+    /// The store slot of this provider's token: `CredentialKind/tokenExchange` scoped to the
+    /// exchange URL (its scheme, host, port and path), so two providers exchanging at two URLs (two
+    /// regions, two tenants) with one store and one user never load each other's token: each is
+    /// refused the other's (`CredentialStoreError/Code/foreignCredential`).
+    public let credentialKind: CredentialKind
 
     /// How payloads are signed; ``setSigner(_:)`` replaces it.
     private let signer: Locked<PayloadSigner>
@@ -129,10 +139,13 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         var reason = ""
     }
 
-    /// An auth token with its expiry on the monotonic clock beside the wall-clock one.
+    /// An auth token with its expiry on the monotonic clock beside the wall-clock one, and the
+    /// user it was fetched (or loaded) for: it is stored in that user's slot or nowhere.
     struct ExchangedToken: Sendable {
         let credential: StoredCredential
         let monotonicExpiry: TimeInterval
+        /// The identity bound when the sign-and-exchange started, or whose slot it was loaded from.
+        var identity: String? = nil
     }
 
     /// Creates the provider.
@@ -182,6 +195,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             throw .invalidValue(key: "expiryLeeway", reason: "must be from 0 to 3600 seconds")
         }
         self.exchangeURL = exchangeURL
+        self.credentialKind = Self.credentialKind(for: exchangeURL)
         self.signer = Locked(signer)
         self.defaultClaims = defaultClaims
         self.binding = Locked((identity, nil))
@@ -212,6 +226,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     // MARK: AuthorizationProvider
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
+        // A store keeps one user's token: after an identity change that named no user, nothing is
+        // fetched (it could only be stored for the wrong user, or for no one) until one is named.
+        if store != nil, binding.withLock({ $0.identity }) == nil { throw RequestError.noUserNamed(endpoint: context.endpoint) }
         loadFromStoreOnce()
         let clock = clock, leeway = options.expiryLeeway
         if refresh.usableValue({ $0.isFresh(on: clock, leeway: leeway) }) == nil, let refusal = backoffError() {
@@ -228,7 +245,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             // The token this signing replaces: the current one, or the one a rejection dropped (its
             // grant in the window is this signing's place).
             let replacing = refresh.current.map { $0.credential.token } ?? rejectedToken.withLock { token in defer { token = nil }; return token }
-            if let refused = window?.admitRefresh(replacing: replacing.map(Credential.bearer)) {
+            if let refused = refresh.admitRefresh(through: window, replacing: replacing.map(Credential.bearer)) {
                 refresh.finish(flight, with: .failure(refused))
                 return nil
             }
@@ -263,9 +280,35 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         return .retry
     }
 
-    /// The user changed: as ``clearUserData()``.
+    /// The user changed and no new one is named: as ``identityDidChange(to:)`` with `nil`.
     public func identityDidChange() async {
-        clearUserData()
+        await identityDidChange(to: nil)
+    }
+
+    /// The app's user changed to `identity` (their ID), or to no one (`nil`):
+    /// `AuthorizedHTTPClient/identityDidChange(to:)` calls it. The previous user's token is
+    /// forgotten and its stored copy removed, as by ``clearUserData()``, a sign-and-exchange in
+    /// flight is cancelled and what it returns late is neither used nor stored, and the provider
+    /// serves `identity` from now on: the token stored for it, if any, or a new exchange stored in
+    /// its slot. With a store and `nil` (or an identity the store cannot key by, which is logged), the
+    /// provider has no user: requests fail with `RequestError/noUserNamed(endpoint:)` and nothing is
+    /// stored until ``switchIdentity(to:)`` or the next identity change names one.
+    public func identityDidChange(to identity: String?) async {
+        var next = identity
+        if let identity, !CredentialIdentity.isValid(identity) {
+            diagnostics.log(.warning, "The identity change named a user ID that is not 1 to 100 UTF-8 bytes; the token-exchange provider keeps no user until one is named")
+            next = nil
+        }
+        rejectedToken.withLock { $0 = nil }
+        var previous: String?
+        refresh.reset(updating: { generation in
+            binding.withLock { binding in
+                previous = binding.identity
+                // Not read again in this generation: the new user's stored token is read by the next request.
+                binding = (next, nil)
+            }
+            backoff.withLock { $0 = ExchangeBackoff() }
+        }, thenRemove: { removeStored(for: previous) })
     }
 
     /// `true`: every wait ends by the request's deadline or at cancellation.
@@ -276,10 +319,14 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     public func clearUserData() {
         rejectedToken.withLock { $0 = nil }
         // Not read again in the new generation: if the removal fails, the old token stays out of use.
+        var identity: String?
         refresh.reset(updating: { generation in
-            binding.withLock { $0.loadedIn = generation }
+            identity = binding.withLock { binding in
+                binding.loadedIn = generation
+                return binding.identity
+            }
             backoff.withLock { $0 = ExchangeBackoff() }
-        }, thenRemove: removeStored)
+        }, thenRemove: { removeStored(for: identity) })
     }
 
     /// Makes `identity` (the user's ID, 1 to 100 bytes, compared as exact UTF-8 bytes as
@@ -332,11 +379,11 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             return binding.identity
         }) else { return }
         do {
-            if let stored = try store.load(identity: identity, kind: .tokenExchange), let expiresAt = stored.expiresAt {
+            if let stored = try store.load(identity: identity, kind: credentialKind), let expiresAt = stored.expiresAt {
                 // A stored expiry counts on the monotonic clock from now, at most the longest
                 // lifetime an exchange gives.
                 let remaining = min(expiresAt.timeIntervalSince(clock.now()), Self.maximumLifetime)
-                let token = ExchangedToken(credential: stored, monotonicExpiry: clock.monotonicNow() + remaining)
+                let token = ExchangedToken(credential: stored, monotonicExpiry: clock.monotonicNow() + remaining, identity: identity)
                 // A logout or a switch while it loaded wins.
                 refresh.modify(ifGeneration: generation) { current in if current == nil { current = token } }
             }
@@ -348,38 +395,55 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// Removes the current identity's stored token. Runs under the persistence lock, or after a
     /// rejection of the token it holds.
     private func removeStored() {
-        guard let store, let identity = binding.withLock({ $0.identity }) else { return }
+        removeStored(for: binding.withLock { $0.identity })
+    }
+
+    /// Removes the token stored for `identity`, if any.
+    private func removeStored(for identity: String?) {
+        guard let store, let identity else { return }
         do {
-            try store.remove(identity: identity, kind: .tokenExchange)
+            try store.remove(identity: identity, kind: credentialKind)
         } catch {
             diagnostics.log(.warning, "The stored auth token could not be removed (\(CredentialStoreError.summary(of: error)))")
         }
     }
 
-    /// One flight: sign, check, exchange, then deliver to the waiting requests and store, unless a
-    /// logout came meanwhile or the flight was abandoned.
+    /// One flight: sign, check, exchange, then store (unless a logout or a switch came meanwhile)
+    /// and deliver to the waiting requests, in that order: a request that returns with the token
+    /// finds it stored already, so a relaunch right after it does not exchange again.
     private func signAndExchange(_ flight: SingleFlight<ExchangedToken>.Flight) async {
         do {
+            // The user this exchange is for: the identity of the flight's generation (a switch or a
+            // logout bumps the generation before it changes the identity, and then nothing is stored).
+            let identity = binding.withLock { $0.identity }
             // A request that joined just as a refusal came in: neither sign nor exchange.
             if let refusal = backoffError() { throw refusal }
             var claims = defaultClaims
             claims["payload_type"] = .string(SigningPayload.Kind.authToken.rawValue)
             let signed = try await requestSignature(SigningPayload(kind: .authToken, claims: claims))
             try checkSignedPayload(signed)
-            let token = try await exchange(signed, flight: flight)
+            var token = try await exchange(signed, flight: flight)
+            token.identity = identity
+            refresh.persist({ save(token) }, generation: flight.generation)
             guard refresh.finish(flight, with: .success(token)) != nil else { return }
             backoff.withLock { $0 = ExchangeBackoff() }
-            refresh.persist({
-                // The identity of this generation: a switch resets the generation before it changes it.
-                guard let store, let identity = binding.withLock({ $0.identity }) else { return }
-                do {
-                    try store.save(token.credential, identity: identity, kind: .tokenExchange)
-                } catch {
-                    diagnostics.log(.warning, "The auth token could not be stored (\(CredentialStoreError.summary(of: error))); it is kept in memory")
-                }
-            }, generation: flight.generation)
         } catch {
             refresh.finish(flight, with: .failure(error))
+        }
+    }
+
+    /// Stores `token` in the slot of the user it was fetched for, and only while that user is still
+    /// the provider's: never in another user's slot. Runs under the persistence lock.
+    private func save(_ token: ExchangedToken) {
+        guard let store, let identity = token.identity else { return }
+        guard let current = binding.withLock({ $0.identity }), current.utf8.elementsEqual(identity.utf8) else {
+            diagnostics.log(.info, "An auth token fetched for the previous user was not stored: the user changed while it was exchanged")
+            return
+        }
+        do {
+            try store.save(token.credential, identity: identity, kind: credentialKind)
+        } catch {
+            diagnostics.log(.warning, "The auth token could not be stored (\(CredentialStoreError.summary(of: error))); it is kept in memory")
         }
     }
 
@@ -545,6 +609,17 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         let seconds = remaining.rounded(.up)
         let formatted = seconds < 1e15 ? String(Int(seconds)) : String(seconds)
         return .exchangeFailed(reason: "the platform refused the last \(refusals == 1 ? "exchange" : "\(refusals) exchanges in a row") (\(reason)), so none is tried for \(formatted) s more", response: nil, underlyingError: nil)
+    }
+
+    /// The slot of the provider exchanging at `url`: `CredentialKind/tokenExchange` scoped to its
+    /// scheme, host, port and path (no user info, query or fragment, which never name another platform).
+    static func credentialKind(for url: URL) -> CredentialKind {
+        var components = URLComponents()
+        components.scheme = url.scheme?.lowercased()
+        components.host = url.host?.lowercased()
+        components.port = url.port
+        components.path = url.path
+        return .tokenExchange.scoped(to: components.string ?? url.absoluteString)
     }
 
     /// The longest `expires_in` taken (one day), and the longest a stored token is trusted for.

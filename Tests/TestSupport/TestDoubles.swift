@@ -98,3 +98,13 @@ extension CredentialNamespace {
     /// The namespace the tests' stores belong to.
     public static let testing = try! CredentialNamespace("com.example.tests")
 }
+
+extension CredentialKind {
+    /// The slot of `TokenExchangeProvider(exchangeURL: https://platform.example.com/ccai/exchange)`,
+    /// the tests' exchange URL (its `credentialKind`).
+    public static let exchangeAtPlatform = CredentialKind.tokenExchange.scoped(to: "https://platform.example.com/ccai/exchange")
+    /// The slot of `IDTokenStore(authorizedDomains: ["api.example.com"])` (its `credentialKind`).
+    public static let idTokenOfAPI = CredentialKind.idToken.scoped(to: "api.example.com")
+    /// The slot of `IDTokenStore(authorizedDomains: ["platform.example.com"])` (its `credentialKind`).
+    public static let idTokenOfPlatform = CredentialKind.idToken.scoped(to: "platform.example.com")
+}

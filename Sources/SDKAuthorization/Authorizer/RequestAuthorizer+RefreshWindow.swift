@@ -42,6 +42,12 @@ public struct IssuedGeneration: Sendable {
 /// every refresh, not only those a rejection asked for.
 public struct RefreshWindowGate: Sendable {
     let admit: @Sendable (_ replacing: Credential?) -> RequestError?
+    /// The window of the authorizer that made it: a provider shared by several authorizers counts
+    /// its own refreshes against it too (``SingleFlight/admitRefresh(through:replacing:)``).
+    let window: RefreshWindow
+    /// The error a refresh the provider's own count refuses fails with, reported as the authorizer
+    /// reports its own refusals.
+    let refuse: @Sendable () -> RequestError
 
     /// `nil` when the window allows one more refresh in place of `credential` (the token the
     /// refresh replaces, if any), which it then counts; otherwise the error the waiting requests
@@ -57,8 +63,23 @@ extension RequestAuthorizer {
     /// The gate that counts `scheme`'s refreshes in this authorizer's window, for `request`: bound to
     /// it, so a provider's refresh start holds the small gate, not the whole context.
     func refreshWindowGate(for scheme: AuthorizationScheme, request: OutgoingRequest, endpoint: EndpointID?) -> RefreshWindowGate {
-        RefreshWindowGate { [weak self] replacing in
+        let window = options.refreshWindow
+        return RefreshWindowGate(admit: { [weak self] replacing in
             self?.admitRefresh(scheme: scheme, replacing: replacing, request: request, endpoint: endpoint)
-        }
+        }, window: window, refuse: { [weak self] in
+            let failure = Self.providerWindowExceeded(window, scheme: scheme, request: request, endpoint: endpoint)
+            self?.reportWindowExceeded(failure, scheme: scheme, endpoint: endpoint)
+            return failure
+        })
     }
+
+    /// The refusal of a refresh its provider's own count stops: the provider, whichever clients share
+    /// it, refreshed `window`'s number of times within its interval.
+    static func providerWindowExceeded(_ window: RefreshWindow, scheme: AuthorizationScheme, request: OutgoingRequest, endpoint: EndpointID?) -> RequestError {
+        var failure = RequestError(.refreshWindowExceeded, "\(AuthorizationContext.name(of: request, endpoint: endpoint)) needs a token refresh, but its provider refreshed \(window.maximumRefreshes) times within \(window.interval) seconds (for every client that shares it); failing instead of refreshing again",
+                                   endpoint: endpoint, scheme: scheme)
+        failure.wasSent = false
+        return failure
+    }
+
 }

@@ -195,10 +195,17 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         state.withLock { !$0.inspectingSchemes.isEmpty }
     }
 
-    /// Tells every installed provider that the user's identity changed.
+    /// Tells every installed provider that the user's identity changed and no user is named: as
+    /// ``identityDidChange(to:)`` with `nil`.
     public func identityDidChange() async {
+        await identityDidChange(to: nil)
+    }
+
+    /// Tells every installed provider that the user changed to `identity` (their ID), or to no
+    /// one (`nil`), through ``AuthorizationProvider/identityDidChange(to:)``.
+    public func identityDidChange(to identity: String?) async {
         let providers = state.withLock { Array($0.providers.values) }
-        for provider in providers { await provider.identityDidChange() }
+        for provider in providers { await provider.identityDidChange(to: identity) }
     }
 
     // MARK: Requests from the catalogue
@@ -764,9 +771,14 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         var failure = RequestError(.refreshWindowExceeded, "\(AuthorizationContext.name(of: request, endpoint: endpoint)) needs a token refresh, but \(window.maximumRefreshes) refreshes ran within \(window.interval) seconds; failing instead of refreshing again",
                                    endpoint: endpoint, scheme: scheme)
         failure.wasSent = false
+        reportWindowExceeded(failure, scheme: scheme, endpoint: endpoint)
+        return failure
+    }
+
+    /// Logs and reports a refresh the window refused.
+    func reportWindowExceeded(_ failure: RequestError, scheme: AuthorizationScheme, endpoint: EndpointID?) {
         diagnostics.log(.warning, failure.description, endpoint: endpoint, scheme: scheme, event: AuthorizationEvent.Kind.refreshWindowExceeded.rawValue)
         observer?.observe(AuthorizationEvent(.refreshWindowExceeded, scheme: scheme, endpoint: endpoint))
-        return failure
     }
 
     /// Shows a final answer other than 401 or 403 to the provider whose credential the request

@@ -48,7 +48,9 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         /// No token arrived in time. Not sent.
         public static let credentialTimedOut = Code(rawValue: "credentialTimedOut")
         /// The user logged out while the request waited for a token (not sent), or after it was
-        /// sent with a token and before that token's rejection came back (not sent again).
+        /// sent with a token and before that token's rejection came back (not sent again); or the
+        /// identity changed without naming the new user, and the provider keeps its token per user
+        /// (``RequestError/noUserNamed(endpoint:)``; not sent).
         public static let credentialCleared = Code(rawValue: "credentialCleared")
         /// The app's refresh callback threw while the request waited for a token. Not sent.
         public static let refreshFailed = Code(rawValue: "refreshFailed")
@@ -278,6 +280,13 @@ extension RequestError {
     /// The user logged out while the request waited for a token.
     public static func credentialCleared(endpoint: EndpointID?) -> RequestError {
         RequestError(.credentialCleared, "The token was cleared (logout) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint)
+    }
+
+    /// The provider keeps its credentials per user in a ``CredentialStore``, and the app has named
+    /// no user since the identity changed (``AuthorizedHTTPClient/identityDidChange(to:)`` with
+    /// `nil`): nothing is fetched or stored for an unknown user. Code ``Code/credentialCleared``.
+    public static func noUserNamed(endpoint: EndpointID?) -> RequestError {
+        RequestError(.credentialCleared, "No user is named since the identity changed, and the provider of \(name(endpoint)) keeps its token per user; the request was not sent: name the new user with identityDidChange(to:)", endpoint: endpoint)
     }
 
     /// The app's refresh callback threw `error`.

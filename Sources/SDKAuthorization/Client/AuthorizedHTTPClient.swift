@@ -37,8 +37,9 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     public let attachment: (any Sendable)?
 
     private let transport: any HTTPTransport
-    /// Run by ``identityDidChange()`` instead of telling the authorizer's providers, or `nil` to tell them.
-    private let identityChange: (@Sendable () async throws(ConfigurationError) -> Void)?
+    /// Run by ``identityDidChange(to:)`` with the new user instead of telling the authorizer's
+    /// providers, or `nil` to tell them.
+    private let identityChange: (@Sendable (String?) async throws(ConfigurationError) -> Void)?
 
     /// Creates a client around `authorizer`, with what it was made from and what an identity change
     /// does: for a module that makes clients from a configuration of its own, as the Engagement
@@ -48,11 +49,13 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     ///   - authorizer: The authorization seam the client sends through.
     ///   - transport: What sends each request.
     ///   - attachment: Kept as ``attachment``; the client never reads it.
-    ///   - identityChange: Run by ``identityDidChange()`` in place of telling the authorizer's
-    ///     providers, its error rethrown; `nil` tells them.
+    ///   - identityChange: Run by ``identityDidChange(to:)`` with the new user (checked; `nil` for
+    ///     no one) in place of telling the authorizer's providers, its error rethrown; `nil` tells
+    ///     them (``RequestAuthorizer/identityDidChange(to:)``). One that runs must pass the user on
+    ///     to every provider it keeps.
     public init(
         authorizer: RequestAuthorizer, transport: any HTTPTransport, attachment: (any Sendable)?,
-        identityChange: (@Sendable () async throws(ConfigurationError) -> Void)?
+        identityChange: (@Sendable (String?) async throws(ConfigurationError) -> Void)?
     ) {
         self.authorizer = authorizer
         self.attachment = attachment
@@ -81,22 +84,45 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// A built-in mode's provider is reached through it, e.g. `client.provider as? IDTokenStore`.
     public var provider: (any AuthorizationProvider)? { authorizer.provider(for: .bearer) }
 
-    /// Tells the client the user's identity changed (a new customer, `anonymize`).
+    /// Tells the client that the user changed: the one call for a logout, a login or a switch of
+    /// user. `identity` is the new user's ID (1 to 100 UTF-8 bytes, compared as exact bytes, the key
+    /// of their ``CredentialStore`` slot), or `nil` when no one is signed in (logout, `anonymize`).
     ///
-    /// Every provider is told through ``AuthorizationProvider/identityDidChange()``. A provider
-    /// class found by name (`AuthorizationProviderType`) is then loaded again from the registry, a
-    /// new instance, as the vendor SDKs do, and swapped in only once it has loaded: requests in
-    /// flight keep the provider they read, and none finds the client without one. With advanced
-    /// auth disabled nothing is looked up.
+    /// ```swift
+    /// try await client.identityDidChange(to: "bob-7")   // bob logged in (alice logged out)
+    /// try await client.identityDidChange(to: nil)       // logout: no one is signed in
+    /// ```
     ///
-    /// - Throws: ``ConfigurationError`` when the provider class can no longer be loaded; requests that
+    /// Every provider is told through ``AuthorizationProvider/identityDidChange(to:)``, and forgets
+    /// the previous user's credential. A provider that keeps its token in a ``CredentialStore``
+    /// (`TokenExchangeProvider`, `IDTokenStore` with a credential store) removes the previous
+    /// user's stored token and moves to `identity`'s slot; with `nil` it keeps no user, stores
+    /// nothing, and fails the requests that need its token with ``RequestError/noUserNamed(endpoint:)``
+    /// until the app names one. No token is ever stored for a user other than the one it was
+    /// fetched for. The signature mode makes `identity` its current user, so requests queued from
+    /// now on go in that user's lane. A provider class found by name (`AuthorizationProviderType`)
+    /// is then loaded again from the registry, a new instance, as the vendor SDKs do, and swapped in
+    /// only once it has loaded: requests in flight keep the provider they read, and none finds the
+    /// client without one. With advanced auth disabled nothing is looked up.
+    ///
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` (key `identity`) for an identity
+    ///   that is empty, longer than 100 UTF-8 bytes or holds a control character: nothing changes
+    ///   then. ``ConfigurationError`` when the provider class can no longer be loaded; requests that
     ///   need it then fail with ``RequestError/Code/noProvider`` rather than use the old user's provider.
-    public func identityDidChange() async throws(ConfigurationError) {
+    public func identityDidChange(to identity: String?) async throws(ConfigurationError) {
+        if let identity { try CredentialIdentity.checkUser(identity, key: "identity") }
         guard let identityChange else {
-            await authorizer.identityDidChange()
+            await authorizer.identityDidChange(to: identity)
             return
         }
-        try await identityChange()
+        try await identityChange(identity)
+    }
+
+    /// Tells the client that the user's identity changed without naming the new user: as
+    /// ``identityDidChange(to:)`` with `nil` (no one is signed in). Providers that keep their token
+    /// per user then fail the requests that need it until ``identityDidChange(to:)`` names the user.
+    public func identityDidChange() async throws(ConfigurationError) {
+        try await identityDidChange(to: nil)
     }
 
     // MARK: Sending

@@ -134,6 +134,12 @@ extension HeaderFieldRules {
         return transportOwnedNames.contains(lowercased)
     }
 
+    /// Whether `name` (any case) is `Idempotency-Key`, the header that carries a queued request's
+    /// idempotency key: never a credential's, a signature's or an added field's, on any path.
+    static func isIdempotencyKeyName(_ name: String) -> Bool {
+        sameName(name, "Idempotency-Key")
+    }
+
     /// Whether two header field names are the same name: equal but for the case of ASCII letters
     /// (RFC 9110 section 5.1). No Unicode case folding: a name is an ASCII token, and `K` (Kelvin
     /// sign) is not `k`.

@@ -140,6 +140,19 @@ public protocol AuthorizationProvider: Sendable {
     /// cached for the old identity. The default does nothing.
     func identityDidChange() async
 
+    /// Called when the app's user changes, with the new user: `identity` is their ID, as the app
+    /// names it (the key of a ``CredentialStore`` slot), or `nil` when no one is signed in.
+    /// ``AuthorizedHTTPClient/identityDidChange(to:)`` calls it on every provider.
+    ///
+    /// # Implementation requirements
+    /// Drop everything cached for the old user. A provider that keeps credentials per user in a
+    /// ``CredentialStore`` moves to `identity`'s slot; with `nil` (or an identity it cannot key a
+    /// slot by) it keeps no user: it stores nothing and fails the requests that need a credential
+    /// (``RequestError/noUserNamed(endpoint:)``) until it is given one, so a token fetched for the
+    /// next user is never saved in the previous user's slot. The default calls
+    /// ``identityDidChange()``.
+    func identityDidChange(to identity: String?) async
+
     /// Whether every wait in ``credential(for:)``, ``credentialRejected(_:response:context:)`` and
     /// ``credentialAccepted(_:response:context:)`` ends by the context's ``AuthorizationContext/deadline``
     /// or at cancellation, whichever comes first, without help: it answers at once, or bounds its
@@ -170,6 +183,8 @@ extension AuthorizationProvider {
     public var inspectsAcceptedResponses: Bool { false }
 
     public func identityDidChange() async {}
+
+    public func identityDidChange(to identity: String?) async { await identityDidChange() }
 
     public var endsByDeadline: Bool { false }
 }

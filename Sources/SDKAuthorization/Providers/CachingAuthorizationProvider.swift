@@ -93,8 +93,13 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
     }
 
     public func identityDidChange() async {
+        await identityDidChange(to: nil)
+    }
+
+    /// Forgets the cached credential and passes the new user on to the wrapped provider.
+    public func identityDidChange(to identity: String?) async {
         refresh.reset()
-        await wrapped.identityDidChange()
+        await wrapped.identityDidChange(to: identity)
     }
 
     /// Passed on to the wrapped provider, which issued the credential.

@@ -59,14 +59,16 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     /// An API key sent as it is under the header your API names, e.g. `X-API-Key: <key>`.
     ///
     /// The same credential as ``header(_:value:)``, named for what it carries. A name the transport
-    /// owns (`Host`, `Cookie`, `Content-Type`, `Proxy-*`...) fails the request locally.
+    /// owns (`Host`, `Cookie`, `Content-Type`, `Proxy-*`...) or `Idempotency-Key` fails the request
+    /// locally.
     public static func apiKey(_ key: String, header: String) -> Credential {
         Credential(kind: .header, headerName: header, value: key)
     }
 
     /// A header field of the SDK author's choice, e.g. `X-Braze-Auth-Signature: <jwt>`. The value is
-    /// sent as it is. A name the transport owns (`Host`, `Cookie`, `Content-Type`, `Proxy-*`...)
-    /// fails the request locally.
+    /// sent as it is. A name the transport owns (`Host`, `Cookie`, `Content-Type`, `Proxy-*`...) or
+    /// `Idempotency-Key` (a queued request's idempotency key) fails the request locally
+    /// (``RequestError/Code/invalidCredential``).
     public static func header(_ name: String, value: String) -> Credential {
         Credential(kind: .header, headerName: name, value: value)
     }
@@ -127,6 +129,7 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         var names: [String] = [headerName]
         for field in fields {
             guard HeaderFieldRules.isValidName(field.name), !HeaderFieldRules.isTransportOwnedName(field.name),
+                  !HeaderFieldRules.isIdempotencyKeyName(field.name),
                   !names.contains(where: { HeaderFieldRules.sameName($0, field.name) }),
                   HeaderFieldRules.check(field.value) == .valid
             else { return .forbiddenCharacters }
@@ -147,7 +150,10 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         case .apiKey:
             return HeaderFieldRules.check(value)
         case .header, .omitted:
-            guard HeaderFieldRules.isValidName(headerName), !HeaderFieldRules.isTransportOwnedName(headerName) else { return .forbiddenCharacters }
+            // Never the idempotency key's header: a queue would send the credential as its key, or
+            // overwrite one with the other.
+            guard HeaderFieldRules.isValidName(headerName), !HeaderFieldRules.isTransportOwnedName(headerName),
+                  !HeaderFieldRules.isIdempotencyKeyName(headerName) else { return .forbiddenCharacters }
             return HeaderFieldRules.check(value)
         }
     }

@@ -37,7 +37,9 @@ import Foundation
 ///   ``Options/refreshTimeout`` they fail at once as timed out. Its token, when it comes, is used.
 ///   ``setToken(_:)`` and ``clearToken()`` end that wait.
 /// - Every refresh counts against the authorizer's ``RefreshWindow``, whatever started it (no token
-///   yet, expiry, a rejection); once the window is used up, the requests that need one fail with
+///   yet, expiry, a rejection), and against the provider's own count of the same window, so one
+///   provider shared by several clients still refreshes no more than one window allows; once the
+///   window is used up, the requests that need one fail with
 ///   ``RequestError/Code/refreshWindowExceeded``. A refresh that returns a token already expired
 ///   fails its requests with ``RequestError/Code/refreshedCredentialExpired``.
 /// - ``clearToken()`` (logout) fails the waiting requests with
@@ -244,7 +246,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
                                           join: .wait(start: { [self] flight in
             // Counted in the authorizer's refresh window, however this refresh was started.
             // model: start (admitRefresh, then the fetch's task)
-            if let refused = window?.admitRefresh(replacing: refresh.current.map { credential($0.token) }) {
+            if let refused = refresh.admitRefresh(through: window, replacing: refresh.current.map { credential($0.token) }) {
                 refresh.finish(flight, with: .failure(refused))
                 return nil
             }

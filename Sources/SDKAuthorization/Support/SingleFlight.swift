@@ -227,6 +227,9 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     private let configuration: Configuration
     private let alarms: Alarms
     private let state: Locked<State>
+    /// When the refreshes ``admitRefresh(through:replacing:)`` admitted started (monotonic seconds),
+    /// oldest first: the provider's own count, whichever authorizers share it.
+    private let refreshStarts = Locked<[TimeInterval]>([])
     /// Serializes what the owner writes to disk with what a reset removes (``persist(_:generation:)``).
     /// A plain lock: it guards no value (a `Locked<Void>`'s zero-size value made ThreadSanitizer
     /// report its inout accesses as a race).
@@ -522,6 +525,33 @@ public final class SingleFlight<Value: Sendable>: Sendable {
         if configuration.flightTimeoutError != nil { ended.cancel?() }
         configuration.flightEnded?(.timedOut, ended.age)
         for (continuation, outcome) in resumed { continuation.resume(returning: outcome) }
+    }
+
+    // MARK: The refresh window
+
+    /// Asks whether a refresh in place of `credential` (the token it replaces, if any) may start:
+    /// call it where a flight's work begins, with the request's ``AuthorizationContext/refreshWindow``.
+    ///
+    /// Two counts must allow it. This instance's own: at most the gate's
+    /// ``RefreshWindow/maximumRefreshes`` refreshes within its ``RefreshWindow/interval`` for the
+    /// value kept here, however many authorizers (clients) share the provider; and the authorizer's
+    /// (``RefreshWindowGate/admitRefresh(replacing:)``), which also counts the refresh a rejection
+    /// was granted once. Without a gate (a context made by hand) nothing is counted.
+    ///
+    /// - Returns: `nil` when the refresh may start (it is then counted in both); otherwise the error
+    ///   its waiting requests fail with (``RequestError/Code/refreshWindowExceeded``).
+    public func admitRefresh(through gate: RefreshWindowGate?, replacing credential: Credential?) -> RequestError? {
+        guard let gate else { return nil }
+        let window = gate.window
+        let now = clock.monotonicNow()
+        let full = refreshStarts.withLock { starts -> Bool in
+            starts.removeAll { now - $0 >= window.interval }
+            return starts.count >= window.maximumRefreshes
+        }
+        if full { return gate.refuse() }
+        if let refused = gate.admitRefresh(replacing: credential) { return refused }
+        refreshStarts.withLock { $0.append(now) }
+        return nil
     }
 
     // MARK: Delivering

@@ -48,7 +48,7 @@ extension AuthorizedHTTPClient {
         let authorizer = try Self.engagementAuthorizer(configuration, policy: policy, providers: providers,
                                                        options: options, clock: clock, diagnostics: diagnostics, observer: observer)
         // With advanced auth disabled nothing is loaded, ever, and no provider is told.
-        var identityChange: @Sendable () async throws(ConfigurationError) -> Void = {}
+        var identityChange: @Sendable (String?) async throws(ConfigurationError) -> Void = { _ in }
         if configuration.advancedAuthEnabled {
             identityChange = Self.reloadingFromRegistry(registry, isClassBased: Locked(classBased), configuration: configuration,
                                                         authorizer: authorizer, transport: transport, clock: clock, diagnostics: diagnostics,
@@ -92,9 +92,9 @@ extension AuthorizedHTTPClient {
     private static func reloadingFromRegistry(
         _ registry: ProviderRegistry, isClassBased: Locked<Bool>, configuration: AuthorizationConfiguration, authorizer: RequestAuthorizer,
         transport: any HTTPTransport, clock: any AuthorizationClock, diagnostics: any DiagnosticsSink, observer: (any AuthorizationEventObserver)?
-    ) -> @Sendable () async throws(ConfigurationError) -> Void {
-        { () async throws(ConfigurationError) in
-            await authorizer.identityDidChange()
+    ) -> @Sendable (String?) async throws(ConfigurationError) -> Void {
+        { (identity: String?) async throws(ConfigurationError) in
+            await authorizer.identityDidChange(to: identity)
             guard isClassBased.withLock({ $0 }) else { return }
             do throws(ConfigurationError) {
                 let reloaded = try loadProvider(configuration, registry: registry, transport: transport, clock: clock, diagnostics: diagnostics,

@@ -48,7 +48,7 @@ struct IdentitySwitchRaceTests {
 
     @Test func aSwitchOvertakenByAnotherInstallsNothing() async throws {
         let saved = MemoryCredentialStore()
-        try saved.save(StoredCredential(token: "token-of-alice", expiresAt: nil), identity: "alice", kind: .idToken)
+        try saved.save(StoredCredential(token: "token-of-alice", expiresAt: nil), identity: "alice", kind: .idTokenOfAPI)
         let observer = HoldingSwitchObserver()
         let idTokens = try IDTokenStore(authorizedDomains: ["api.example.com"], clock: clock, diagnostics: sink, observer: observer,
                                         credentialStore: saved, credentialIdentity: "carol")
@@ -78,7 +78,7 @@ struct IdentitySwitchRaceTests {
         let saved = MemoryCredentialStore()
         // Every other user has a stored token; the others have none.
         for user in users.enumerated() where user.offset.isMultiple(of: 2) {
-            try saved.save(StoredCredential(token: "token-of-\(user.element)", expiresAt: nil), identity: user.element, kind: .idToken)
+            try saved.save(StoredCredential(token: "token-of-\(user.element)", expiresAt: nil), identity: user.element, kind: .idTokenOfAPI)
         }
         let idTokens = try IDTokenStore(authorizedDomains: ["api.example.com"], clock: clock, diagnostics: sink,
                                         observer: LingeringSwitchObserver(), credentialStore: saved, credentialIdentity: users[1])
@@ -100,7 +100,7 @@ struct IdentitySwitchRaceTests {
                 await requests.value
             }
             let identity = try #require(idTokens.credentialIdentity)
-            let expected = try saved.load(identity: identity, kind: .idToken)?.token
+            let expected = try saved.load(identity: identity, kind: .idTokenOfAPI)?.token
             #expect(idTokens.currentToken == expected, "round \(round): identity \(identity) holds \(idTokens.currentToken ?? "nothing")")
             if let expected {
                 #expect(try await idTokens.credential(for: context) == .bearer(expected))

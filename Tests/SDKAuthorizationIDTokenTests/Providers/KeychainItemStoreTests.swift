@@ -135,6 +135,19 @@ struct KeychainItemStoreTests {
         #expect(try KeychainItemStore(namespace: other, accessGroup: nil, keychain: keychain).load(identity: "user-7", kind: .idToken) == nil)
     }
 
+    @Test func aKeychainItemAnotherNamespaceWroteUnderTheSameServiceIsNeitherOverwrittenNorRemoved() throws {
+        let keychain = MemoryKeychain()
+        let other = try CredentialNamespace("com.example.other-sdk")
+        let theirs = KeychainItemStore(namespace: other, service: "shared.service", accessGroup: nil, keychain: keychain)
+        let mine = KeychainItemStore(namespace: .testing, service: "shared.service", accessGroup: nil, keychain: keychain)
+        try theirs.save(StoredCredential(token: "their-token", expiresAt: nil), identity: "user-7", kind: .idToken)
+        #expect { try mine.save(StoredCredential(token: "my-token", expiresAt: nil), identity: "user-7", kind: .idToken) } throws: {
+            ($0 as? CredentialStoreError)?.code == .foreignCredential
+        }
+        try mine.remove(identity: "user-7", kind: .idToken)
+        #expect(try theirs.load(identity: "user-7", kind: .idToken)?.token == "their-token")
+    }
+
     @Test func twoFirstSavesAtOnceBothSucceedAndTheLastWins() async throws {
         let store = store
         // Both saves look before either adds: both find no item and both add.

@@ -33,13 +33,14 @@ struct CredentialNamespaceTests {
     }
 
     /// A token-exchange provider whose platform answers `token-<n>` of `issuer`, counting signatures.
-    func exchange(_ store: any CredentialStore, issuer: String, signatures: Counter, diagnostics: RecordingDiagnosticsSink? = nil) throws -> TokenExchangeProvider {
+    func exchange(_ store: any CredentialStore, issuer: String, signatures: Counter, diagnostics: RecordingDiagnosticsSink? = nil,
+                  at url: URL? = nil) throws -> TokenExchangeProvider {
         let issued = Counter()
         let clock = clock
         let transport = RecordingTransport { _ in
             ServerResponse(statusCode: 200, body: Data(#"{"auth_token":"exchanged-\#(issuer)-\#(issued.increment())","expires_in":600}"#.utf8))
         }
-        return try TokenExchangeProvider(exchangeURL: exchangeURL, signer: .async { _ in
+        return try TokenExchangeProvider(exchangeURL: url ?? exchangeURL, signer: .async { _ in
             _ = signatures.increment()
             return makeJWT(["iat": clock.now().timeIntervalSince1970, "exp": clock.now().timeIntervalSince1970 + 300], header: ["alg": "HS256", "typ": "JWT"])
         }, identity: userID, store: store, transport: transport, clock: clock, diagnostics: diagnostics ?? sink)
@@ -47,7 +48,7 @@ struct CredentialNamespaceTests {
 
     /// Waits until the exchange mode's save, which follows the delivery of its token, has landed.
     func exchangedTokenStored(_ token: String, in store: any CredentialStore, sourceLocation: SourceLocation = #_sourceLocation) async {
-        await eventually("the exchanged token is stored", { (try? store.load(identity: userID, kind: .tokenExchange))??.token == token },
+        await eventually("the exchanged token is stored", { (try? store.load(identity: userID, kind: .exchangeAtPlatform))??.token == token },
                          sourceLocation: sourceLocation)
     }
 
@@ -143,10 +144,10 @@ struct CredentialNamespaceTests {
 
         // Logging out of one mode leaves the other's token.
         coldIDTokens.clearIDToken()
-        #expect(try store.load(identity: userID, kind: .idToken) == nil)
-        #expect(try store.load(identity: userID, kind: .tokenExchange)?.token == "exchanged-sdk-1")
+        #expect(try store.load(identity: userID, kind: .idTokenOfPlatform) == nil)
+        #expect(try store.load(identity: userID, kind: .exchangeAtPlatform)?.token == "exchanged-sdk-1")
         await coldExchange.clearUserData()
-        #expect(try store.load(identity: userID, kind: .tokenExchange) == nil)
+        #expect(try store.load(identity: userID, kind: .exchangeAtPlatform) == nil)
     }
 
     @Test func aStoreOfYourOwnWithOneSlotPerIdentityStillNeverServesTheOtherMode() async throws {
@@ -159,13 +160,87 @@ struct CredentialNamespaceTests {
         #expect(try await exchange.credential(for: context) == .bearer("exchanged-sdk-1"))
         await exchangedTokenStored("exchanged-sdk-1", in: store)
         #expect(signatures.current == 1)
-        #expect(sink.messages(at: .warning).contains { $0.contains("written by idtoken of com.example.tests, not token-exchange of com.example.tests") })
+        #expect(sink.messages(at: .warning).contains { $0.contains("written by idtoken for 'platform.example.com' of com.example.tests, not token-exchange for 'https://platform.example.com/ccai/exchange' of com.example.tests") })
         let coldIDTokens = try idTokenStore(store)
         #expect(coldIDTokens.currentToken == nil, "the slot holds the exchanged token now, which is not the ID token mode's")
         #expect(try await coldIDTokens.credential(for: context) == .omitted)
         // A logout of the ID-token mode does not remove the exchange mode's token.
         coldIDTokens.clearIDToken()
-        #expect(try store.load(identity: userID, kind: .tokenExchange)?.token == "exchanged-sdk-1")
+        #expect(try store.load(identity: userID, kind: .exchangeAtPlatform)?.token == "exchanged-sdk-1")
+    }
+
+    // MARK: Two providers of one mode, one SDK, one user, one store (issue 36, item 2)
+
+    @Test func twoExchangeProvidersForTwoExchangeURLsWithOneStoreAndOneUserNeverLoadEachOthersToken() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
+        let us = URL(string: "https://us.platform.example.com/ccai/exchange")!, eu = URL(string: "https://eu.platform.example.com/ccai/exchange")!
+        let signatures = Counter()
+        let usExchange = try exchange(store, issuer: "us", signatures: signatures, at: us)
+        #expect(try await usExchange.credential(for: context) == .bearer("exchanged-us-1"))
+        // The second region's provider, given the SDK's one store and the same user: it exchanges its own.
+        let euExchange = try exchange(store, issuer: "eu", signatures: signatures, at: eu)
+        #expect(euExchange.credentialKind != usExchange.credentialKind)
+        #expect(try await euExchange.credential(for: context) == .bearer("exchanged-eu-1"), "the EU request never carries the US token")
+        #expect(signatures.current == 2)
+        // Next launch: each region gets back its own token, and only its own.
+        let coldUS = try exchange(FileCredentialStore(namespace: .testing, directory: directory), issuer: "us-again", signatures: signatures, at: us)
+        let coldEU = try exchange(FileCredentialStore(namespace: .testing, directory: directory), issuer: "eu-again", signatures: signatures, at: eu)
+        #expect(try await coldUS.credential(for: context) == .bearer("exchanged-us-1"))
+        #expect(try await coldEU.credential(for: context) == .bearer("exchanged-eu-1"))
+        #expect(signatures.current == 2)
+        // One region's logout leaves the other's token.
+        coldEU.clearUserData()
+        #expect(try store.load(identity: userID, kind: usExchange.credentialKind)?.token == "exchanged-us-1")
+    }
+
+    @Test func twoIDTokenStoresForStagingAndProductionWithOneStoreAndOneUserNeverLoadEachOthersToken() async throws {
+        let store = MemoryCredentialStore()
+        func idTokens(_ domain: String) throws -> IDTokenStore {
+            try IDTokenStore(authorizedDomains: [domain], options: .init(refreshTimeout: 0, timeoutBehavior: .sendWithoutToken),
+                             clock: clock, diagnostics: sink, credentialStore: store, credentialIdentity: userID)
+        }
+        let staging = try idTokens("staging.example.com")
+        try staging.setIDToken(idToken("staging-token"))
+        let production = try idTokens("api.example.com")
+        #expect(production.currentToken == nil, "production never loads the staging token")
+        #expect(sink.messages(at: .warning).contains { $0.contains("written by idtoken for 'staging.example.com'") && !$0.contains("staging-token") })
+        #expect(try idTokens("staging.example.com").currentToken == idToken("staging-token"))
+    }
+
+    @Test func aSlotWrittenByOneProviderInstanceIsRefusedToAnotherEvenUnderItsName() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
+        let us = CredentialKind.tokenExchange.scoped(to: "https://us.example.com/exchange")
+        let eu = CredentialKind.tokenExchange.scoped(to: "https://eu.example.com/exchange")
+        #expect(us != eu && us.slotName != eu.slotName && us.slotName.hasPrefix("token-exchange."))
+        try store.save(StoredCredential(token: "us-token", expiresAt: nil), identity: userID, kind: us)
+        #expect(try store.load(identity: userID, kind: eu) == nil, "another instance's slot is another file")
+        #expect(try store.load(identity: userID, kind: .tokenExchange) == nil, "the kind's own slot is another file")
+        // The US file copied under the EU slot's name (or two instances whose digests meet): the owner says who wrote it.
+        let hex = CredentialIdentity.hexadecimal(userID)
+        try FileManager.default.copyItem(at: directory.appendingPathComponent("credential-\(us.slotName)-\(hex).json"),
+                                         to: directory.appendingPathComponent("credential-\(eu.slotName)-\(hex).json"))
+        #expect(throws: CredentialStoreError.foreignCredential(writtenBy: CredentialOwner(namespace: .testing, kind: us),
+                                                               expected: CredentialOwner(namespace: .testing, kind: eu))) {
+            try store.load(identity: userID, kind: eu)
+        }
+        // A store of your own with one slot per identity refuses it the same way.
+        let single = MemoryCredentialStore()
+        try single.save(StoredCredential(token: "us-token", expiresAt: nil), identity: userID, kind: us)
+        #expect(throws: CredentialStoreError.self) { try single.load(identity: userID, kind: eu) }
+        #expect(try single.load(identity: userID, kind: us)?.token == "us-token")
+    }
+
+    @Test func aKindWithAnInstanceIsKeptWholeInTheRecordAndReadBackAsItWasWritten() throws {
+        let kind = CredentialKind.idToken.scoped(to: "staging.example.com")
+        let decoded = try JSONDecoder().decode(CredentialKind.self, from: JSONEncoder().encode(kind))
+        #expect(decoded == kind && decoded.instance == "staging.example.com")
+        #expect(try JSONDecoder().decode(CredentialKind.self, from: Data(#""idtoken""#.utf8)) == .idToken)
+        #expect(CredentialKind.idToken.scoped(to: "jos\u{E9}") != CredentialKind.idToken.scoped(to: "jose\u{301}"), "instances compare as exact bytes")
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(CredentialKind.self, from: Data(#"{"name":"ID Token","instance":"x"}"#.utf8)) }
     }
 
     // MARK: Owners
@@ -176,10 +251,10 @@ struct CredentialNamespaceTests {
         let other = try CredentialNamespace("com.example.other-sdk")
         let mine = FileCredentialStore(namespace: .testing, directory: directory)
         let theirs = FileCredentialStore(namespace: other, directory: directory)   // misconfigured: one directory for two SDKs
-        try theirs.save(StoredCredential(token: "their-secret-token", expiresAt: clock.now().addingTimeInterval(600)), identity: userID, kind: .tokenExchange)
+        try theirs.save(StoredCredential(token: "their-secret-token", expiresAt: clock.now().addingTimeInterval(600)), identity: userID, kind: .exchangeAtPlatform)
         let expected = CredentialStoreError.foreignCredential(
-            writtenBy: CredentialOwner(namespace: other, kind: .tokenExchange), expected: CredentialOwner(namespace: .testing, kind: .tokenExchange))
-        #expect(throws: expected) { try mine.load(identity: userID, kind: .tokenExchange) }
+            writtenBy: CredentialOwner(namespace: other, kind: .exchangeAtPlatform), expected: CredentialOwner(namespace: .testing, kind: .exchangeAtPlatform))
+        #expect(throws: expected) { try mine.load(identity: userID, kind: .exchangeAtPlatform) }
         #expect(expected.code == .foreignCredential)
         #expect(expected.message.contains("com.example.other-sdk") && !expected.message.contains("their-secret-token"))
 
@@ -195,15 +270,15 @@ struct CredentialNamespaceTests {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = FileCredentialStore(namespace: .testing, directory: directory)
-        try store.save(StoredCredential(token: "an-id-token", expiresAt: nil), identity: userID, kind: .idToken)
+        try store.save(StoredCredential(token: "an-id-token", expiresAt: nil), identity: userID, kind: .idTokenOfPlatform)
         let hex = CredentialIdentity.hexadecimal(userID)
-        try FileManager.default.copyItem(at: directory.appendingPathComponent("credential-idtoken-\(hex).json"),
-                                         to: directory.appendingPathComponent("credential-token-exchange-\(hex).json"))
-        #expect(throws: CredentialStoreError.foreignCredential(writtenBy: CredentialOwner(namespace: .testing, kind: .idToken),
-                                                               expected: CredentialOwner(namespace: .testing, kind: .tokenExchange))) {
-            try store.load(identity: userID, kind: .tokenExchange)
+        try FileManager.default.copyItem(at: directory.appendingPathComponent("credential-\(CredentialKind.idTokenOfPlatform.slotName)-\(hex).json"),
+                                         to: directory.appendingPathComponent("credential-\(CredentialKind.exchangeAtPlatform.slotName)-\(hex).json"))
+        #expect(throws: CredentialStoreError.foreignCredential(writtenBy: CredentialOwner(namespace: .testing, kind: .idTokenOfPlatform),
+                                                               expected: CredentialOwner(namespace: .testing, kind: .exchangeAtPlatform))) {
+            try store.load(identity: userID, kind: .exchangeAtPlatform)
         }
-        #expect(try store.load(identity: userID, kind: .idToken)?.owner == CredentialOwner(namespace: .testing, kind: .idToken))
+        #expect(try store.load(identity: userID, kind: .idTokenOfPlatform)?.owner == CredentialOwner(namespace: .testing, kind: .idTokenOfPlatform))
     }
 
     // MARK: Credentials without an owner
@@ -218,9 +293,9 @@ struct CredentialNamespaceTests {
         // The same credential, without an owner, under a kind's own name (a file copied by hand).
         let hex = CredentialIdentity.hexadecimal(userID)
         try FileManager.default.copyItem(at: directory.appendingPathComponent("credential-\(hex).json"),
-                                         to: directory.appendingPathComponent("credential-token-exchange-\(hex).json"))
-        #expect(throws: CredentialStoreError.foreignCredential(writtenBy: nil, expected: CredentialOwner(namespace: .testing, kind: .tokenExchange))) {
-            try store.load(identity: userID, kind: .tokenExchange)
+                                         to: directory.appendingPathComponent("credential-\(CredentialKind.exchangeAtPlatform.slotName)-\(hex).json"))
+        #expect(throws: CredentialStoreError.foreignCredential(writtenBy: nil, expected: CredentialOwner(namespace: .testing, kind: .exchangeAtPlatform))) {
+            try store.load(identity: userID, kind: .exchangeAtPlatform)
         }
 
         let idTokens = try idTokenStore(store)
@@ -231,7 +306,7 @@ struct CredentialNamespaceTests {
         await exchangedTokenStored("exchanged-new-1", in: store)
         #expect(signatures.current == 1)
         #expect(sink.messages(at: .warning).contains { $0.contains("no recorded owner") })
-        #expect(try store.load(identity: userID, kind: .tokenExchange)?.token == "exchanged-new-1", "the new token replaced it")
+        #expect(try store.load(identity: userID, kind: .exchangeAtPlatform)?.token == "exchanged-new-1", "the new token replaced it")
     }
 
     // MARK: Two SDKs in one process

@@ -250,17 +250,17 @@ struct TokenExchangeProviderTests {
             return signedPayload(payload)
         }, transport: platform(), store: store)
         _ = try await exchange.credential(for: context)
-        #expect(try store.load(identity: "user-7", kind: .tokenExchange)?.token == "auth-token-1")
+        #expect(try store.load(identity: "user-7", kind: .exchangeAtPlatform)?.token == "auth-token-1")
         exchange.clearUserData()
         #expect(exchange.currentToken == nil)
-        #expect(try store.load(identity: "user-7", kind: .tokenExchange) == nil)
+        #expect(try store.load(identity: "user-7", kind: .exchangeAtPlatform) == nil)
         #expect(try await exchange.credential(for: context) == .bearer("auth-token-2"))
         #expect(calls.current == 2)
     }
 
     @Test func aStoredAuthTokenServesAColdStartWithoutSigning() async throws {
         let store = MemoryCredentialStore()
-        try store.save(StoredCredential(token: "stored-auth-token", expiresAt: clock.now().addingTimeInterval(600)), identity: "user-7", kind: .tokenExchange)
+        try store.save(StoredCredential(token: "stored-auth-token", expiresAt: clock.now().addingTimeInterval(600)), identity: "user-7", kind: .exchangeAtPlatform)
         let calls = Counter()
         let exchange = try provider(.async { payload in
             _ = calls.increment()
@@ -314,7 +314,7 @@ struct TokenExchangeProviderTests {
             #expect(error.description.contains("longer than 8192 bytes"))
         }
         #expect(api.requests.isEmpty)
-        #expect(try store.load(identity: "user-7", kind: .tokenExchange) == nil)
+        #expect(try store.load(identity: "user-7", kind: .exchangeAtPlatform) == nil)
         #expect(exchange.currentToken?.utf8.count == nil)
     }
 
@@ -333,7 +333,7 @@ struct TokenExchangeProviderTests {
         let error = await exchangeError(exchange)
         #expect(error?.code == .exchangeFailed)
         #expect(error?.description.contains("not longer than the expiry leeway (30") == true)
-        #expect(try store.load(identity: "user-7", kind: .tokenExchange) == nil)
+        #expect(try store.load(identity: "user-7", kind: .exchangeAtPlatform) == nil)
     }
 
     @Test func anExpiresInJustOverTheLeewayIsUsed() async throws {
@@ -430,6 +430,6 @@ struct CredentialStoreTests {
         let context = AuthorizationContext(endpoint: nil, url: URL(string: "https://api.example.com/x")!)
         #expect(try await coldStart.credential(for: context) == .bearer("persisted-id-token"))
         coldStart.clearIDToken()
-        #expect(try store.load(identity: "user-7", kind: .idToken) == nil)
+        #expect(try store.load(identity: "user-7", kind: .idTokenOfAPI) == nil)
     }
 }

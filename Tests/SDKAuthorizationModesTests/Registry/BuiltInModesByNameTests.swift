@@ -165,7 +165,7 @@ struct BuiltInModesByNameTests {
         _ = try await client.send(.appInboxFetch)
         // The save lands just after the token is delivered.
         for _ in 0..<1_000 where store.stored.withLock({ $0.isEmpty }) { await Task.yield() }
-        let kept = try #require(try store.load(identity: "user-7", kind: .tokenExchange))
+        let kept = try #require(try store.load(identity: "user-7", kind: .exchangeAtPlatform))
         #expect(kept.token == "auth-token-1")
     }
 
@@ -181,7 +181,7 @@ struct BuiltInModesByNameTests {
         _ = try await client.send("ticketing")
         #expect(transport.requests.first?.value(forHeader: "Authorization") == "Bearer id-token-1")
         for _ in 0..<1_000 where store.stored.withLock({ $0.isEmpty }) { await Task.yield() }
-        let kept = try #require(try store.load(identity: "user-7", kind: .idToken))
+        let kept = try #require(try store.load(identity: "user-7", kind: .idTokenOfAPI))
         #expect(kept.token == "id-token-1")
     }
 

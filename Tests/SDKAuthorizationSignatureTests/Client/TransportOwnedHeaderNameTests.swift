@@ -13,7 +13,7 @@ let transportOwnedHeaderNames = [
 ]
 
 /// Header names that merely look like transport-owned ones.
-let ordinaryHeaderNames = ["X-Braze-Auth-Signature", "Idempotency-Key", "X-Api-Key", "Hostname", "Content-Typo", "Proxied", "X-Proxy-Id", "Dates"]
+let ordinaryHeaderNames = ["X-Braze-Auth-Signature", "X-Idempotency-Token", "X-Api-Key", "Hostname", "Content-Typo", "Proxied", "X-Proxy-Id", "Dates"]
 
 @Suite("Header names the transport owns", .hangLimit)
 struct TransportOwnedHeaderNameTests {

@@ -39,6 +39,7 @@ struct AddedCredentialFieldTests {
     @Test(arguments: [
         ("Host", "x"), ("Content-Length", "1"), ("Cookie", "a=b"), ("Proxy-Authorization", "x"), // owned by the transport
         ("Authorization", "x"), ("authorization", "x"), // the credential's own header
+        ("Idempotency-Key", "x"), ("idempotency-key", "x"), // a queued request's idempotency key
         ("DPoP", "line\nbreak"), ("DPoP", "tab\there"), ("DPoP", ""), ("Bad Name", "x"), ("", "x"), // not a field
     ])
     func anAddedFieldTheRequestCannotCarryFailsItLocallyWithTheValueInNoMessage(name: String, value: String) async throws {
@@ -50,6 +51,20 @@ struct AddedCredentialFieldTests {
         let logged = diagnostics.diagnostics.map(\.message).joined(separator: "\n") + (error.map { "\($0)" } ?? "")
         #expect(!logged.contains("access-token"))
         if value.count > 1 { #expect(!logged.contains(value)) }
+    }
+
+    @Test(arguments: ["Idempotency-Key", "IDEMPOTENCY-KEY", "idempotency-key"])
+    func aCredentialInTheIdempotencyKeyHeaderFailsTheRequestLocallyOnTheGeneralPath(name: String) async throws {
+        for credential in [Credential.header(name, value: "secret-token"), .apiKey("secret-token", header: name)] {
+            let diagnostics = RecordingDiagnosticsSink()
+            let authorizer = try authorizer(ScriptedProvider(.credential(credential)), diagnostics: diagnostics)
+            let error = await #expect(throws: RequestError.self) { try await authorizer.authorize(OutgoingRequest(method: "GET", url: url)) }
+            #expect(error?.code == .invalidCredential)
+            #expect(!diagnostics.diagnostics.map(\.message).joined().contains("secret-token"))
+        }
+        // Another header of the author's choice still goes.
+        let authorized = try await authorizer(ScriptedProvider(.credential(.header("X-Session-Token", value: "t")))).authorize(OutgoingRequest(method: "GET", url: url))
+        #expect(authorized.request.value(forHeader: "X-Session-Token") == "t")
     }
 
     @Test func theSameFieldAddedTwiceFailsTheRequestLocally() async throws {

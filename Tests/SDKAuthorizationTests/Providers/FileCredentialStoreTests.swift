@@ -26,6 +26,64 @@ struct FileCredentialStoreTests {
         return directory.appendingPathComponent(name)
     }
 
+    @Test func twoSDKsWhoseStoresShareAFolderNeitherOverwriteNorRemoveEachOthersTokens() throws {
+        defer { removeDirectory() }
+        let mine = FileCredentialStore(namespace: .testing, directory: directory)
+        let other = try CredentialNamespace("com.example.other-sdk")
+        let theirs = FileCredentialStore(namespace: other, directory: directory)
+        let kind = CredentialKind.tokenExchange.scoped(to: "https://platform.example.com/ccai/exchange")
+        try theirs.save(StoredCredential(token: "their-token", expiresAt: nil), identity: "user-7", kind: kind)
+        #expect {
+            try mine.save(StoredCredential(token: "my-token", expiresAt: nil), identity: "user-7", kind: kind)
+        } throws: { error in
+            guard let error = error as? CredentialStoreError else { return false }
+            return error.code == .foreignCredential && error.message.contains("com.example.other-sdk") && !error.message.contains("their-token")
+        }
+        // My logout leaves their token.
+        try mine.remove(identity: "user-7", kind: kind)
+        #expect(try theirs.load(identity: "user-7", kind: kind)?.token == "their-token", "neither overwritten nor removed by the other SDK")
+        // Their own logout removes it, and then the slot is mine to write.
+        try theirs.remove(identity: "user-7", kind: kind)
+        try mine.save(StoredCredential(token: "my-token", expiresAt: nil), identity: "user-7", kind: kind)
+        #expect(try mine.load(identity: "user-7", kind: kind)?.token == "my-token")
+    }
+
+    @Test func aSlotHoldingAnUnreadableOrOwnerlessCredentialIsStillReplacedAndRemovedByItsKind() throws {
+        defer { removeDirectory() }
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
+        try store.save(StoredCredential(token: "t", expiresAt: nil), identity: "user-7", kind: .idToken)
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("credential-idtoken-") })
+        try Data("not json".utf8).write(to: directory.appendingPathComponent(file))
+        try store.save(StoredCredential(token: "new", expiresAt: nil), identity: "user-7", kind: .idToken)
+        #expect(try store.load(identity: "user-7", kind: .idToken)?.token == "new")
+        try Data("not json".utf8).write(to: directory.appendingPathComponent(file))
+        try store.remove(identity: "user-7", kind: .idToken)
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent(file).path))
+    }
+
+    @Test func aSaveThatACrashInterruptedLeavesNoTemporaryCopyOfTheTokenPastTheNextStoreOpen() throws {
+        defer { removeDirectory() }
+        let store = FileCredentialStore(namespace: .testing, directory: directory)
+        try store.save(credential, identity: "user-7", kind: .idToken)
+        // What a save killed between its write and its rename leaves: a temporary file holding the token, unlocked.
+        let leftover = directory.appendingPathComponent("\(FileCredentialStore.temporaryPrefix)\(UUID().uuidString)")
+        #expect(FileManager.default.createFile(atPath: leftover.path, contents: Data(#"{"token":"auth-token-secret"}"#.utf8), attributes: [.posixPermissions: 0o600]))
+        // A save running now in another process: its file is locked while it writes.
+        let running = directory.appendingPathComponent("\(FileCredentialStore.temporaryPrefix)\(UUID().uuidString)")
+        let writer = open(running.path, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+        #expect(writer >= 0 && flock(writer, LOCK_EX) == 0)
+        defer { close(writer) }
+        // The next launch: the first call of a new store instance.
+        let relaunched = FileCredentialStore(namespace: .testing, directory: directory)
+        #expect(try relaunched.load(identity: "user-7", kind: .idToken)?.token == credential.token)
+        #expect(!FileManager.default.fileExists(atPath: leftover.path), "the interrupted save's copy of the token is gone")
+        #expect(FileManager.default.fileExists(atPath: running.path), "a save still running keeps its file")
+        // And a save of its own leaves nothing behind.
+        try relaunched.save(credential, identity: "user-8", kind: .idToken)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(FileCredentialStore.temporaryPrefix) }
+        #expect(names == [running.lastPathComponent])
+    }
+
     @Test func aCredentialTooLargeToReadBackIsRefusedAtSaveAndTheOneBeforeIsKept() throws {
         defer { removeDirectory() }
         let store = FileCredentialStore(namespace: .testing, directory: directory)

@@ -175,6 +175,26 @@ struct RefreshBoundsTests {
         #expect(refreshes.current > maximum && refreshes.current <= 2 * maximum)
     }
 
+    @Test func oneProviderSharedByThreeClientsRefreshesNoMoreThanTheWindowAllowsWhenTheServerRejectsEveryToken() async throws {
+        let refreshes = Counter()
+        let provider = try RefreshingTokenProvider(clock: clock, diagnostics: sink) { .init("a\(refreshes.increment())") }
+        let api = RecordingTransport(statusCode: 401)
+        // Three clients (an SDK's three services, say), each with the default window: 5 refreshes in 30 s.
+        let clients = try (0..<3).map { _ in try client(provider, transport: api) }
+        var codes: [RequestError.Code?] = []
+        for round in 0..<15 {
+            codes.append(await send(clients[round % 3]))
+            clock.advance(by: 1)
+        }
+        #expect(refreshes.current == 5, "the window bounds the provider's refreshes, not each client's")
+        #expect(codes.suffix(10).allSatisfy { $0 == .refreshWindowExceeded })
+        #expect(sink.messages(at: .warning).contains { $0.contains("its provider refreshed 5 times within 30.0 seconds (for every client that shares it)") })
+        // Once the interval has passed, a refresh is allowed again.
+        clock.advance(by: 30)
+        _ = await send(clients[0])
+        #expect(refreshes.current > 5, "refreshes resume once the interval has passed")
+    }
+
     @Test func theRefreshWindowCountsARefreshForARejectedStartingToken() async throws {
         let refreshes = Counter()
         let provider = try RefreshingTokenProvider(token: .init("a0"), clock: clock, diagnostics: sink) { .init("a\(refreshes.increment())") }

@@ -129,7 +129,7 @@ struct TokenExchangeBackoffTests {
         #expect(error?.code == .exchangeFailed)
         #expect(error?.description.contains("larger than 65536 bytes (65580); it is not read") == true, "\(String(describing: error))")
         #expect(exchange.currentToken == nil)
-        #expect(try store.load(identity: "user-a", kind: .tokenExchange) == nil)
+        #expect(try store.load(identity: "user-a", kind: .exchangeAtPlatform) == nil)
     }
 
     @Test func anExchangeAnswerAtTheSizeLimitIsRead() async throws {

@@ -80,38 +80,89 @@ public struct CredentialNamespace: Sendable, Hashable, Codable, CustomStringConv
     }
 }
 
-/// The kind of provider that keeps a credential in a ``CredentialStore``: each kind has its own
-/// slot per identity, and a store serves a kind only the credential that kind wrote.
+/// The kind of provider that keeps a credential in a ``CredentialStore``, and which instance of it:
+/// each kind has its own slot per identity, and each ``instance`` its own slot within the kind; a
+/// store serves a kind only the credential that kind (and instance) wrote.
 ///
 /// The framework's modes use ``idToken`` (`IDTokenStore`) and ``tokenExchange``
-/// (`TokenExchangeProvider`); a provider of your own names its own kind.
+/// (`TokenExchangeProvider`), each for its own instance by default: a token-exchange provider names
+/// its exchange URL, an ID token store its authorized domains, so two providers of one mode (a
+/// second region, staging beside production) sharing one store and one user never load each
+/// other's token. A provider of your own names its own kind, and its instance with
+/// ``scoped(to:)`` when one app may run several.
 public struct CredentialKind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     /// The kind's name: 1 to 24 lowercase ASCII letters, digits and `-`.
     public let rawValue: String
+    /// The provider instance the slot belongs to (an endpoint URL, say), or `nil` for the kind's one
+    /// slot. Compared as exact bytes; recorded in the ``CredentialOwner`` of what it saves.
+    public let instance: String?
+
+    /// The longest instance name, in UTF-8 bytes.
+    static let maximumInstanceLength = 512
 
     /// A kind named `rawValue`, or `nil` when it is not 1 to 24 lowercase ASCII letters, digits and `-`.
     public init?(rawValue: String) {
-        guard (1...24).contains(rawValue.utf8.count),
-              rawValue.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) })
-        else { return nil }
+        guard Self.isValidName(rawValue) else { return nil }
         self.rawValue = rawValue
+        self.instance = nil
     }
 
-    private init(known rawValue: String) { self.rawValue = rawValue }
+    private init(known rawValue: String, instance: String? = nil) {
+        self.rawValue = rawValue
+        self.instance = instance
+    }
 
-    /// Decodes a kind, refusing a name ``init(rawValue:)`` refuses.
+    private static func isValidName(_ name: String) -> Bool {
+        (1...24).contains(name.utf8.count)
+            && name.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) })
+    }
+
+    /// This kind for one provider instance, `name` (such as its endpoint URL; 1 to 512 UTF-8 bytes,
+    /// longer names are cut): a slot of its own per identity, refused to every other instance.
+    public func scoped(to name: String) -> CredentialKind {
+        CredentialKind(known: rawValue, instance: String(decoding: name.utf8.prefix(Self.maximumInstanceLength), as: UTF8.self))
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, instance }
+
+    /// Decodes a kind: its name (refusing one ``init(rawValue:)`` refuses), or its name and instance.
     public init(from decoder: any Decoder) throws {
-        let name = try decoder.singleValueContainer().decode(String.self)
-        guard let kind = CredentialKind(rawValue: name) else {
+        let name: String
+        var instance: String?
+        if let single = try? decoder.singleValueContainer().decode(String.self) {
+            name = single
+        } else {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            instance = try container.decode(String.self, forKey: .instance)
+        }
+        guard Self.isValidName(name), (instance?.utf8.count ?? 1) <= Self.maximumInstanceLength else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a credential kind"))
         }
-        self = kind
+        self.init(known: name, instance: instance)
     }
 
-    /// Encodes the name.
+    /// Encodes the name, or the name and the instance.
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
+        guard let instance else {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+            return
+        }
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(rawValue, forKey: .name)
+        try container.encode(instance, forKey: .instance)
+    }
+
+    /// Whether the two kinds have the same name and the same instance (exact bytes).
+    public static func == (lhs: CredentialKind, rhs: CredentialKind) -> Bool {
+        lhs.rawValue == rhs.rawValue && lhs.instance.map(ExactBytesKey.init) == rhs.instance.map(ExactBytesKey.init)
+    }
+
+    /// Hashes the name and the instance's bytes.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(rawValue)
+        hasher.combine(instance.map(ExactBytesKey.init))
     }
 
     /// The ID token of the refresh-callback mode (`IDTokenStore`).
@@ -119,13 +170,31 @@ public struct CredentialKind: RawRepresentable, Hashable, Sendable, Codable, Cus
     /// The exchanged auth token of the token-exchange mode (`TokenExchangeProvider`).
     public static let tokenExchange = CredentialKind(known: "token-exchange")
 
-    /// The kind's name.
-    public var description: String { rawValue }
+    /// The kind's name, and its instance when it has one (`token-exchange for https://...`).
+    public var description: String {
+        instance.map { "\(rawValue) for \(LogText.escaped($0, limit: 120))" } ?? rawValue
+    }
+
+    /// The slot's name in a store: the kind's name, then `.` and a digest of the instance (8
+    /// hexadecimal digits of its FNV-1a hash) when it has one. `.` is no kind's character, so an
+    /// instance's slot never shares a name with a kind's own; two instances whose digests meet share
+    /// a slot, and each refuses the other's credential (the owner records the whole instance).
+    var slotName: String {
+        guard let instance else { return rawValue }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in instance.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        let folded = UInt32(truncatingIfNeeded: hash ^ (hash >> 32))
+        let digits = String(folded, radix: 16)
+        return "\(rawValue).\(String(repeating: "0", count: 8 - digits.count))\(digits)"
+    }
 }
 
 /// Who wrote a stored credential: the store's ``CredentialNamespace`` and the ``CredentialKind``
-/// of the provider that saved it. A ``CredentialStore`` records it with every credential a provider
-/// saves and serves the credential only to the same namespace and kind.
+/// (with its instance) of the provider that saved it. A ``CredentialStore`` records it with every
+/// credential a provider saves and serves the credential only to the same namespace, kind and instance.
 public struct CredentialOwner: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The SDK that wrote the credential.
     public let namespace: CredentialNamespace
@@ -138,7 +207,8 @@ public struct CredentialOwner: Sendable, Hashable, Codable, CustomStringConverti
         self.kind = kind
     }
 
-    /// `<kind> of <namespace>`, such as `token-exchange of com.example.sdk`.
+    /// `<kind> of <namespace>`, such as `token-exchange of com.example.sdk` (the kind names its
+    /// instance, if any).
     public var description: String { "\(kind) of \(namespace)" }
 
     /// Throws ``CredentialStoreError/foreignCredential(writtenBy:expected:)`` unless `credential`
@@ -146,6 +216,21 @@ public struct CredentialOwner: Sendable, Hashable, Codable, CustomStringConverti
     /// or by the app itself) is refused too.
     func check(_ credential: StoredCredential) throws(CredentialStoreError) {
         guard credential.owner == self else { throw .foreignCredential(writtenBy: credential.owner, expected: self) }
+    }
+
+    /// Throws ``CredentialStoreError/Code/foreignCredential`` when the slot holds `existing`, a
+    /// credential another owner wrote: a slot is private to its owner on save too, so two SDKs whose
+    /// stores share a folder never overwrite each other's tokens. A credential without an owner
+    /// (written before owners were recorded) is replaced; an unreadable one (`nil`) too.
+    func checkMayReplace(_ existing: StoredCredential?) throws(CredentialStoreError) {
+        guard let owner = existing?.owner, owner != self else { return }
+        throw CredentialStoreError(.foreignCredential, reason: "the slot for this identity holds a credential \(owner) wrote, not \(self); it is left as it is, and the new one is not saved")
+    }
+
+    /// Whether a provider of this owner may remove `existing`, what its slot holds (`nil`: nothing
+    /// readable): only what it wrote itself, or what no one can read.
+    func mayRemove(_ existing: StoredCredential?) -> Bool {
+        existing.map { $0.owner == self } ?? true
     }
 }
 

@@ -34,11 +34,13 @@ public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConver
 /// A store belongs to one SDK, its ``namespace``, and keeps each provider kind's credential apart:
 /// the providers call ``load(identity:kind:)``, ``save(_:identity:kind:)`` and
 /// ``remove(identity:kind:)``, the store records the ``CredentialOwner`` (its namespace and the
-/// kind) with the credential and serves it only to the same namespace and kind. A credential written
-/// by another namespace or kind, or without an owner (saved with ``save(_:identity:)``, or before
+/// kind, with the kind's instance: ``CredentialKind/scoped(to:)``) with the credential and serves it
+/// only to the same namespace, kind and instance. A credential written by another namespace, kind or
+/// instance, or without an owner (saved with ``save(_:identity:)``, or before
 /// owners were recorded), is refused with ``CredentialStoreError/Code/foreignCredential``; the
-/// providers log that and fetch a new token, which replaces it. So two SDKs in one app, or two
-/// modes of one SDK, never send each other's tokens, even for the same user ID.
+/// providers log that and fetch a new token, which replaces it. So two SDKs in one app, two modes
+/// of one SDK, or two providers of one mode (two regions, staging beside production), never send
+/// each other's tokens, even for the same user ID.
 ///
 /// The token-exchange mode keeps its exchanged auth token in one; the refresh-callback mode
 /// (`IDTokenStore`) can keep its ID token in one, opt-in. The framework ships two:
@@ -66,8 +68,11 @@ public struct StoredCredential: Sendable, Equatable, Codable, CustomStringConver
 /// Keep a ``StoredCredential`` whole, its ``StoredCredential/owner`` included: a store that drops
 /// it serves no provider. The kind-scoped calls have default implementations over the three
 /// identity calls, which keep one slot per identity (the kinds then replace each other's
-/// credential, and refuse it); implement them to give each kind its own slot, as the framework's
-/// stores do, and check the owner (throw ``CredentialStoreError/foreignCredential(writtenBy:expected:)``).
+/// credential, and refuse it); implement them to give each kind (and each
+/// ``CredentialKind/instance``) its own slot, as the framework's stores do, and check the owner:
+/// on load (throw ``CredentialStoreError/foreignCredential(writtenBy:expected:)``), on save (leave a
+/// slot another owner wrote as it is, and throw ``CredentialStoreError/Code/foreignCredential``)
+/// and on remove (leave it as it is).
 public protocol CredentialStore: Sendable {
     /// The SDK whose credentials this store keeps; recorded in every credential a provider saves.
     var namespace: CredentialNamespace { get }
@@ -251,6 +256,17 @@ public enum CredentialIdentity {
     static func hexadecimal(_ identity: String) -> String {
         let digits = Array("0123456789abcdef".utf8)
         return String(decoding: identity.utf8.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
+    }
+
+    /// Checks the user an identity change names (``AuthorizedHTTPClient/identityDidChange(to:)``):
+    /// an identity every provider can key by, 1 to 100 UTF-8 bytes with no control character.
+    ///
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` naming `key` otherwise.
+    static func checkUser(_ identity: String, key: String) throws(ConfigurationError) {
+        try check(identity, hasStore: false, key: key)
+        guard !identity.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }) else {
+            throw .invalidValue(key: key, reason: "must not contain control characters")
+        }
     }
 
     /// Checks an identity a provider was given, and that a credential store comes with one; errors

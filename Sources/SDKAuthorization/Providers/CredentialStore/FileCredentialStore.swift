@@ -22,15 +22,20 @@ import Darwin
 ///   is not a regular file, not owned by the process's user, or not owner-only (any permission
 ///   for group or others) is refused with a ``CredentialStoreError`` and not read.
 /// - `save` writes a temporary file in the same directory and renames it over the old one, so a
-///   crash leaves either the old credential or the new one, never half of one.
+///   crash leaves either the old credential or the new one, never half of one. The writer holds a
+///   lock on the temporary file while it writes; the first call of a store instance removes every
+///   temporary file no live writer holds, so a save a crash or `kill -9` interrupted leaves no copy
+///   of the token behind past the next launch.
 /// - A file is read up to 64 KB; one that cannot be read as a credential for its identity counts
 ///   as none (``load(identity:)`` throws, the caller exchanges anew).
 /// - Identities are 1 to 100 UTF-8 bytes, compared as exact bytes (``CredentialStore``): the file
 ///   name is their hexadecimal form, and a file that names another identity, even a canonically
 ///   equivalent one, is not the credential of this one.
-/// - Each provider kind has its own file per identity (`credential-<kind>-<hex>.json`), which
-///   records the ``CredentialOwner`` (the store's ``namespace`` and the kind); a file another
-///   namespace or kind wrote, or one without an owner, is refused with
+/// - Each provider kind has its own file per identity (`credential-<kind>-<hex>.json`, and
+///   `credential-<kind>.<instance digest>-<hex>.json` for a provider instance's own slot,
+///   ``CredentialKind/scoped(to:)``), which records the ``CredentialOwner`` (the store's
+///   ``namespace``, the kind and its instance); a file another namespace, kind or instance wrote,
+///   or one without an owner, is refused with
 ///   ``CredentialStoreError/Code/foreignCredential``. The identity calls without a kind use
 ///   `credential-<hex>.json`, as before owners were recorded; no provider reads it.
 ///
@@ -66,6 +71,12 @@ public final class FileCredentialStore: CredentialStore, Sendable {
     /// The largest credential file read.
     private static let maximumFileSize = 65_536
 
+    /// The prefix of a save's temporary file.
+    static let temporaryPrefix = ".tmp-"
+
+    /// Whether this instance has removed the temporary files interrupted saves left.
+    private let cleanedLeftovers = Locked(false)
+
     public func load(identity: String) throws -> StoredCredential? {
         try load(identity: identity, from: fileURL(identity, kind: nil))
     }
@@ -76,18 +87,29 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         return credential
     }
 
+    /// Saves `credential` in the slot of `identity` and `kind`, owned by ``namespace`` and `kind`;
+    /// a slot holding a credential another namespace, kind or instance wrote (a directory two
+    /// stores share) is left as it is, and this throws ``CredentialStoreError/Code/foreignCredential``.
     public func save(_ credential: StoredCredential, identity: String, kind: CredentialKind) throws {
+        let owner = CredentialOwner(namespace: namespace, kind: kind)
+        let url = try fileURL(identity, kind: kind)
+        try owner.checkMayReplace(try? load(identity: identity, from: url))
         var owned = credential
-        owned.owner = CredentialOwner(namespace: namespace, kind: kind)
-        try save(owned, identity: identity, to: fileURL(identity, kind: kind))
+        owned.owner = owner
+        try save(owned, identity: identity, to: url)
     }
 
+    /// Removes the slot of `identity` and `kind`, unless it holds a credential another namespace,
+    /// kind or instance wrote (a directory two stores share), which is left as it is.
     public func remove(identity: String, kind: CredentialKind) throws {
-        try remove(at: fileURL(identity, kind: kind))
+        let url = try fileURL(identity, kind: kind)
+        guard CredentialOwner(namespace: namespace, kind: kind).mayRemove(try? load(identity: identity, from: url)) else { return }
+        try remove(at: url)
     }
 
     private func load(identity: String, from url: URL) throws -> StoredCredential? {
         guard try verifyPrivateDirectory(directory, creating: false) else { return nil }
+        removeLeftoversOnce()
         let descriptor: Int32
         do {
             descriptor = try PrivateFiles.openRegularFile(url.path, flags: O_RDONLY, forbidding: 0o077)
@@ -110,15 +132,19 @@ public final class FileCredentialStore: CredentialStore, Sendable {
 
     private func save(_ credential: StoredCredential, identity: String, to url: URL) throws {
         _ = try verifyPrivateDirectory(directory, creating: true)
+        removeLeftoversOnce()
         let data = try JSONEncoder().encode(File(identity: identity, credential: credential))
         guard data.count <= Self.maximumFileSize else { throw CredentialStoreError.credentialTooLarge(size: data.count, limit: Self.maximumFileSize) }
         // Short whatever the identity: a 100-byte identity's file name is at most 241 bytes, and this
         // name must fit the same 255-byte limit.
-        let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
+        let temporary = directory.appendingPathComponent("\(Self.temporaryPrefix)\(UUID().uuidString)")
         // Created owner-only from the first byte (no window with the umask's permissions), written
         // whole and flushed before the rename makes it the identity's credential.
         let descriptor = open(temporary.path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw CredentialStoreError.fileSystemFailed("could not create a file in \(directory.path) (errno \(errno))") }
+        // Locked while it is written: a store that finds it unlocked knows its writer is gone (the
+        // system drops the lock when a process dies) and removes it.
+        _ = flock(descriptor, LOCK_EX)
         let written = data.withUnsafeBytes { buffer -> Int in
             guard let base = buffer.baseAddress else { return 0 }
             var offset = 0
@@ -149,6 +175,27 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         try remove(at: fileURL(identity, kind: nil))
     }
 
+    /// Removes, once per instance, the temporary files of saves a crash interrupted: every
+    /// `.tmp-*` regular file in the directory whose lock no live writer holds. Quiet; a file it
+    /// cannot remove is tried again by the next instance.
+    private func removeLeftoversOnce() {
+        guard cleanedLeftovers.withLock({ cleaned in defer { cleaned = true }; return !cleaned }) else { return }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names where name.hasPrefix(Self.temporaryPrefix) {
+            let path = directory.appendingPathComponent(name).path
+            let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            var status = stat()
+            guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid(),
+                  flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { continue }
+            // Still the file it locked (not one renamed in its place since).
+            var current = stat()
+            guard lstat(path, &current) == 0, current.st_ino == status.st_ino, current.st_dev == status.st_dev else { continue }
+            unlink(path)
+        }
+    }
+
     private func remove(at url: URL) throws {
         // unlink removes a symbolic link itself, never what it points to.
         guard unlink(url.path) == 0 || errno == ENOENT else {
@@ -169,10 +216,11 @@ public final class FileCredentialStore: CredentialStore, Sendable {
     }
 
     /// The identity's file for `kind` (`nil`: the slot without a kind). The identity's hexadecimal
-    /// form has no `-`, so the last `-` ends the kind and no two slots share a name.
+    /// form has no `-`, so the last `-` ends the kind's slot name and no two slots share a name. At
+    /// most 250 bytes: 11 + 33 (a 24-byte kind, `.`, 8 digits) + 1 + 200 + 5.
     private func fileURL(_ identity: String, kind: CredentialKind?) throws(CredentialStoreError) -> URL {
         guard CredentialIdentity.isValid(identity) else { throw .invalidIdentity }
-        return directory.appendingPathComponent("credential-\(kind.map { "\($0.rawValue)-" } ?? "")\(CredentialIdentity.hexadecimal(identity)).json")
+        return directory.appendingPathComponent("credential-\(kind.map { "\($0.slotName)-" } ?? "")\(CredentialIdentity.hexadecimal(identity)).json")
     }
 
     /// Up to `limit` bytes of an open file.

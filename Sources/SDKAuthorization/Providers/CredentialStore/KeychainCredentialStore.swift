@@ -11,7 +11,8 @@ struct KeychainItemKey: Hashable, Sendable {
     let service: String
     /// The identity's UTF-8 bytes in hexadecimal (``CredentialIdentity/hexadecimal(_:)``), so two
     /// identities with different bytes never share an item, whatever the Keychain compares;
-    /// preceded by `<kind>:` for a provider kind's slot.
+    /// preceded by `<kind>:` for a provider kind's slot (`<kind>.<instance digest>:` for an
+    /// instance's, ``CredentialKind/slotName``).
     let account: String
     let accessGroup: String?
 }
@@ -94,13 +95,19 @@ final class KeychainItemStore: CredentialStore, Sendable {
     }
 
     func save(_ credential: StoredCredential, identity: String, kind: CredentialKind) throws {
+        let owner = CredentialOwner(namespace: namespace, kind: kind)
+        let key = try key(identity, kind: kind)
+        // An item another namespace, kind or instance wrote (one service two stores share) is theirs.
+        try owner.checkMayReplace(try? load(identity: identity, key: key))
         var owned = credential
-        owned.owner = CredentialOwner(namespace: namespace, kind: kind)
-        try save(owned, identity: identity, key: key(identity, kind: kind))
+        owned.owner = owner
+        try save(owned, identity: identity, key: key)
     }
 
     func remove(identity: String, kind: CredentialKind) throws {
-        try remove(key: key(identity, kind: kind))
+        let key = try key(identity, kind: kind)
+        guard CredentialOwner(namespace: namespace, kind: kind).mayRemove(try? load(identity: identity, key: key)) else { return }
+        try remove(key: key)
     }
 
     private func load(identity: String, key: KeychainItemKey) throws -> StoredCredential? {
@@ -135,7 +142,7 @@ final class KeychainItemStore: CredentialStore, Sendable {
 
     private func key(_ identity: String, kind: CredentialKind?) throws(CredentialStoreError) -> KeychainItemKey {
         guard CredentialIdentity.isValid(identity) else { throw .invalidIdentity }
-        return KeychainItemKey(service: service, account: "\(kind.map { "\($0.rawValue):" } ?? "")\(CredentialIdentity.hexadecimal(identity))",
+        return KeychainItemKey(service: service, account: "\(kind.map { "\($0.slotName):" } ?? "")\(CredentialIdentity.hexadecimal(identity))",
                                accessGroup: accessGroup)
     }
 }
@@ -153,10 +160,10 @@ public typealias PlatformCredentialStore = KeychainCredentialStore
 /// - Items are found by ``service`` (by default `SDKAuthorization.credentials.<namespace>`, one
 ///   per ``namespace``) and the identity (the account: the hexadecimal form of its UTF-8 bytes, so
 ///   identities compare as exact bytes, as ``CredentialStore`` says, preceded by `<kind>:` for a
-///   provider kind's slot), in ``accessGroup`` when one is given (to share them between an app and
+///   provider kind's slot, by `<kind>.<instance digest>:` for a provider instance's), in ``accessGroup`` when one is given (to share them between an app and
 ///   its extensions).
-/// - Each item a provider saves records its ``CredentialOwner``; an item another namespace or kind
-///   wrote, or one without an owner, is refused with ``CredentialStoreError/Code/foreignCredential``.
+/// - Each item a provider saves records its ``CredentialOwner``; an item another namespace, kind
+///   or instance wrote, or one without an owner, is refused with ``CredentialStoreError/Code/foreignCredential``.
 /// - `save` updates the identity's item, or adds it: the item is replaced whole. Two first saves
 ///   of one identity at once both succeed; the later one's credential is kept.
 /// - An item is read up to 64 KB; one that is not a credential for its identity counts as none
