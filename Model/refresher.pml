@@ -28,9 +28,9 @@
  * Switches: the code as it is by default; -DAPP_IDENTITY_DID_CHANGE: the app changes user through
  * AuthorizedHTTPClient.identityDidChange() instead of IDTokenStore.switchIdentity(to:);
  * -DFETCH_THROUGH_CLIENT: the fetch sends its token request through the client under the
- * provider's own rule (without it, under a .none rule, the documented workaround); -DFIX_E: the
- * save reads the identity under the persistence lock with the generation (a fix the model shows
- * sufficient); NO_RESET, NO_EXPIRY, NO_WINDOW: leave an event out of a search; MUT_*: the mutants,
+ * provider's own rule (without it, under a .none rule, the documented workaround); -DMUT_LATE_IDENTITY_READ:
+ * the save reads the identity after its generation check (the code before issue 36's fix; the code
+ * now compares the user the token was fetched for with the slot's identity under the lock); NO_RESET, NO_EXPIRY, NO_WINDOW: leave an event out of a search; MUT_*: the mutants,
  * each an earlier race put back (Scripts/check-model checks that each is refuted).
  */
 
@@ -39,7 +39,9 @@
 #endif
 #define NW      4            /* waiter slots: the requests, and the fetch's own token request */
 #define SELF    3            /* the waiter slot of the fetch's own token request */
+#ifndef MAXREF
 #define MAXREF  2            /* RefreshWindow.maximumRefreshes */
+#endif
 #define NTOK    8            /* tokens issued, at most */
 #define NGEN    4            /* generations, at most */
 #define NFLIGHT 8
@@ -220,21 +222,25 @@ inline finish(fnF, fnGen, fnTok, fnSuccess, fnOk, fnRestarted) {
    persistence lock, the generation checked, then the store written under the identity */
 inline save(svTok, svGen, svWho) {
     atomic { plock == 0 -> plock = 255;
-#ifdef FIX_E
-        svWho = identity;                                 /* read with the generation */
+#ifndef MUT_LATE_IDENTITY_READ
+        svWho = identity;                                 /* the slot's user, under the lock with the generation */
 #endif
         saving = (svGen == gen) }
     atomic {
         if
         :: saving ->
-#ifndef FIX_E
-            svWho = identity;                             /* IDTokenStore.persist reads it now */
+#ifdef MUT_LATE_IDENTITY_READ
+            svWho = identity;                             /* read after the check (the code before issue 36) */
 #endif
+            if
+            :: svWho != 0 ->                              /* no user named: nothing is stored */
 #ifdef CHECK_E
-            assert(PROP_E(svTok, svWho));
+                assert(PROP_E(svTok, svWho));
 #endif
-            assert(PROP_A_STORE(svTok));
-            stored[svWho] = svTok
+                assert(PROP_A_STORE(svTok));
+                stored[svWho] = svTok
+            :: else -> skip
+            fi
         :: else -> skip
         fi;
         plock = 0; saving = false; svWho = 0
@@ -482,9 +488,11 @@ proctype Env() {
     /* model: switchUser -- the app logs in as the other user and tells the provider */
     :: resets -> resets = 0;
 #ifdef APP_IDENTITY_DID_CHANGE
-        /* AuthorizedHTTPClient.identityDidChange() -> IDTokenStore.identityDidChange() -> clearIDToken() */
-        nu = 3 - appUser;
-        reset(nu, identity, true)
+        /* AuthorizedHTTPClient.identityDidChange() -> IDTokenStore.identityDidChange(to: nil): the
+           identity moves to no user (0) in reset's update, then the previous user's slot is removed */
+        nu = 3 - appUser; t = identity;
+        reset(nu, 0, false);
+        atomic { plock == 0 -> stored[t] = 0; t = 0 }
 #else
         /* IDTokenStore.switchIdentity(to:): the identity moves in reset's update; then the
            stored token of the new user, if any, is installed while the generation is current */
