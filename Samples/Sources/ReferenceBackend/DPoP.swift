@@ -45,7 +45,9 @@ extension ReferenceBackend {
     public static let dpopProofClockSkew: TimeInterval = 60
     /// How many DPoP proof `jti`s are remembered to refuse replays. Each is kept for twice
     /// ``dpopProofClockSkew`` (any proof it could belong to is refused for its `iat` after that);
-    /// while the cache is full of live entries new proofs are refused rather than forgetting one.
+    /// while a client's part of the cache is full of live entries its new proofs are refused rather
+    /// than forgetting one. Per client (the `client_id`, or the access token's subject): one client
+    /// cannot fill another's.
     public static let dpopReplayCacheCapacity = 10_000
     /// The longest `jti` a DPoP proof may carry, in characters.
     public static let maximumDPoPJTILength = 256
@@ -88,18 +90,29 @@ final class DPoPState: Sendable {
 }
 
 /// The access tokens `/dpop/token` issued: token -> subject, bound key thumbprint and expiry.
-/// At most 10,000 live ones, as for ``ExchangeLedger``.
+/// At most ``capacity`` live ones per subject (a registered client), as for ``ExchangeLedger``:
+/// a client that asks for token after token evicts only its own, never another client's.
 final class DPoPTokenLedger: Sendable {
     struct Entry: Sendable { let subject: String; let jkt: String; let expiresAt: Date }
     private let entries = Mutex<[String: Entry]>([:])
+    private let issuedPerSubject = Mutex<[String: Int]>([:])
+    /// Live tokens one subject may hold.
+    let capacity: Int
     static let capacity = 10_000
+
+    init(capacity: Int = DPoPTokenLedger.capacity) {
+        self.capacity = capacity
+    }
 
     /// Issues a random 256-bit token for `subject`, bound to the key with thumbprint `jkt`.
     func issue(subject: String, jkt: String, lifetime: TimeInterval, now: Date) -> String {
         let token = Base64URL.encode(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
         entries.withLock { entries in
-            if entries.count >= Self.capacity { entries = entries.filter { $0.value.expiresAt > now } }
-            if entries.count >= Self.capacity, let oldest = entries.min(by: { $0.value.expiresAt < $1.value.expiresAt })?.key {
+            var own = entries.filter { $0.value.subject == subject }
+            if own.count >= capacity {
+                for (key, entry) in own where entry.expiresAt <= now { entries[key] = nil; own[key] = nil }
+            }
+            if own.count >= capacity, let oldest = own.min(by: { $0.value.expiresAt < $1.value.expiresAt })?.key {
                 entries[oldest] = nil
             }
             entries[token] = Entry(subject: subject, jkt: jkt, expiresAt: now.addingTimeInterval(lifetime))
@@ -138,19 +151,30 @@ final class DPoPNonce: Sendable {
 }
 
 /// The `jti`s of accepted proofs, each kept until the end of the window in which a proof
-/// carrying it could still be accepted.
+/// carrying it could still be accepted: at most ``capacity`` per client (the `client_id` a token
+/// request names, or the subject of the access token a resource request carries). A client that
+/// sends proof after proof fills only its own part: the other clients' proofs are still admitted.
 final class DPoPReplayCache: Sendable {
-    private let seen = Mutex<[String: Date]>([:])
+    private let seen = Mutex<[String: [String: Date]]>([:])
+    /// `jti`s remembered for one client.
+    let capacity: Int
+
+    init(capacity: Int = ReferenceBackend.dpopReplayCacheCapacity) {
+        self.capacity = capacity
+    }
 
     enum Admission { case admitted, replayed, full }
 
-    /// Admits `jti` unless it was seen and is still remembered, or the cache is full of live entries.
-    func admit(_ jti: String, now: Date) -> Admission {
+    /// Admits `jti` for `client` unless it was seen and is still remembered, or the client's part
+    /// is full of live entries.
+    func admit(_ jti: String, client: String, now: Date) -> Admission {
         seen.withLock { seen in
-            if let until = seen[jti], until > now { return .replayed }
-            if seen.count >= ReferenceBackend.dpopReplayCacheCapacity { seen = seen.filter { $0.value > now } }
-            guard seen.count < ReferenceBackend.dpopReplayCacheCapacity else { return .full }
-            seen[jti] = now.addingTimeInterval(2 * ReferenceBackend.dpopProofClockSkew)
+            var own = seen[client, default: [:]]
+            defer { seen[client] = own.isEmpty ? nil : own }
+            if let until = own[jti], until > now { return .replayed }
+            if own.count >= capacity { own = own.filter { $0.value > now } }
+            guard own.count < capacity else { return .full }
+            own[jti] = now.addingTimeInterval(2 * ReferenceBackend.dpopProofClockSkew)
             return .admitted
         }
     }
@@ -207,7 +231,7 @@ extension Routes {
         }
         let now = configuration.now()
         let proof: VerifiedDPoPProof
-        switch verifyDPoPProof(request, path: Self.dpopTokenPath, accessToken: nil, now: now) {
+        switch verifyDPoPProof(request, path: Self.dpopTokenPath, accessToken: nil, client: clientID, now: now) {
         case .failure(let failure): return Self.dpopFailure(.badRequest, failure)
         case .success(let value): proof = value
         }
@@ -263,7 +287,7 @@ extension Routes {
         case .valid(let entry): bound = entry
         }
         let proof: VerifiedDPoPProof
-        switch verifyDPoPProof(request, path: Self.dpopResourcePath, accessToken: token, now: now) {
+        switch verifyDPoPProof(request, path: Self.dpopResourcePath, accessToken: token, client: bound.subject, now: now) {
         case .failure(let failure): return refuse(failure)
         case .success(let value): proof = value
         }
@@ -289,8 +313,8 @@ extension Routes {
 
     /// Verifies the request's one `DPoP` proof (RFC 9449 §4.3) for this request's method and
     /// `path` on this server, with `ath` required for `accessToken` when it is not `nil`, and
-    /// remembers its `jti`. The nonce is returned, not checked: the caller checks it last.
-    func verifyDPoPProof(_ request: Request, path: String, accessToken: String?, now: Date) -> Result<VerifiedDPoPProof, DPoPFailure> {
+    /// remembers its `jti` among `client`'s. The nonce is returned, not checked: the caller checks it last.
+    func verifyDPoPProof(_ request: Request, path: String, accessToken: String?, client: String, now: Date) -> Result<VerifiedDPoPProof, DPoPFailure> {
         func fail(_ description: String) -> Result<VerifiedDPoPProof, DPoPFailure> {
             .failure(DPoPFailure(code: .invalidDPoPProof, description: description))
         }
@@ -363,7 +387,7 @@ extension Routes {
         default: return fail("The DPoP proof's nonce must be a string.")
         }
         // Last, so that a refused proof does not take a place in the cache.
-        switch dpop.replays.admit(jti, now: now) {
+        switch dpop.replays.admit(jti, client: client, now: now) {
         case .replayed: return fail("The DPoP proof's jti was already used.")
         case .full: return fail("Too many DPoP proofs were seen recently; retry later.")
         case .admitted: break

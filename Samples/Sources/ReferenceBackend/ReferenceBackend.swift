@@ -100,7 +100,7 @@ import Synchronization
 /// `alg` `ES256`, no `crit`, and a `jwk` that is an EC P-256 public key (32-byte base64url `x`
 /// and `y`, no `d`) verifying the raw `r || s` signature; and whose claims have a `jti` string
 /// of 1 to ``maximumDPoPJTILength`` characters not seen in the last 2 × ``dpopProofClockSkew``
-/// seconds (at most ``dpopReplayCacheCapacity`` remembered), `htm` equal to the method, `htu`
+/// seconds (at most ``dpopReplayCacheCapacity`` remembered per client), `htm` equal to the method, `htu`
 /// equal to the endpoint's URL (query and fragment dropped, scheme and host lowercased, default
 /// port dropped; on ``baseURL`` or on the host the request's `Host` names), a numeric `iat`
 /// within ``dpopProofClockSkew`` seconds of ``Configuration/now``, and a string `nonce` if any.
