@@ -180,7 +180,15 @@ func fuzzSignature(_ data: Data) {
     if !bytes.starts(with: JournalCodec.header) { bytes = JournalCodec.header + bytes }
     let decoded = JournalCodec.decode(bytes)
     precondition(decoded.validLength <= bytes.count && decoded.records.count == decoded.sizes.count, "decode overran its input")
-    precondition(decoded.sizes.reduce(JournalCodec.header.count, +) == decoded.validLength, "record sizes do not add up")
+    // The records read and the whole records skipped (unreadable, each by its own length) cover
+    // exactly what was read, in order, without overlap.
+    precondition(decoded.sizes.reduce(JournalCodec.header.count, +) + decoded.skipped.reduce(0) { $0 + $1.length } == decoded.validLength,
+                 "record sizes do not add up")
+    var end = JournalCodec.header.count
+    for record in decoded.skipped {
+        precondition(record.offset >= end && record.length > 0 && record.offset + record.length <= decoded.validLength, "a skipped record overlaps or overruns")
+        end = record.offset + record.length
+    }
     // What was read encodes to records that read back the same.
     let again = decoded.records.reduce(JournalCodec.header) { $0 + JournalCodec.encode($1) }
     precondition(JournalCodec.decode(again).records == decoded.records, "a decoded record does not survive a round trip")
