@@ -103,7 +103,6 @@ struct TestTimeLimitTests {
         let test = try #require(Test.current)
         let report = Report()
         let watchdog = HangWatchdog()
-        let started = Date()
         // Recorded when the timer gets a thread of the pool before the watchdog releases the body;
         // on a busy machine it may not, which is why the watchdog exists.
         try await withKnownIssue("the hang is cut at its limit and recorded", isIntermittent: true) {
@@ -120,7 +119,8 @@ struct TestTimeLimitTests {
         let message = try #require(report.all.first)
         #expect(message.contains("\(test.id)"), "it names the test that hung: \(message)")
         #expect(message.contains("time limit of 1 s") && message.contains("exit status 1"))
-        #expect(Date().timeIntervalSince(started) < 30, "reported at the limit and its grace, not at the 60 s bound")
+        // No wall-clock check: a watchdog that never fired leaves `report` empty (the body's 60 s
+        // bound ends it instead), which the count above catches.
         #expect(watchdog.armedCount == 0)
     }
 
