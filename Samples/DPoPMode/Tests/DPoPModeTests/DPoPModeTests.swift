@@ -80,8 +80,15 @@ import Testing
     }
 
     @Test func aFileWithoutTheClientIDIsRefused() {
-        #expect(throws: ConfigurationError.missingKey("dpopClientID")) {
-            try read(#""dpopTokenURL": "https://auth.example.com/token""#)
+        do {
+            _ = try read(#""dpopTokenURL": "https://auth.example.com/token""#)
+            Issue.record("read")
+        } catch let error as ConfigurationError {
+            // The key, and the file it was missing from.
+            #expect(error.code == .missingKey)
+            #expect(error.message == "The configuration key 'dpopClientID' is required. (in 'authorization.json')")
+        } catch {
+            Issue.record("\(error)")
         }
     }
 
