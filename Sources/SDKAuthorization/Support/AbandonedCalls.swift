@@ -55,26 +55,3 @@ final class AbandonedCalls: Sendable {
         }
     }
 }
-
-/// Runs the jobs of the calls into code that may block its thread (a provider that does not
-/// declare ``AuthorizationProvider/endsByDeadline``), each on a thread of its own outside the
-/// cooperative pool: a call that blocks holds its own thread, never one of the pool's few, so the
-/// requests that do not use it, and the alarms that end requests at their deadlines, go on.
-///
-/// A thread per job, started when the job is enqueued and ended when it returns: a call that never
-/// blocks pays a thread start per suspension; one that blocks for ever keeps its thread, and
-/// ``AbandonedCalls`` bounds how many such calls one provider can have. Not a dispatch queue: on
-/// Linux the cooperative pool runs on Dispatch's worker threads, and jobs that block those delayed
-/// the deadline alarms under ThreadSanitizer (`aProviderThatBlocksItsThreadsDelaysNoRequestThatDoesNotUseIt`).
-@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-final class BlockingCallExecutor: TaskExecutor {
-    static let shared = BlockingCallExecutor()
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        let thread = Thread { job.runSynchronously(on: executor) }
-        thread.name = "SDKAuthorization blocking call"
-        thread.start()
-    }
-}

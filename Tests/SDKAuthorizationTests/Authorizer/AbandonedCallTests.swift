@@ -23,8 +23,12 @@ final class ThreadBlockingProvider: AuthorizationProvider, Sendable {
     let semaphore = DispatchSemaphore(value: 0)
     let entered = Counter()
     let answered = Counter()
+    /// For each call, whether it ran on the framework's own threads for calls that may block.
+    let ranOnOwnThreads = Locked<[Bool]>([])
 
     func credential(for context: AuthorizationContext) async throws -> Credential {
+        let own = BlockingCallExecutor.shared.runsOnItsOwnThread
+        ranOnOwnThreads.withLock { $0.append(own) }
         _ = entered.increment()
         block()
         _ = answered.increment()
@@ -197,6 +201,8 @@ struct AbandonedCallTests {
         let ended = Counter()
         let blocked = (0..<count).map { _ in start(authorizer, slowURL, ended: ended) }
         await eventually("every blocking call started", { blocking.entered.current == count })
+        // Where they block: on the framework's own threads, not the cooperative pool's.
+        #expect(blocking.ranOnOwnThreads.withLock { $0 } == Array(repeating: true, count: count))
 
         #expect(await start(authorizer, url).value == nil)
         // The alarms still run: each blocked request ends at its deadline while its call blocks.
