@@ -28,7 +28,8 @@
  * Switches: the code as it is by default; -DAPP_IDENTITY_DID_CHANGE: the app changes user through
  * AuthorizedHTTPClient.identityDidChange() instead of IDTokenStore.switchIdentity(to:);
  * -DFETCH_THROUGH_CLIENT: the fetch sends its token request through the client under the
- * provider's own rule (without it, under a .none rule, the documented workaround); -DMUT_LATE_IDENTITY_READ:
+ * provider's own rule (without it, under a .none rule, the documented workaround); -DMUT_SELF_WAIT:
+ * that request joins its own flight and waits (the code before the fix); -DMUT_LATE_IDENTITY_READ:
  * the save reads the identity after its generation check (the code before issue 36's fix; the code
  * now compares the user the token was fetched for with the slot's identity under the lock); NO_RESET, NO_EXPIRY, NO_WINDOW: leave an event out of a search; MUT_*: the mutants,
  * each an earlier race put back (Scripts/check-model checks that each is refuted).
@@ -111,6 +112,13 @@ bool removing = false;       /* a logout's removal is still to run */
 #define PROP_C                  (admitted <= MAXREF)
 #define PROP_E(t, who)          (tokUser[t] == who)
 #define PROP_F(i, f)            (!(i == SELF && f == selfFlight))
+/* the fetch's own token request would join the flight that fetch runs (running or abandoned
+   work): register fails it at once (RequestError.refreshWaitsForItself, FlightsInProgress) */
+#ifdef MUT_SELF_WAIT
+#define SELF_WAIT(i)            false
+#else
+#define SELF_WAIT(i)            (i == SELF && selfFlight != 0 && (flight == selfFlight || (flight == 0 && work == selfFlight)))
+#endif
 
 /* temporaries used within one atomic step only: not part of the state */
 hidden byte k;
@@ -297,7 +305,9 @@ inline wait(wMe, checkGen, readGen) {
                     handover(wMe, value); o = O_VALUE; got = value; slot[wMe] = S_IDLE
                 :: !(checkGen && gen != reqGen[wMe]) && !(value != 0 && !stale) && flight == 0 && work != 0 && workOld ->
                     o = O_FAILED; slot[wMe] = S_IDLE             /* flightTimeoutError at once */
-                :: !(checkGen && gen != reqGen[wMe]) && !(value != 0 && !stale) && !(flight == 0 && work != 0 && workOld) ->
+                :: !(checkGen && gen != reqGen[wMe]) && !(value != 0 && !stale) && !(flight == 0 && work != 0 && workOld) && SELF_WAIT(wMe) ->
+                    o = O_FAILED; slot[wMe] = S_IDLE             /* model: selfWait -- fails at once */
+                :: !(checkGen && gen != reqGen[wMe]) && !(value != 0 && !stale) && !(flight == 0 && work != 0 && workOld) && !SELF_WAIT(wMe) ->
                     slot[wMe] = S_WAITING; nwaiting++;
                     alarmOn = true;
 #ifdef CHECK_F
@@ -361,8 +371,7 @@ proctype Fetch(byte f; byte fg) {
     /* model: selfRequest -- the fetch sends its token request through the client, under the
        provider's own rule: it asks the provider for a credential */
     if
-    :: selfFlight == 0 ->
-        selfFlight = f;
+    :: atomic { selfFlight == 0 -> selfFlight = f };     /* one fetch's token request at a time */
         wait(SELF, false, true);
         selfFlight = 0
     :: else -> skip

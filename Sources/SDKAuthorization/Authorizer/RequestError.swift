@@ -59,6 +59,10 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         public static let refreshedCredentialExpired = Code(rawValue: "refreshedCredentialExpired")
         /// More refreshes than the refresh window allows: the request fails instead of looping.
         public static let refreshWindowExceeded = Code(rawValue: "refreshWindowExceeded")
+        /// A refresh sent a request that needs the credential it is fetching (through the client it
+        /// refreshes for): that request fails at once instead of waiting for itself, and so does
+        /// the refresh. Not sent.
+        public static let refreshWaitsForItself = Code(rawValue: "refreshWaitsForItself")
         /// The request's task was cancelled.
         public static let cancelled = Code(rawValue: "cancelled")
         /// The request's overall deadline passed.
@@ -295,7 +299,7 @@ extension RequestError {
     /// after it (``Code/refreshWindowExceeded``, ``Code/refreshedCredentialExpired``), that error is
     /// returned as it is, for `endpoint`.
     public static func refreshFailed(_ error: any Error, endpoint: EndpointID?) -> RequestError {
-        if let refusal = error as? RequestError, refusal.code == .refreshWindowExceeded || refusal.code == .refreshedCredentialExpired {
+        if let refusal = error as? RequestError, [.refreshWindowExceeded, .refreshedCredentialExpired, .refreshWaitsForItself].contains(refusal.code) {
             return refusal.withEndpoint(endpoint)
         }
         return RequestError(.refreshFailed, "The app's token refresh failed (\(type(of: error))) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint, underlyingError: error)
@@ -304,6 +308,11 @@ extension RequestError {
     /// A refresh delivered a token that had already expired when it arrived.
     public static func refreshedCredentialExpired(endpoint: EndpointID?) -> RequestError {
         RequestError(.refreshedCredentialExpired, "The app's token refresh returned a token that had already expired while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint)
+    }
+
+    /// A request sent by a refresh needs the credential that refresh is fetching.
+    public static func refreshWaitsForItself(endpoint: EndpointID?) -> RequestError {
+        RequestError(.refreshWaitsForItself, "\(name(endpoint)) needs the credential that its own refresh is fetching (the refresh sent it through the client it refreshes for), so it would wait for itself; it fails at once, and so does that refresh. Send the refresh's requests without this credential: a rule with scheme .none for the token endpoint, or another client", endpoint: endpoint)
     }
 
     /// More refreshes than the window allows.

@@ -326,6 +326,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     private func register(_ id: UInt64, _ continuation: UnsafeContinuation<Outcome, Never>, generation: UInt64?, isUsable: (Value) -> Bool, join: Join) {
+        let ownFlights = FlightsInProgress.runByThisTask
         // model: register
         let registration = state.withLock { state -> Registration in
             let now = clock.monotonicNow()
@@ -339,6 +340,12 @@ public final class SingleFlight<Value: Sendable>: Sendable {
             if let generation, state.generation != generation { return .resume(.cleared) }
             // A value that became usable since the request looked serves it.
             if let value = state.value, isUsable(value) { return .resume(.value(value)) }
+            // model: selfWait
+            // The work of the running flight waits here for its own result (a refresh that sends
+            // its request through the client it refreshes for): it would wait until its limit.
+            if let running = state.flight?.flight ?? state.abandonedWork?.flight, ownFlights.contains(where: { $0.number == running.number && $0.instance == ObjectIdentifier(self) }) {
+                return .resume(.failed(RequestError.refreshWaitsForItself(endpoint: nil)))
+            }
             if case .wait = join, state.flight == nil, let work = state.abandonedWork, let lifetime = configuration.flightLifetime,
                let timeoutError = configuration.flightTimeoutError, now - work.startedAt >= lifetime {
                 // The one flight whose work may run has run past its lifetime and still runs: fail as it did.
@@ -372,10 +379,17 @@ public final class SingleFlight<Value: Sendable>: Sendable {
             continuation.resume(returning: outcome)
         case .waiting(let started, let timedOut):
             if let timedOut { configuration.flightEnded?(.timedOut, timedOut.age) }
-            if let started, case .wait(let start) = join, let cancel = start(started) {
-                attachCancel(cancel, to: started)
-            }
+            if let started, case .wait(let start) = join { begin(started, with: start) }
         }
+    }
+
+    /// Runs `start` for `flight` with the flight marked as run by the calling task, so the work it
+    /// starts (a task inherits the mark) is known as that flight's: a wait it makes on this
+    /// instance while the flight runs would wait for itself (``register``).
+    private func begin(_ flight: Flight, with start: Start) {
+        let key = FlightsInProgress.Key(instance: ObjectIdentifier(self), number: flight.number)
+        let cancel = FlightsInProgress.$runByThisTask.withValue(FlightsInProgress.runByThisTask + [key]) { start(flight) }
+        if let cancel { attachCancel(cancel, to: flight) }
     }
 
     /// Keeps `running`'s work as the one that runs until its runner finishes it, when the
@@ -598,9 +612,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
                 return (state.endAll(with: .failed(error), at: now, alarms: alarms), ended)
             }
         }
-        if let (started, start) = restart, let cancel = start(started) {
-            attachCancel(cancel, to: started)
-        }
+        if let (started, start) = restart { begin(started, with: start) }
         guard let taken else { return nil }
         if let ended = taken.ended {
             let succeeded = if case .success = result { true } else { false }
@@ -683,4 +695,15 @@ extension SingleFlight.Outcome {
         case .timedOut, .cancelled, .value, .failed: CancellationError()
         }
     }
+}
+
+/// The flights whose work the current task runs: marked when a flight's start runs
+/// (``SingleFlight``'s `begin`), inherited by the tasks it starts.
+enum FlightsInProgress {
+    struct Key: Hashable, Sendable {
+        let instance: ObjectIdentifier
+        let number: UInt64
+    }
+
+    @TaskLocal static var runByThisTask: [Key] = []
 }

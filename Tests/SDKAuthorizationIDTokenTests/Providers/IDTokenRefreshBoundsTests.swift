@@ -37,6 +37,31 @@ struct IDTokenRefreshBoundsTests {
         }
     }
 
+    /// The refresh callback fetches the new token through the client it refreshes for, and that
+    /// request needs the ID token: it fails at once (the refresh with it) instead of waiting for
+    /// itself until the refresh timeout, on a clock that never moves.
+    @Test func aRefreshThatSendsThroughItsOwnClientFailsAtOnceInsteadOfWaitingForItself() async throws {
+        let idTokens = try store()
+        let box = Locked<AuthorizedHTTPClient?>(nil)
+        idTokens.registerTokenRefresh { [url] in
+            let client = try #require(box.withLock { $0 })
+            _ = try await client.send(OutgoingRequest(method: "POST", url: url.appendingPathComponent("token")))
+            return "unreachable"
+        }
+        let api = RecordingTransport()
+        let client = try client(idTokens, transport: api)
+        box.withLock { $0 = client }
+        let request = start(client)
+        let ended = Counter()
+        let watched = Task { _ = await request.value; _ = ended.increment() }
+        await eventually("the request ended without the clock moving", { ended.current == 1 })
+        request.cancel()
+        await watched.value
+        guard case .failure(let error) = await request.value else { Issue.record("the request succeeded"); return }
+        #expect(error.code == .refreshWaitsForItself, "\(error)")
+        #expect(api.requests.isEmpty, "neither the request nor the token request was sent")
+    }
+
     @Test func aRequestRejectedAfterALogoutFailsAsClearedAtItsEvaluationWithoutARefreshOrASecondSend() async throws {
         let idTokens = try store()
         let refreshes = Counter()
