@@ -344,9 +344,13 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     ) async throws(RequestError) -> Response {
         var authorized = try await authorize(request, endpoint: endpoint, attempt: 1, deadline: deadline)
         var sent = false
+        // The 401 or 403 the retry answers: a retry that fails without an answer of its own (its
+        // refresh failed, say) fails with this one.
+        var rejection: ServerResponse?
         do throws(RequestError) {
             while true {
                 // model: send
+                rejection = nil
                 let (response, head) = try await sendFollowingRedirects(&authorized, sent: &sent, through: stack, reading: read)
                 // A redirect hop that needs a credential of its own gets it from the same call as a retry.
                 if !authorized.needsNewCredential {
@@ -359,8 +363,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                     case .accept:
                         return response
                     case .retry:
-                        break
+                        rejection = head
                     case .retryAfter(let seconds):
+                        rejection = head
                         try await sleep(seconds, before: deadline, endpoint: authorized.endpoint)
                     case .fail(let error):
                         throw error
@@ -370,6 +375,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             }
         } catch {
             var error = error
+            if let rejection { error = error.answered(by: rejection) }
             if sent { error.wasSent = true }
             throw error
         }

@@ -160,6 +160,16 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         self.wasSent = wasSent
     }
 
+    /// This error with `response` as its server's answer, when it has none (a refresh that failed
+    /// after the server rejected the request: the caller gets the rejection, `WWW-Authenticate` and all).
+    func answered(by response: ServerResponse) -> RequestError {
+        guard storage.response == nil else { return self }
+        var answered = self
+        answered.storage = Storage(code: code, endpoint: endpoint, scheme: scheme ?? storage.scheme, response: response, underlyingError: underlyingError,
+                                   template: storage.template, requestName: storage.requestName)
+        return answered
+    }
+
     /// This error with `request` named in its sentence (method and URL, without the URL's query or
     /// user information), when it names no endpoint and no request yet.
     func naming(_ request: OutgoingRequest) -> RequestError {

@@ -30,7 +30,16 @@ import Foundation
 ///   ``RequestError/Code/credentialTimedOut``: a request is never sent without its token unless
 ///   ``Options/sendsWithoutTokenOnTimeout`` says so.
 /// - A 401 to a request that carried the current token marks it stale and asks for one retry, which
-///   waits for the refresh; 50 requests rejected with one stale token cause one refresh.
+///   waits for the refresh; 50 requests rejected with one stale token cause one refresh. A server
+///   that answers an expired token with 403 says so in ``Options/rejectionStatuses``. When that
+///   refresh fails, the request's error carries the server's 401 (`WWW-Authenticate` and all) as
+///   its ``RequestError/response``.
+/// - The refresh function may be told why it is asked (no token, expiring, rejected with the
+///   server's answer) and which token it replaces: ``init(token:options:clock:diagnostics:refreshing:)``.
+/// - A refresh function that fetches its token through the client it refreshes for, to an endpoint
+///   under this provider's rule, never waits for itself: that request fails at once with
+///   ``RequestError/Code/refreshWaitsForItself``. Give the token endpoint a rule with scheme
+///   ``AuthorizationScheme/none``.
 /// - One refresh at a time: a refresh whose requests have all left but that ignores cancellation
 ///   still counts as running until it returns, and the requests that come meanwhile wait for it
 ///   (each until its deadline) instead of starting another; once it has run past
@@ -50,8 +59,9 @@ import Foundation
 ///   the request fails as rejected (``RequestError/Code/authorizationRejected``), still with no
 ///   refresh and no second send.
 public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
-    /// A token and when it expires.
-    public struct Token: Sendable, Equatable {
+    /// A token and when it expires. Its `description`, `debugDescription` and `dump` never show
+    /// the token itself.
+    public struct Token: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         /// The token itself.
         public var value: String
         /// When it expires (wall-clock time); `nil` reads the JWT's `exp`, if it is a JWT. A token
@@ -62,6 +72,42 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         public init(_ value: String, expiresAt: Date? = nil) {
             self.value = value
             self.expiresAt = expiresAt ?? (try? JWTClaims(decoding: value).expiresAt)
+        }
+
+        public var description: String {
+            "Token \(Redaction.redact(value))\(expiresAt.map { ", expires \($0.ISO8601Format())" } ?? "")"
+        }
+
+        public var debugDescription: String { description }
+
+        public var customMirror: Mirror { Mirror(self, children: ["token": description], displayStyle: .struct) }
+    }
+
+    /// Why a refresh is asked for, and the token it replaces: what the refresh function given to
+    /// ``init(token:options:clock:diagnostics:refreshing:)`` receives (a refresh token kept beside
+    /// the access token, say, or an API that wants the old token to issue the next).
+    public struct RefreshRequest: Sendable, CustomStringConvertible {
+        /// Why the refresh is asked for.
+        public enum Reason: String, Sendable, Equatable {
+            /// There is no token (none given at start, or after ``RefreshingTokenProvider/clearToken()``).
+            case noToken
+            /// The token expires within ``Options/expiryLeeway`` (or has expired).
+            case expiring
+            /// The server rejected the token (a status of ``Options/rejectionStatuses``).
+            case rejected
+        }
+
+        /// Why the refresh is asked for.
+        public let reason: Reason
+        /// The token the refresh replaces; `nil` for ``Reason/noToken``.
+        public let replacing: Token?
+        /// The server's answer that rejected it, for ``Reason/rejected`` (its status, header fields
+        /// such as `WWW-Authenticate`, and body).
+        public let rejection: ServerResponse?
+
+        /// Never the token itself.
+        public var description: String {
+            "RefreshRequest(\(reason.rawValue)\(replacing.map { ", replacing \($0)" } ?? "")\(rejection.map { ", HTTP \($0.statusCode)" } ?? ""))"
         }
     }
 
@@ -79,14 +125,20 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         /// or a header name of your API's (`X-Session-Token`) that carries the token as it is (not
         /// `Idempotency-Key`, the request queue's idempotency header).
         public var headerName: String?
+        /// The statuses that mean "this token is no longer good": a request rejected with one of
+        /// them marks the token stale and is retried once with a refreshed one. `[401]` by default;
+        /// `[401, 403]` for a server that answers an expired token with 403. A rejection with
+        /// another status fails the request (``RequestError/Code/authorizationRejected``).
+        public var rejectionStatuses: Set<Int>
 
         /// Creates options.
         public init(refreshTimeout: TimeInterval = 10, expiryLeeway: TimeInterval = 60, sendsWithoutTokenOnTimeout: Bool = false,
-                    headerName: String? = nil) {
+                    headerName: String? = nil, rejectionStatuses: Set<Int> = [401]) {
             self.refreshTimeout = refreshTimeout
             self.expiryLeeway = expiryLeeway
             self.sendsWithoutTokenOnTimeout = sendsWithoutTokenOnTimeout
             self.headerName = headerName
+            self.rejectionStatuses = rejectionStatuses
         }
     }
 
@@ -94,7 +146,9 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         let token: Token
         /// When it goes stale on this device's clocks (``TokenExpiry``), judged as it arrived.
         let expiry: TokenExpiry
-        var rejected = false
+        /// The server's answer that rejected it, once one did.
+        var rejection: ServerResponse?
+        var rejected: Bool { rejection != nil }
     }
 
     /// The generation each of the latest credentials it handed out was issued in, by the
@@ -124,7 +178,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
 
     /// The options in force.
     public let options: Options
-    private let fetch: @Sendable () async throws -> Token
+    private let fetch: @Sendable (RefreshRequest) async throws -> Token
     private let clock: any AuthorizationClock
     private let diagnostics: any DiagnosticsSink
     private let refresh: SingleFlight<State>
@@ -140,13 +194,39 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     ///   - refresh: Fetches a new token. Called once for any number of waiting requests; may throw.
     /// - Throws: ``ConfigurationError`` for options out of range, a header name that is not an HTTP
     ///   token, or a starting token that cannot be sent.
-    public init(
+    public convenience init(
         token: Token? = nil,
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
         diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         refresh: @escaping @Sendable () async throws -> Token
     ) throws(ConfigurationError) {
+        try self.init(token: token, options: options, clock: clock, diagnostics: diagnostics, refreshing: { _ in try await refresh() })
+    }
+
+    /// Creates the provider with a refresh function that is told why it is asked and which token
+    /// it replaces (Ktor's `refreshTokens` gets the old tokens the same way):
+    ///
+    /// ```swift
+    /// let tokens = try RefreshingTokenProvider(options: .init(rejectionStatuses: [401, 403])) { request in
+    ///     // request.reason: .noToken, .expiring or .rejected; request.rejection: the server's answer
+    ///     try await auth.refreshAccessToken(after: request.replacing?.value)
+    /// }
+    /// ```
+    ///
+    /// The parameters and errors are those of the initializer that takes `refresh`;
+    /// also ``ConfigurationError`` for ``Options/rejectionStatuses`` empty or naming a status other
+    /// than 401 and 403 (the only answers a provider is asked about).
+    public init(
+        token: Token? = nil,
+        options: Options = Options(),
+        clock: any AuthorizationClock = SystemClock(),
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        refreshing refresh: @escaping @Sendable (RefreshRequest) async throws -> Token
+    ) throws(ConfigurationError) {
+        guard !options.rejectionStatuses.isEmpty, options.rejectionStatuses.isSubset(of: [401, 403]) else {
+            throw .invalidValue(key: "rejectionStatuses", reason: "must be 401, 403 or both: a provider is asked only about those answers (\(options.rejectionStatuses.isEmpty ? "none" : options.rejectionStatuses.sorted().prefix(8).map(String.init).joined(separator: ", ")) given)")
+        }
         guard options.refreshTimeout.isFinite, options.refreshTimeout > 0, options.refreshTimeout <= 600 else {
             throw .invalidValue(key: "refreshTimeout", reason: "must be more than 0 and at most 600 seconds")
         }
@@ -246,11 +326,14 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
                                           join: .wait(start: { [self] flight in
             // Counted in the authorizer's refresh window, however this refresh was started.
             // model: start (admitRefresh, then the fetch's task)
-            if let refused = refresh.admitRefresh(through: window, replacing: refresh.current.map { credential($0.token) }) {
+            let current = refresh.current
+            if let refused = refresh.admitRefresh(through: window, replacing: current.map { credential($0.token) }) {
                 refresh.finish(flight, with: .failure(refused))
                 return nil
             }
-            let work = Task { await runRefresh(flight) }
+            let request = RefreshRequest(reason: current == nil ? .noToken : current?.rejected == true ? .rejected : .expiring,
+                                         replacing: current?.token, rejection: current?.rejection)
+            let work = Task { await runRefresh(flight, request) }
             return { work.cancel() }
         }))
         switch outcome {
@@ -275,10 +358,10 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         }
     }
 
-    private func runRefresh(_ flight: SingleFlight<State>.Flight) async {
+    private func runRefresh(_ flight: SingleFlight<State>.Flight, _ request: RefreshRequest) async {
         do {
             // model: fetch, then finish
-            let token = try await fetch()
+            let token = try await fetch(request)
             try Self.check(token)
             let arrived = state(token)
             if let remaining = arrived.expiry.remaining(on: clock), remaining <= 0 {
@@ -303,13 +386,13 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     /// rejection of a token it handed out before the last ``clearToken()`` or identity change asks
     /// for none, and refreshes nothing.
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
-        guard response.statusCode == 401 else { return .fail }
+        guard options.rejectionStatuses.contains(response.statusCode) else { return .fail }
         // Here as well as in the authorizer, which sees the generation only when it sees this type:
         // a decorator an app puts in between must not turn a logout into a refresh.
         if let issuedIn = issued.withLock({ $0.generation(of: credential) }), issuedIn != refresh.generation { return .fail }
         // model: evaluate (the stale mark)
         refresh.modify { state in
-            if let value = credential.value, state?.token.value == value { state?.rejected = true }
+            if let value = credential.value, state?.token.value == value, state?.rejection == nil { state?.rejection = response }
         }
         return .retry
     }
