@@ -346,7 +346,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         var parkedUntil: TimeInterval?
         var wakeSignal = false
         var waiter: CheckedContinuation<Void, Never>?
-        var timer: Task<Void, Never>?
+        var timer: Alarms.Alarm?
         var closed = false
         /// When each request queued in this launch was queued, on the monotonic clock: its age
         /// counts from there, whatever the wall clock does meanwhile.
@@ -366,6 +366,8 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     private let client: AuthorizedHTTPClient
     private let journal: RequestJournalFile
     private let clock: any AuthorizationClock
+    /// The parked sender's timer: the framework's one timer source, on `clock`.
+    private let alarms: Alarms
     private let diagnostics: any DiagnosticsSink
     private let random: @Sendable () -> Double
     private let onUndeliverable: (@Sendable (Undeliverable) -> Void)?
@@ -464,6 +466,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         self.authentication = authentication
         self.client = client
         self.clock = clock
+        self.alarms = Alarms(clock: clock)
         self.diagnostics = diagnostics
         self.random = random
         self.onUndeliverable = onUndeliverable
@@ -1019,15 +1022,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
                 }
                 state.waiter = continuation
                 if let deadline {
-                    let clock = self.clock
-                    state.timer = Task { [weak self] in
-                        do {
-                            try await clock.sleep(untilMonotonic: deadline)
-                        } catch {
-                            return
-                        }
-                        self?.wake()
-                    }
+                    state.timer = alarms.schedule(at: deadline) { [weak self] in self?.wake() }
                 }
                 return false
             }
@@ -1036,7 +1031,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     }
 
     private func wake() {
-        let (waiter, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+        let (waiter, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Alarms.Alarm?) in
             defer {
                 state.waiter = nil
                 state.timer = nil
@@ -1045,7 +1040,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             if state.waiter == nil { state.wakeSignal = true }
             return (state.waiter, state.timer)
         }
-        timer?.cancel()
+        if let timer { alarms.cancel(timer) }
         waiter?.resume()
     }
 }
