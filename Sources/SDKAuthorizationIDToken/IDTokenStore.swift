@@ -23,7 +23,9 @@ import SDKAuthorization
 /// - A token set before the wait began satisfies it only if it is fresh.
 /// - Cancelling one waiting request releases that one only.
 /// - ``clearIDToken()`` (logout) during a wait fails the waiters with
-///   `RequestError/Code/credentialCleared`.
+///   `RequestError/Code/credentialCleared`. A request sent before it and rejected after it fails as
+///   cleared too, without a refresh or a second send, even when the app wraps the store in a
+///   decorator of its own: the store notes on each request the generation its token came from.
 /// - A refresh callback that returns the token (``registerTokenRefresh(_:)``) and
 ///   throws ends every wait at once with `RequestError/Code/refreshFailed`, carrying its error.
 /// - On timeout the store logs ``timeoutMessage(after:)`` at warning level and, by default, sends the

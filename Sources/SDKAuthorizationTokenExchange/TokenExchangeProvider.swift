@@ -60,7 +60,10 @@ import SDKAuthorization
 ///   with control characters, bidirectional overrides and other non-ASCII escaped.
 /// - A 401 or 403 to a request that carried the token drops it; the request is signed, exchanged
 ///   and sent once more; a second rejection fails it.
-/// - ``clearUserData()`` (logout) forgets the token and its stored copy.
+/// - ``clearUserData()`` (logout) forgets the token and its stored copy. A request sent before it
+///   and rejected after it fails as `RequestError/Code/credentialCleared`, without a signing or a
+///   second send, even when the app wraps the provider in a decorator of its own: the provider
+///   notes on each request the generation its token came from.
 public final class TokenExchangeProvider: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
     /// Timeouts and margins.
     public struct Options: Sendable, Equatable {

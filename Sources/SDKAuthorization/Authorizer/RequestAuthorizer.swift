@@ -449,7 +449,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// When the provider that issued the rejected credential has been logged out since
     /// (``RefreshingTokenProvider/clearToken()``, an identity change), it fails with
     /// ``RequestError/Code/credentialCleared``: nothing is refreshed for it, and it is never sent
-    /// with a credential fetched after the logout.
+    /// with a credential fetched after the logout, even behind a decorator of the app's
+    /// (``AuthorizationContext/noteIssued(by:generation:)``).
     public func authorize(retrying previous: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest {
         var issuedGeneration: IssuedGeneration?
         // model: retry
@@ -679,7 +680,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// no refresh, whatever started it, goes past the window.
     ///
     /// A 401 or 403 to a credential whose built-in provider was logged out since it was issued
-    /// fails with ``RequestError/Code/credentialCleared``, and the provider is not told. The
+    /// fails with ``RequestError/Code/credentialCleared``, and the provider is not told, whatever
+    /// decorator the app wrapped it in (``AuthorizationContext/noteIssued(by:generation:)``). The
     /// provider's hooks are waited for until the request's deadline or cancellation only
     /// (``RequestError/Code/deadlineExceeded``, ``RequestError/Code/cancelled``).
     public func evaluate(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> ResponseEvaluation {

@@ -23,8 +23,10 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     /// (``RefreshWindowGate/admitRefresh(replacing:)``); `nil` for a context made by hand.
     public internal(set) var refreshWindow: RefreshWindowGate?
     /// For a retry: the provider that issued the rejected credential, and the generation it was
-    /// issued in (``GenerationalProvider``). A provider serves the retry only while that generation
-    /// is current, so a logout in between fails it as cleared instead of refreshing for it.
+    /// issued in (``GenerationalProvider``), as the authorizer saw it or as the provider noted it
+    /// (``noteIssued(by:generation:)``) behind whatever decorator wraps it. A provider serves the
+    /// retry only while that generation is current, so a logout in between fails it as cleared
+    /// instead of refreshing for it.
     public internal(set) var issuedGeneration: IssuedGeneration?
     /// Where the request's providers note the generation they issue its credential in
     /// (``noteIssued(by:generation:)``): one for the whole request, made by the authorizer; `nil`

@@ -11,7 +11,8 @@ import Foundation
 /// waited for it and not reused. The cache is dropped when the server rejects the cached token
 /// and on identity change; a call that returns after an identity change is not used, and a request
 /// sent before an identity change and rejected after it fails with
-/// ``RequestError/Code/credentialCleared`` without asking again. A call whose requests have left but
+/// ``RequestError/Code/credentialCleared`` without asking again, behind a decorator of the app's
+/// too (it notes on each request the generation its token came from). A call whose requests have left but
 /// that ignores cancellation still counts as running until it returns: the requests that come
 /// meanwhile wait for it instead of starting a second one.
 ///
