@@ -23,7 +23,9 @@ import SDKAuthorization
 /// - A token set before the wait began satisfies it only if it is fresh.
 /// - Cancelling one waiting request releases that one only.
 /// - ``clearIDToken()`` (logout) during a wait fails the waiters with
-///   `RequestError/Code/credentialCleared`.
+///   `RequestError/Code/credentialCleared`. A request sent before it and rejected after it fails as
+///   cleared too, without a refresh or a second send, even when the app wraps the store in a
+///   decorator of its own: the store notes on each request the generation its token came from.
 /// - A refresh callback that returns the token (``registerTokenRefresh(_:)``) and
 ///   throws ends every wait at once with `RequestError/Code/refreshFailed`, carrying its error.
 /// - On timeout the store logs ``timeoutMessage(after:)`` at warning level and, by default, sends the
@@ -459,10 +461,21 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         if credentialStore != nil, identity.withLock({ $0 }) == nil { throw RequestError.noUserNamed(endpoint: context.endpoint) }
         let clock = clock, leeway = options.staleLeeway
         let isFresh = { (token: IDToken) in token.isFresh(on: clock, leeway: leeway) }
-        if let token = refresh.usableValue(isFresh) { return .bearer(token.token) }
+        let required = context.issuedGeneration?.generation(for: self)
+        // Read before asking: a logout during the wait makes the token older than this, never newer.
+        let generation = required ?? refresh.generation
+        // A retry is served only in the generation its first credential came from (the wait below
+        // answers cleared at once otherwise).
+        let fresh: IDToken?
+        if let required {
+            fresh = refresh.modify(ifGeneration: required) { token in token.flatMap { isFresh($0) ? $0 : nil } } ?? nil
+        } else {
+            fresh = refresh.usableValue(isFresh)
+        }
+        if let fresh { return issued(fresh, generation: generation, context) }
         let waitStartedAt = waitStarted(context)
         let outcome = await refresh.wait(deadline: context.deadline, waitLimit: options.refreshTimeout,
-                                         generation: context.issuedGeneration?.generation(for: self), isUsable: isFresh,
+                                         generation: required, isUsable: isFresh,
                                          join: .wait(start: { [self, window = context.refreshWindow] flight in
             // Counted in the authorizer's refresh window, however this refresh was started (a
             // rejection, a stale mark, an expiry, no token yet).
@@ -477,7 +490,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
         switch outcome {
         case .value(let token):
-            return .bearer(token.token)
+            return issued(token, generation: generation, context)
         case .timedOut:
             switch options.timeoutBehavior {
             case .sendWithoutToken:
@@ -495,6 +508,13 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         case .deadlineExceeded, .cleared, .cancelled:
             throw outcome.requestError(for: context)
         }
+    }
+
+    /// `token` as the credential of `context`'s request, noted on it with the generation it was
+    /// issued in: behind an app's decorator, a rejection or retry after a logout fails as cleared.
+    private func issued(_ token: IDToken, generation: UInt64, _ context: AuthorizationContext) -> Credential {
+        context.noteIssued(by: self, generation: generation)
+        return .bearer(token.token)
     }
 
     private static func eventOutcome(_ outcome: SingleFlight<IDToken>.Outcome) -> AuthorizationEvent.Outcome {

@@ -60,7 +60,10 @@ import SDKAuthorization
 ///   with control characters, bidirectional overrides and other non-ASCII escaped.
 /// - A 401 or 403 to a request that carried the token drops it; the request is signed, exchanged
 ///   and sent once more; a second rejection fails it.
-/// - ``clearUserData()`` (logout) forgets the token and its stored copy.
+/// - ``clearUserData()`` (logout) forgets the token and its stored copy. A request sent before it
+///   and rejected after it fails as `RequestError/Code/credentialCleared`, without a signing or a
+///   second send, even when the app wraps the provider in a decorator of its own: the provider
+///   notes on each request the generation its token came from.
 public final class TokenExchangeProvider: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
     /// Timeouts and margins.
     public struct Options: Sendable, Equatable {
@@ -231,15 +234,18 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         if store != nil, binding.withLock({ $0.identity }) == nil { throw RequestError.noUserNamed(endpoint: context.endpoint) }
         loadFromStoreOnce()
         let clock = clock, leeway = options.expiryLeeway
+        let required = context.issuedGeneration?.generation(for: self)
+        // Read before asking: a logout during the wait makes the token older than this, never newer.
+        let generation = required ?? refresh.generation
         if refresh.usableValue({ $0.isFresh(on: clock, leeway: leeway) }) == nil, let refusal = backoffError() {
             // The platform refused the last exchange: no signing storm. A token that has not
             // expired yet still serves.
-            if let token = refresh.usableValue({ $0.isFresh(on: clock, leeway: 0) }) { return .bearer(token.credential.token) }
+            if let token = refresh.usableValue({ $0.isFresh(on: clock, leeway: 0) }) { return issued(token, generation: generation, context) }
             throw refusal.withEndpoint(context.endpoint)
         }
         // Only the gate is held by the refresh start, not the whole context.
         let window = context.refreshWindow
-        let outcome = await refresh.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self),
+        let outcome = await refresh.value(deadline: context.deadline, generation: required,
                                           isUsable: { $0.isFresh(on: clock, leeway: leeway) }, join: .wait(start: { [self] flight in
             // Counted in the authorizer's refresh window, however this signing was started.
             // The token this signing replaces: the current one, or the one a rejection dropped (its
@@ -254,7 +260,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         }))
         switch outcome {
         case .value(let token):
-            return .bearer(token.credential.token)
+            return issued(token, generation: generation, context)
         case .failed(let error as RequestError):
             throw error.withEndpoint(context.endpoint)
         case .failed(let error):
@@ -262,6 +268,13 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         default:
             throw outcome.requestError(for: context)
         }
+    }
+
+    /// `token` as the credential of `context`'s request, noted on it with the generation it was
+    /// issued in: behind an app's decorator, a rejection or retry after a logout fails as cleared.
+    private func issued(_ token: ExchangedToken, generation: UInt64, _ context: AuthorizationContext) -> Credential {
+        context.noteIssued(by: self, generation: generation)
+        return .bearer(token.credential.token)
     }
 
     /// A 401 or 403 to a request that carried the current token drops it and asks for one retry,

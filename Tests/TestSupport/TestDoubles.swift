@@ -108,3 +108,29 @@ extension CredentialKind {
     /// The slot of `IDTokenStore(authorizedDomains: ["platform.example.com"])` (its `credentialKind`).
     public static let idTokenOfPlatform = CredentialKind.idToken.scoped(to: "platform.example.com")
 }
+
+/// An app's decorator written the naive way, as an app adds metrics or logging around a provider:
+/// it implements `AuthorizationProvider` by forwarding the two calls every provider answers,
+/// `credential(for:)` and `credentialRejected(_:response:context:)`, and counts them. It forwards
+/// nothing else: not `endsByDeadline`, not `identityDidChange`, and it is no `GenerationalProvider`,
+/// so the authorizer sees none of the wrapped provider's extras. A guarantee the wrapped provider
+/// keeps installed directly must hold through it.
+public struct CountingForwardingDecorator: AuthorizationProvider {
+    public let wrapped: any AuthorizationProvider
+    /// Calls to `credential(for:)`.
+    public let credentialCalls = Counter()
+    /// Calls to `credentialRejected(_:response:context:)`.
+    public let rejections = Counter()
+
+    public init(_ wrapped: any AuthorizationProvider) { self.wrapped = wrapped }
+
+    public func credential(for context: AuthorizationContext) async throws -> Credential {
+        _ = credentialCalls.increment()
+        return try await wrapped.credential(for: context)
+    }
+
+    public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
+        _ = rejections.increment()
+        return await wrapped.credentialRejected(credential, response: response, context: context)
+    }
+}

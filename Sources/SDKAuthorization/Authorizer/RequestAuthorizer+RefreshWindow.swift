@@ -19,20 +19,70 @@ public protocol GenerationalProvider: AuthorizationProvider, AnyObject {
 }
 
 /// The provider that issued a request's credential, and the generation it was issued in: on a
-/// retry's context (``AuthorizationContext/issuedGeneration``).
+/// retry's context (``AuthorizationContext/issuedGeneration``). It knows the provider the authorizer
+/// asked when that one is a ``GenerationalProvider``, and every provider that noted its generation
+/// on the request itself (``AuthorizationContext/noteIssued(by:generation:)``), however deep behind
+/// an app's decorator.
 public struct IssuedGeneration: Sendable {
-    let provider: ObjectIdentifier
+    let provider: ObjectIdentifier?
     let generation: UInt64
+    /// What the providers of the request noted, whatever wraps them.
+    let issuance: CredentialIssuance?
 
-    init(_ provider: any GenerationalProvider, generation: UInt64) {
+    init(_ provider: any GenerationalProvider, generation: UInt64, issuance: CredentialIssuance? = nil) {
         self.provider = ObjectIdentifier(provider)
         self.generation = generation
+        self.issuance = issuance
+    }
+
+    /// Only what the request's providers noted themselves.
+    init(issuance: CredentialIssuance) {
+        self.provider = nil
+        self.generation = 0
+        self.issuance = issuance
     }
 
     /// The generation `provider` must still be in to serve the request; `nil` when another
     /// provider issued the credential.
     public func generation(for provider: AnyObject) -> UInt64? {
-        ObjectIdentifier(provider) == self.provider ? generation : nil
+        if let issuer = self.provider, ObjectIdentifier(provider) == issuer { return generation }
+        return issuance?.generation(for: provider)
+    }
+}
+
+/// The generations the providers of one request issued its credential in, noted by each provider
+/// itself (``AuthorizationContext/noteIssued(by:generation:)``) and kept for the whole request (its
+/// retry, its redirect hops): a logout since fails the request's rejection and retry as cleared,
+/// though the authorizer sees only the type of a decorator the app put in front of the provider.
+final class CredentialIssuance: Sendable {
+    private struct Entry {
+        let provider: any GenerationalProvider
+        let generation: UInt64
+    }
+
+    private let entries = Locked<[Entry]>([])
+
+    /// Notes that `provider` issued the request's credential in `generation`; a later note of the
+    /// same provider (the retry's) replaces it.
+    func note(_ provider: any GenerationalProvider, generation: UInt64) {
+        let issuer = ObjectIdentifier(provider)
+        entries.withLock { entries in
+            entries.removeAll { ObjectIdentifier($0.provider) == issuer }
+            entries.append(Entry(provider: provider, generation: generation))
+        }
+    }
+
+    /// The generation `provider` noted, if it did.
+    func generation(for provider: AnyObject) -> UInt64? {
+        let issuer = ObjectIdentifier(provider)
+        return entries.withLock { entries in entries.last { ObjectIdentifier($0.provider) == issuer }?.generation }
+    }
+
+    /// Whether a provider that noted a generation has been logged out since (its generation moved on).
+    var isCleared: Bool {
+        // Read outside this lock: a provider's generation is under its own.
+        let noted = entries.withLock { $0 }
+        return noted.contains { $0.provider.credentialGeneration != $0.generation }
     }
 }
 

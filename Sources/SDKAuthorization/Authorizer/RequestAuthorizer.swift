@@ -28,7 +28,9 @@ import Foundation
 ///   ``RefreshWindow/interval`` for each scheme: every refresh a built-in provider starts is counted,
 ///   whatever started it; for a provider of your own, each rejected credential that gets a retry.
 /// - A rejection of a credential whose built-in provider was logged out since it was issued fails
-///   with ``RequestError/Code/credentialCleared``: nothing is refreshed or sent again for it.
+///   with ``RequestError/Code/credentialCleared``: nothing is refreshed or sent again for it, even
+///   when the app installed the provider behind a decorator of its own (the provider notes the
+///   generation on the request, ``AuthorizationContext/noteIssued(by:generation:)``).
 /// - One deadline per request (``RequestDeadline``), shown to every provider; every wait of the
 ///   loop ends at it or at cancellation, the provider's answer hooks included.
 ///
@@ -453,14 +455,20 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// When the provider that issued the rejected credential has been logged out since
     /// (``RefreshingTokenProvider/clearToken()``, an identity change), it fails with
     /// ``RequestError/Code/credentialCleared``: nothing is refreshed for it, and it is never sent
-    /// with a credential fetched after the logout.
+    /// with a credential fetched after the logout, even behind a decorator of the app's
+    /// (``AuthorizationContext/noteIssued(by:generation:)``).
     public func authorize(retrying previous: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest {
         var issuedGeneration: IssuedGeneration?
         // model: retry
+        let issuance = previous.issued?.context.issuance
         if let issued = previous.issued, let generation = issued.generation, let provider = issued.provider as? any GenerationalProvider {
             guard provider.credentialGeneration == generation else { throw Self.clearedAfterSending(previous, response: nil) }
-            issuedGeneration = IssuedGeneration(provider, generation: generation)
+            issuedGeneration = IssuedGeneration(provider, generation: generation, issuance: issuance)
+        } else if let issuance {
+            issuedGeneration = IssuedGeneration(issuance: issuance)
         }
+        // What the providers noted themselves, whatever wraps them (an app's decorator).
+        if issuance?.isCleared == true { throw Self.clearedAfterSending(previous, response: nil) }
         // A redirect hop that needs its own credential: the same attempt, for the hop's URL.
         let hop = previous.needsNewCredential
         // A hop is matched by the policy for its own path, never given its catalogue endpoint's scheme.
@@ -498,6 +506,15 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         let failure = RequestError.tooManyAbandonedCalls(into: callee, limit: abandonedCalls.limit, endpoint: endpoint, scheme: scheme)
         diagnostics.log(.warning, failure.description, endpoint: endpoint, scheme: scheme, event: RequestError.Code.tooManyAbandonedCalls.rawValue)
         return failure
+    }
+
+    /// Whether the provider that issued `issued` was logged out since: as the authorizer saw it (a
+    /// ``GenerationalProvider`` installed as it is), or as the request's providers noted it
+    /// themselves (``AuthorizationContext/noteIssued(by:generation:)``), behind any decorator.
+    private static func loggedOutSinceIssued(_ issued: IssuedCredential) -> Bool {
+        if let generation = issued.generation, let provider = issued.provider as? any GenerationalProvider,
+           provider.credentialGeneration != generation { return true }
+        return issued.context.issuance?.isCleared == true
     }
 
     /// A request whose credential a logout cleared after it was sent with it.
@@ -567,6 +584,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         context.refreshWindow = refreshWindowGate(for: scheme, request: request, endpoint: endpointID)
         context.issuedGeneration = issuedGeneration
+        // One record for the whole request: its retry and redirect hops keep the first attempt's.
+        context.issuance = issuedGeneration?.issuance ?? CredentialIssuance()
         return (context, provider)
     }
 
@@ -667,7 +686,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// no refresh, whatever started it, goes past the window.
     ///
     /// A 401 or 403 to a credential whose built-in provider was logged out since it was issued
-    /// fails with ``RequestError/Code/credentialCleared``, and the provider is not told. The
+    /// fails with ``RequestError/Code/credentialCleared``, and the provider is not told, whatever
+    /// decorator the app wrapped it in (``AuthorizationContext/noteIssued(by:generation:)``). The
     /// provider's hooks are waited for until the request's deadline or cancellation only
     /// (``RequestError/Code/deadlineExceeded``, ``RequestError/Code/cancelled``).
     public func evaluate(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> ResponseEvaluation {
@@ -683,7 +703,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         let name = issued.context.requestName
         // model: evaluate (a 401 after a logout fails as cleared; then the window's grant)
-        if let generation = issued.generation, let provider = issued.provider as? any GenerationalProvider, provider.credentialGeneration != generation {
+        if Self.loggedOutSinceIssued(issued) {
             diagnostics.log(.info, "\(name) was rejected with HTTP \(response.statusCode) after a logout; it fails as cleared, without a refresh or a retry",
                             endpoint: authorized.endpoint, scheme: authorized.scheme, event: RequestError.Code.credentialCleared.rawValue)
             return .fail(Self.clearedAfterSending(authorized, response: response))

@@ -23,9 +23,15 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     /// (``RefreshWindowGate/admitRefresh(replacing:)``); `nil` for a context made by hand.
     public internal(set) var refreshWindow: RefreshWindowGate?
     /// For a retry: the provider that issued the rejected credential, and the generation it was
-    /// issued in (``GenerationalProvider``). A provider serves the retry only while that generation
-    /// is current, so a logout in between fails it as cleared instead of refreshing for it.
+    /// issued in (``GenerationalProvider``), as the authorizer saw it or as the provider noted it
+    /// (``noteIssued(by:generation:)``) behind whatever decorator wraps it. A provider serves the
+    /// retry only while that generation is current, so a logout in between fails it as cleared
+    /// instead of refreshing for it.
     public internal(set) var issuedGeneration: IssuedGeneration?
+    /// Where the request's providers note the generation they issue its credential in
+    /// (``noteIssued(by:generation:)``): one for the whole request, made by the authorizer; `nil`
+    /// for a context made by hand.
+    var issuance: CredentialIssuance?
 
     /// Creates a context for `request`.
     public init(request: OutgoingRequest, endpoint: EndpointID? = nil, scheme: AuthorizationScheme = .bearer, attempt: Int = 1,
@@ -45,6 +51,19 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
 
     /// The URL the request goes to.
     public var url: URL { request.url }
+
+    /// Notes that `provider` issues this request's credential in `generation` (its
+    /// ``GenerationalProvider/credentialGeneration``, read before it waited for the credential).
+    ///
+    /// A provider with generations calls it as it returns a credential, so that a logout since fails
+    /// the request's rejection and its retry as ``RequestError/Code/credentialCleared`` (nothing
+    /// refreshed for it, never sent again with a credential fetched after the logout) even when the
+    /// app installed the provider behind a decorator of its own, whose type is all the authorizer
+    /// sees: the retry's ``issuedGeneration`` then names `provider` too. Does nothing for a context
+    /// made by hand.
+    public func noteIssued(by provider: any GenerationalProvider, generation: UInt64) {
+        issuance?.note(provider, generation: generation)
+    }
 
     /// Equal when the request, endpoint, scheme and attempt are; the deadline is not compared.
     public static func == (lhs: AuthorizationContext, rhs: AuthorizationContext) -> Bool {

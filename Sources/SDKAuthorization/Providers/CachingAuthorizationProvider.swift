@@ -11,7 +11,8 @@ import Foundation
 /// waited for it and not reused. The cache is dropped when the server rejects the cached token
 /// and on identity change; a call that returns after an identity change is not used, and a request
 /// sent before an identity change and rejected after it fails with
-/// ``RequestError/Code/credentialCleared`` without asking again. A call whose requests have left but
+/// ``RequestError/Code/credentialCleared`` without asking again, behind a decorator of the app's
+/// too (it notes on each request the generation its token came from). A call whose requests have left but
 /// that ignores cancellation still counts as running until it returns: the requests that come
 /// meanwhile wait for it instead of starting a second one.
 ///
@@ -55,14 +56,19 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
         // The wrapped provider counts its own refreshes in the authorizer's window.
         var shared = AuthorizationContext(request: context.request, endpoint: context.endpoint, scheme: context.scheme, attempt: context.attempt)
         shared.refreshWindow = context.refreshWindow
+        let required = context.issuedGeneration?.generation(for: self)
+        // Read before asking: a logout during the wait makes the token older than this, never newer.
+        let generation = required ?? refresh.generation
         // model: wait, start (-DCACHING: a flight without lifetime)
-        let outcome = await refresh.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self), isUsable: isReusable,
+        let outcome = await refresh.value(deadline: context.deadline, generation: required, isUsable: isReusable,
                                           join: .wait(start: { [self, shared] flight in
             let call = Task { await ask(for: shared, in: flight) }
             return { call.cancel() }
         }))
         switch outcome {
         case .value(let cached):
+            // On the request: behind an app's decorator, its rejection after an identity change fails as cleared.
+            context.noteIssued(by: self, generation: generation)
             return cached.credential
         case .failed(let error):
             throw error

@@ -54,10 +54,11 @@ import Foundation
 /// - ``clearToken()`` (logout) fails the waiting requests with
 ///   ``RequestError/Code/credentialCleared``, and a refresh that returns after it is dropped. A
 ///   request sent before it and rejected after it fails as cleared too: nothing is refreshed for
-///   it, and it is never sent again with a token fetched after the logout. Behind a decorator of
-///   the app's that forwards `credentialRejected`, the provider itself refuses such a rejection:
-///   the request fails as rejected (``RequestError/Code/authorizationRejected``), still with no
-///   refresh and no second send.
+///   it, and it is never sent again with a token fetched after the logout, even behind a decorator
+///   of the app's that forwards only `credential(for:)` and `credentialRejected`: the provider notes
+///   on each request the generation its token was issued in
+///   (``AuthorizationContext/noteIssued(by:generation:)``), and refuses a rejection of a token it
+///   issued before the last logout (one it is shown outside a request, too).
 public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
     /// A token and when it expires. Its `description`, `debugDescription` and `dump` never show
     /// the token itself.
@@ -340,6 +341,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         case .value(let state):
             let credential = credential(state.token)
             issued.withLock { $0.note(credential, generation: generation) }
+            // On the request too: behind a decorator, its rejection and retry after a logout fail as cleared.
+            context.noteIssued(by: self, generation: generation)
             return credential
         case .failed(let error as RequestError) where error.code == .credentialTimedOut:
             guard options.sendsWithoutTokenOnTimeout else {

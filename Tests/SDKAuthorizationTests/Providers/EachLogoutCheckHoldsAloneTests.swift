@@ -133,6 +133,81 @@ struct EachLogoutCheckHoldsAloneTests {
         #expect(wrapped.requestedContexts.isEmpty, "the wrapped provider is not asked for a request issued before the change")
     }
 
+    // MARK: The same three checks behind an app's decorator
+
+    /// As ``AppGenerationalProvider``, but it notes on each request the generation it issued in, as
+    /// the built-in providers do: behind a decorator the authorizer sees only the decorator's type,
+    /// and what the provider noted is all its checks have.
+    final class NotingAppProvider: GenerationalProvider, Sendable {
+        let inner = AppGenerationalProvider()
+        var credentialGeneration: UInt64 { inner.credentialGeneration }
+        func credential(for context: AuthorizationContext) async throws -> Credential {
+            let generation = credentialGeneration
+            let credential = try await inner.credential(for: context)
+            context.noteIssued(by: self, generation: generation)
+            return credential
+        }
+        func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
+            await inner.credentialRejected(credential, response: response, context: context)
+        }
+    }
+
+    @Test func behindADecoratorARejectionAfterALogoutFailsAsClearedAtItsEvaluationWithoutTellingTheProvider() async throws {
+        let provider = NotingAppProvider()
+        let authorizer = try authorizer(CountingForwardingDecorator(provider))
+        let sent = try await authorizer.authorize(request)
+        provider.inner.logout()
+        let evaluation = await authorizer.evaluate(ServerResponse(statusCode: 401), to: sent)
+        guard case .fail(let error) = evaluation else { Issue.record("a rejection after the logout was answered \(evaluation)"); return }
+        #expect(error.code == .credentialCleared)
+        #expect(error.response?.statusCode == 401)
+        #expect(provider.inner.rejections.current == 0, "the provider is not told of a rejection after its logout")
+    }
+
+    @Test func behindADecoratorARetryAuthorizedAfterALogoutIsRefusedBeforeTheProviderIsAskedAgain() async throws {
+        let provider = NotingAppProvider()
+        let authorizer = try authorizer(CountingForwardingDecorator(provider))
+        let sent = try await authorizer.authorize(request)
+        #expect(await authorizer.evaluate(ServerResponse(statusCode: 401), to: sent) == .retry, "no logout yet: the rejection is retried")
+        provider.inner.logout()
+        do throws(RequestError) {
+            let retry = try await authorizer.authorize(retrying: sent)
+            Issue.record("the retry was authorized after the logout with \(retry.request.value(forHeader: "Authorization") ?? "nothing")")
+        } catch {
+            #expect(error.code == .credentialCleared)
+            #expect(error.wasSent)
+        }
+        #expect(provider.inner.issued.current == 1, "no token was fetched for the retry after the logout")
+    }
+
+    @Test func behindADecoratorTheRefreshingProviderServesARetryOnlyInTheGenerationItNotedOnTheRequest() async throws {
+        let refreshes = Counter()
+        let provider = try RefreshingTokenProvider(token: .init("a0"), clock: clock, diagnostics: sink) { .init("a\(refreshes.increment())") }
+        let decorator = CountingForwardingDecorator(provider)
+        let sent = try await authorizer(decorator).authorize(request)
+        // The retry's context as the authorizer makes it behind a decorator: only what the provider noted.
+        guard let issuance = sent.issued?.context.issuance else { Issue.record("the request has no record of its issuers"); return }
+        var retry = AuthorizationContext(request: request, attempt: 2, deadline: RequestDeadline(seconds: 60, from: clock))
+        retry.issuedGeneration = IssuedGeneration(issuance: issuance)
+        #expect(retry.issuedGeneration?.generation(for: provider) == provider.credentialGeneration, "the provider noted its generation")
+        // The logout lands after the authorizer's checks passed, before the provider reads its state.
+        provider.clearToken()
+        await #expect(throws: RequestError.credentialCleared(endpoint: nil)) {
+            try await decorator.credential(for: retry)
+        }
+        #expect(refreshes.current == 0, "nothing is refreshed for a request issued before the logout")
+    }
+
+    @Test func aContextMadeByHandKeepsNoRecordOfItsIssuers() async throws {
+        let provider = try RefreshingTokenProvider(token: .init("a0"), clock: clock, diagnostics: sink) { .init("a1") }
+        let context = AuthorizationContext(request: request)
+        _ = try await provider.credential(for: context)
+        #expect(context.issuedGeneration == nil)
+        // Asked again with the same context after a logout, it is served as a first try.
+        provider.clearToken()
+        #expect(try await provider.credential(for: context) == .bearer("a1"))
+    }
+
     @Test func anIssuedGenerationBindsOnlyTheProviderThatIssuedIt() throws {
         let issuer = AppGenerationalProvider(), other = AppGenerationalProvider()
         let issued = IssuedGeneration(issuer, generation: 7)

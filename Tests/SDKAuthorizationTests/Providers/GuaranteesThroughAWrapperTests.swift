@@ -77,6 +77,7 @@ struct GuaranteesThroughAWrapperTests {
         provider.clearToken()
         held.open()
         guard case .failure(let error) = await request.value else { Issue.record("the request succeeded"); return }
+        #expect(error.code == .credentialCleared)
         #expect(error.wasSent)
         #expect(api.requests.map { $0.value(forHeader: "Authorization") } == ["Bearer a0"])
         #expect(refreshes.current == 0)
