@@ -214,7 +214,10 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
         let clock = clock
         // Only the gate is held by the token request's start, not the whole context.
         let window = context.refreshWindow
-        let outcome = await tokens.value(deadline: context.deadline, generation: context.issuedGeneration?.generation(for: self),
+        // Read before waiting: a logout during the wait makes the token older than this, never newer.
+        let required = context.issuedGeneration?.generation(for: self)
+        let generation = required ?? tokens.generation
+        let outcome = await tokens.value(deadline: context.deadline, generation: required,
                                          isUsable: { $0.isFresh(on: clock) }, join: .wait(start: { [self] flight in
             // Counted in the authorizer's refresh window, however this token request was started.
             if let refused = window?.admitRefresh(replacing: tokens.current.map { .authorization(scheme: "DPoP", $0.value) }) {
@@ -226,6 +229,9 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
         }))
         switch outcome {
         case .value(let token):
+            // Noted on the request: behind an app's decorator, its rejection and retry after a
+            // logout still fail as cleared.
+            context.noteIssued(by: self, generation: generation)
             return token.value
         case .failed(let error as RequestError):
             throw error.withEndpoint(context.endpoint)
