@@ -68,7 +68,7 @@ struct AuthorizationMiddlewareTests {
         status.code == 200 ? #"{"success":true}"# : #"{"error":"token_expired"}"#
     }
 
-    func bearerAuthorizer(_ provider: ScriptedProvider, events: RecordingEventObserver? = nil, clock: ManualClock = ManualClock()) throws -> RequestAuthorizer {
+    func bearerAuthorizer(_ provider: ScriptedProvider, events: RecordingEventObserver? = nil, clock: any AuthorizationClock = ManualClock()) throws -> RequestAuthorizer {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.example.com", path: "/v1/**", scheme: .bearer))
         try policy.add(Endpoint("inbox", method: "POST", path: "/v2/inbox"), scheme: .bearer)
@@ -147,7 +147,7 @@ struct AuthorizationMiddlewareTests {
     }
 
     @Test func aRetryAfterADelayWaitsOnTheAuthorizersClock() async throws {
-        let clock = ManualClock()
+        let clock = SleepRecordingClock()
         let provider = ScriptedProvider(.token("old.jwt"), .token("new.jwt"))
         provider.rejectionDecision = .retryAfter(5)
         let middleware = AuthorizationMiddleware(authorizer: try bearerAuthorizer(provider, clock: clock))
@@ -156,7 +156,9 @@ struct AuthorizationMiddlewareTests {
             try await middleware.intercept(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/me"), body: nil,
                                            baseURL: baseURL, operationID: "me", next: next)
         }
-        await clock.waitForSleepers(count: 1)
+        // The retry's wait, not another sleeper (the deadline alarms' driver sleeps on this clock too).
+        for _ in 0..<200_000 where !clock.sleepsUntil.contains(start + 5) { await Task.yield() }
+        try #require(clock.sleepsUntil.contains(start + 5), "the retry waits 5 s on the clock")
         #expect(calls.calls.count == 1)
         clock.advance(by: 5)
         #expect(try await task.value.0.status == .ok)
@@ -315,4 +317,22 @@ struct AuthorizationMiddlewareTests {
                                            baseURL: URL(string: base)!, operationID: "op", next: next([]))
         #expect(provider.requestedContexts.first?.url.absoluteString == expected)
     }
+}
+
+/// A manual clock that records the time of every sleep on it, so a test can wait for one sleep in
+/// particular.
+final class SleepRecordingClock: AuthorizationClock, Sendable {
+    private let clock = ManualClock()
+    private let sleeps = Locked<[TimeInterval]>([])
+
+    /// The monotonic times sleeps were asked to last until, in order.
+    var sleepsUntil: [TimeInterval] { sleeps.withLock { $0 } }
+
+    func now() -> Date { clock.now() }
+    func monotonicNow() -> TimeInterval { clock.monotonicNow() }
+    func sleep(untilMonotonic deadline: TimeInterval) async throws {
+        sleeps.withLock { $0.append(deadline) }
+        try await clock.sleep(untilMonotonic: deadline)
+    }
+    func advance(by seconds: TimeInterval) { clock.advance(by: seconds) }
 }
