@@ -113,7 +113,9 @@ struct ModeDescriptionTests {
     @Test func aValueOfTheWrongTypeForADescribedKeyIsTheAppsError() throws {
         let package = try package(Files.advanced(#""providerName": "DPoPMode.DPoP", \#(Self.tokenURL), "dpopNonceRetry": "yes""#))
         let report = run(package, "--mode-description", descriptionPath, "authorization.json")
-        let expected = ConfigurationError.wrongType(key: "dpopNonceRetry", expected: "a boolean")
+        // The app's message, naming the file, as the doctor's.
+        let expected = ConfigurationError.wrongType(key: "dpopNonceRetry", expected: "a boolean").appendingHint("in 'authorization.json'")
+        #expect(expected.message == "The configuration key 'dpopNonceRetry' must be a boolean. (in 'authorization.json')")
         #expect(errors(report) == [Finding(.error, file: "authorization.json", key: "dpopNonceRetry", expected.message)])
         #expect(appError(package) == expected.message)
     }
@@ -235,9 +237,9 @@ struct ModeDescriptionTests {
         let path = descriptionPath
         #expect(errors(report).dropLast().map(\.description) == [
             "\(path):4:3: error: unknown member \"colour\"; the members are \"providerName\", \"product\", \"settingKeys\"",
-            "\(path):6:45: error: key \"dpopTokenURL\": unknown member \"requried\"; the members are \"name\", \"type\", \"default\", \"required\", \"vendorSpellings\", \"meaning\"",
+            "\(path):6:45: error: key \"dpopTokenURL\": unknown member \"requried\"; the members are \"name\", \"type\", \"default\", \"required\", \"range\", \"vendorSpellings\", \"meaning\"",
             "\(path):7:60: error: key \"dpopNonceRetry\": \"required\" must be true or false, found a string",
-            "\(path):8:38: error: key \"dpopClientID\": unknown type \"text\"; the types are \"bool\", \"string\" and \"url\"",
+            "\(path):8:38: error: key \"dpopClientID\": unknown type \"text\"; the types are \"bool\", \"string\", \"url\", \"number\" and \"integer\"",
             "\(path):9:5: error: key \"dpopNonceRetry\": duplicate name; line 7 declares it already",
             "\(path):10:14: error: key \"baseURL\": \"baseURL\" is an Engagement key of every configuration file; a mode cannot own it",
             "\(path):11:5: error: key 6: missing \"name\"",
@@ -253,7 +255,7 @@ struct ModeDescriptionTests {
         let package = try package(Files.good, description: text)
         let report = run(package, "--mode-description", descriptionPath)
         #expect(errors(report).first?.description
-            == "\(descriptionPath):5:45: error: key \"dpopTokenURL\": unknown member \"requried\"; the members are \"name\", \"type\", \"default\", \"required\", \"vendorSpellings\", \"meaning\"")
+            == "\(descriptionPath):5:45: error: key \"dpopTokenURL\": unknown member \"requried\"; the members are \"name\", \"type\", \"default\", \"required\", \"range\", \"vendorSpellings\", \"meaning\"")
     }
 
     @Test func aRequiredThatIsNotABooleanIsRefused() throws {

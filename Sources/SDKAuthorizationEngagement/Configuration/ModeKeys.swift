@@ -125,6 +125,12 @@ struct ModeKeys {
             return try ModeSettings(values).checked(for: modeKeys, providerName: providerName)
         }
 
+        /// The keys the file gives the mode `providerName`, as spelt, sorted, but a vendor's switch
+        /// left off (which says "mode off").
+        func keysGiven(to providerName: String) -> [String] {
+            (given[providerName] ?? []).map(\.spelled).filter { !isSwitchOff($0) }.sorted()
+        }
+
         private func isSwitchOff(_ spelled: String) -> Bool {
             switchesOff.contains { $0.spelling == spelled }
         }
@@ -210,7 +216,13 @@ struct ModeKeys {
                 throw .invalidValue(key: spelled, reason: "'\(ConfigurationError.sanitizedURLText(text))' is not an absolute https URL with a host (and no query or fragment)")
             }
             return .url(url)
-        default: throw .wrongType(key: spelled, expected: key.type.expected)
+        case (.number, .number(let number)): return .number(number)
+        case (.integer, .number(let number)):
+            guard let whole = Int(exactly: number) else {
+                throw .invalidValue(key: spelled, reason: "\(number) is not a whole number; expected \(key.expected)")
+            }
+            return .integer(whole)
+        default: throw .wrongType(key: spelled, expected: key.expected)
         }
     }
 }
