@@ -61,7 +61,13 @@ package enum ConfigurationCheck {
         do {
             configuration = try AuthorizationConfiguration(contentsOf: url, registry: registry(for: target))
         } catch {
-            return [Finding(.error, file: displayPath, key: key(of: error), error.message)]
+            var findings = [Finding(.error, file: displayPath, key: key(of: error), error.message)]
+            // The app's registry may hold the mode that the doctor's lacks: say how to show it the mode.
+            if error.code == .modeNotRegistered, let name = error.name {
+                findings.append(Finding(.note, file: displayPath,
+                                        "the doctor has no description of \(LogText.typeName(name)) either: if the app registers the mode, pass its \(ModeDescription.fileName) (NamedProviderFactory.modeDescription(product:)) with --mode-description to have its keys checked"))
+            }
+            return findings
         }
         var findings: [Finding] = []
         var firstError = startUpError(configuration, target: target)
@@ -276,6 +282,8 @@ package enum ConfigurationCheck {
 
     /// The file key an error is about.
     static func key(of error: ConfigurationError) -> String? {
+        // The mode is not registered: its keys are fine, the name is what to act on.
+        if error.code == .modeNotRegistered { return "providerName" }
         if let key = error.key { return key }
         if let keys = error.keys { return keys.joined(separator: ", ") }
         switch error.code {
