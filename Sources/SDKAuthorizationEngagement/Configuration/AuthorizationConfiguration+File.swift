@@ -83,10 +83,16 @@ extension AuthorizationConfiguration {
     /// - Parameters:
     ///   - url: The file.
     ///   - registry: The registry whose modes' keys the file may hold; default none.
+    /// A file may start with a UTF-8 byte-order mark, which is skipped (as the provider manifest's
+    /// reader skips it).
+    ///
     /// - Throws: `ConfigurationError` for an unreadable or malformed file, an unknown key (the
     ///   error names the file and the key, and says which key it may mean, or which mode to
-    ///   register), a value of the wrong type, a mode's key in a file that chooses another mode (or
-    ///   a mode without the key it needs), and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:modeSettings:)-(_,_,String?,_,_,_,_)`` refuses.
+    ///   register), keys of a mode that `providerName` chooses but the registry does not hold
+    ///   (`ConfigurationError.Code.modeNotRegistered`, naming the mode), a value of the wrong type
+    ///   or outside its key's range, a mode's key in a file that chooses another mode (or a mode
+    ///   without the key it needs), a mode's key with `advancedAuthEnabled` absent or false (no
+    ///   provider would be made, so the key would be ignored), and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:modeSettings:)-(_,_,String?,_,_,_,_)`` refuses.
     public init(contentsOf url: URL, registry: ProviderRegistry = ProviderRegistry()) throws(ConfigurationError) {
         let data: Data
         do {
