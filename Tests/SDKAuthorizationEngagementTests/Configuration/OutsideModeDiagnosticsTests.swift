@@ -249,13 +249,14 @@ struct OutsideModeDiagnosticsTests {
     }
 
     @Test func aByteOrderMarkKeepsAMalformedFilesLineAndColumn() throws {
-        let url = try write(#""projectToken": "p2",,"#, prefix: Self.bom)
-        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
-        let plain = try write(#""projectToken": "p2",,"#)
-        defer { try? FileManager.default.removeItem(at: plain.deletingLastPathComponent()) }
-        let withMark = message { _ = try AuthorizationConfiguration(contentsOf: url) }
-        #expect(withMark != nil)
-        #expect(withMark == message { _ = try AuthorizationConfiguration(contentsOf: plain) })
+        // The mark is not a character an editor shows: the column counts from the brace.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outside-mode-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("authorization.json")
+        try Data(Self.bom + Array(#"{"projectToken": "p1",}"#.utf8)).write(to: url)
+        #expect(message { _ = try AuthorizationConfiguration(contentsOf: url) }
+            == "The configuration file is malformed: expected a JSON object of configuration keys. (in 'authorization.json', line 1, column 23)")
     }
 
     @Test func aPropertyListStartingWithAByteOrderMarkIsRead() throws {
