@@ -126,7 +126,7 @@ extension AuthorizedHTTPClient {
             case .implicitName(let name): name
             case .registeredClassName(let name): name
             }
-            throw ConfigurationError.keyIgnoredWithoutAdvancedAuth(key, mode: mode ?? "the configuration names").placed(in: configuration.sourceFile)
+            throw ConfigurationError.keyIgnoredWithoutAdvancedAuth(key, mode: mode).placed(in: configuration.sourceFile)
         }
         if configuration.authorization == nil, policy.schemesInUse.contains(.apiKey) {
             throw ConfigurationError.missingKey("authorization").placed(in: configuration.sourceFile)

@@ -115,8 +115,9 @@ extension ConfigurationError {
 
     /// `key` sets a setting of the mode `mode`, but advanced auth is disabled, so no provider is
     /// made and the key would be ignored.
-    static func keyIgnoredWithoutAdvancedAuth(_ key: String, mode: String) -> ConfigurationError {
-        .invalidValue(key: key, reason: "it would be ignored: it is a setting of the mode \(LogText.typeName(mode)), which is used only with advancedAuthEnabled true; set advancedAuthEnabled to true, or remove the key")
+    static func keyIgnoredWithoutAdvancedAuth(_ key: String, mode: String?) -> ConfigurationError {
+        let owner = mode.map { "the mode \(LogText.typeName($0))" } ?? "a mode"
+        return .invalidValue(key: key, reason: "it would be ignored: it is a setting of \(owner), which is used only with advancedAuthEnabled true; set advancedAuthEnabled to true, or remove the key")
     }
 
     /// A provider was passed to the client, but advanced auth is disabled, so it would never be asked.

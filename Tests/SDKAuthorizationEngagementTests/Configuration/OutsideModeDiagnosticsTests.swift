@@ -230,6 +230,11 @@ struct OutsideModeDiagnosticsTests {
                                                            modeSettings: ModeSettings(["audience": .string("api")]))
         #expect(message { try start(configuration) }
             == "The configuration key 'audience' is invalid: it would be ignored: it is a setting of the mode Partner.Audience, which is used only with advancedAuthEnabled true; set advancedAuthEnabled to true, or remove the key.")
+        let unnamed = try AuthorizationConfiguration(projectToken: "p1", baseURL: "https://api.example.com", authorization: "Token k1",
+                                                     providerLookup: .registeredClassName(nil),
+                                                     modeSettings: ModeSettings(["maxTokenAge": .integer(600)]))
+        #expect(message { try start(unnamed) }
+            == "The configuration key 'maxTokenAge' is invalid: it would be ignored: it is a setting of a mode, which is used only with advancedAuthEnabled true; set advancedAuthEnabled to true, or remove the key.")
     }
 
     // MARK: A byte-order mark
