@@ -59,7 +59,7 @@ package enum ConfigurationCheck {
     static func check(_ url: URL, displayPath: String, target: Target) -> [Finding] {
         let configuration: AuthorizationConfiguration
         do {
-            configuration = try AuthorizationConfiguration(contentsOf: url, registry: registry(for: target))
+            configuration = try read(url, target: target)
         } catch {
             var findings = [Finding(.error, file: displayPath, key: key(of: error), error.message)]
             // The app's registry may hold the mode that the doctor's lacks: say how to show it the mode.
@@ -105,6 +105,21 @@ package enum ConfigurationCheck {
                                     "\(LogText.typeName(name)) resolves only in an app that links \(product); the doctor was not told which products the app links (the authorization-doctor plugin tells it; sdkauth-config takes --linked-products), so it assumed \(product) is linked"))
         }
         return findings
+    }
+
+    /// The file at `url` read as the app's registry reads it, as far as the doctor knows that
+    /// registry: a name the manifest registers is there, so a file choosing it never hears that it
+    /// is not registered (its keys, unknown to the doctor without a description, are refused as
+    /// the app refuses keys a provider does not own).
+    static func read(_ url: URL, target: Target) throws(ConfigurationError) -> AuthorizationConfiguration {
+        do {
+            return try AuthorizationConfiguration(contentsOf: url, registry: registry(for: target))
+        } catch where error.code == .modeNotRegistered {
+            guard let name = error.name, target.manifest?.declares(name) == true else { throw error }
+            let registry = registry(for: target)
+            registry.register(name: name) { _ in DeclaredProvider() }
+            return try AuthorizationConfiguration(contentsOf: url, registry: registry)
+        }
     }
 
     /// What the doctor cannot check of the mode `configuration` chooses, when the manifest registers

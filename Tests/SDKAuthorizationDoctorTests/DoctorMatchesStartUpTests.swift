@@ -239,6 +239,18 @@ struct DoctorMatchesStartUpTests {
         #expect(findings == [Finding(.error, file: "authorization.json", key: "providerName", expected)])
     }
 
+    @Test func aKeyBesideAClassTheManifestRegistersIsAnUnknownKeyForTheDoctorAsForTheApp() throws {
+        let package = try ScratchPackage()
+        try package.write("Sources/App/sdkauth-providers.json", Files.manifest("App.Provider"))
+        let url = try package.write("Sources/App/authorization.json", Files.advanced(#""providerName": "App.Provider", "audience": "api""#))
+        // What the generated registerManifestProviders() does: the name is registered, so the key is simply unknown.
+        let registry = ProviderRegistry()
+        registry.register(ExampleAuthProvider.self, as: "App.Provider")
+        let app = try #require(appError(contentsOf: url, registry: registry))
+        #expect(app == "Unknown configuration keys: 'audience'. (in 'authorization.json')")
+        #expect(doctorErrors(package) == [app])
+    }
+
     @Test func aModesKeyWithAdvancedAuthOffIsAnErrorInTheDoctorNotOk() throws {
         let package = try ScratchPackage()
         let url = try package.write("authorization.json", #"{"projectToken": "p1", "baseURL": "https://api.example.com", "authorization": "Token k1", "providerName": "Partner.Audience", "audience": "api"}"#)

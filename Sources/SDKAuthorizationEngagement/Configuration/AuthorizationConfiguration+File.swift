@@ -144,16 +144,17 @@ extension AuthorizationConfiguration {
         }
         try registry.checkRegistrations()
         let modeKeys = ModeKeys(registry.modeSettingKeys)
+        // Keys no registered mode owns, none close to a known key, in a file whose providerName
+        // names nothing registered: the mode they belong to is not registered, which "unknown key"
+        // would not say. (A built-in name's keys get their own hint: link and register the mode.)
+        var unregisteredMode: String?
+        if case .string(let name)? = values["providerName"], BuiltInProviderName.product(for: name) == nil, !registry.resolves(name) {
+            unregisteredMode = name
+        }
         do throws(ConfigurationError) {
-            try modeKeys.refuseUnknownKeys(in: values, fileName: fileName)
-        } catch where error.code == .unknownKeys {
-            // Keys no registered mode owns, in a file whose providerName names nothing registered:
-            // the mode they belong to is not registered, which "unknown key" would not say.
-            if case .string(let name)? = values["providerName"], BuiltInProviderName.product(for: name) == nil,
-               !registry.resolves(name), let keys = error.keys {
-                throw ConfigurationError.modeNotRegistered(name, keys: keys).placed(in: file)
-            }
-            throw error
+            try modeKeys.refuseUnknownKeys(in: values, fileName: fileName, unregisteredMode: unregisteredMode)
+        } catch where error.code == .modeNotRegistered {
+            throw error.placed(in: file)
         }
         // A value of a mode's key that its type, range or validation refuses names the file.
         let modes: ModeKeys.Read

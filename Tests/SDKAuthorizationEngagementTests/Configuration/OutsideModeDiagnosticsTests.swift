@@ -198,6 +198,12 @@ struct OutsideModeDiagnosticsTests {
         #expect(error.keys == ["audience", "maxTokenAge"])
     }
 
+    @Test func aMisspeltKeyBesideAnUnregisteredNameIsStillADidYouMean() throws {
+        // A key close to a known one is a typo, not an unregistered mode's key.
+        #expect(message { _ = try read(#""advancedAuthEnabld": true, "providerName": "Partner.Audience""#, registry: ProviderRegistry()) }
+            == "Unknown configuration keys: 'advancedAuthEnabld'. (in 'authorization.json'; 'advancedAuthEnabld': did you mean 'advancedAuthEnabled'?)")
+    }
+
     @Test func anUnknownKeyBesideANameThatResolvesIsStillAnUnknownKey() throws {
         // A registered provider that is not a mode owns no key: the key is unknown, not a mode's.
         let registry = ProviderRegistry()
