@@ -59,9 +59,15 @@ package enum ConfigurationCheck {
     static func check(_ url: URL, displayPath: String, target: Target) -> [Finding] {
         let configuration: AuthorizationConfiguration
         do {
-            configuration = try AuthorizationConfiguration(contentsOf: url, registry: registry(for: target))
+            configuration = try read(url, target: target)
         } catch {
-            return [Finding(.error, file: displayPath, key: key(of: error), error.message)]
+            var findings = [Finding(.error, file: displayPath, key: key(of: error), error.message)]
+            // The app's registry may hold the mode that the doctor's lacks: say how to show it the mode.
+            if error.code == .modeNotRegistered, let name = error.name {
+                findings.append(Finding(.note, file: displayPath,
+                                        "the doctor has no description of \(LogText.typeName(name)) either: if the app registers the mode, pass its \(ModeDescription.fileName) (NamedProviderFactory.modeDescription(product:)) with --mode-description to have its keys checked"))
+            }
+            return findings
         }
         var findings: [Finding] = []
         var firstError = startUpError(configuration, target: target)
@@ -99,6 +105,21 @@ package enum ConfigurationCheck {
                                     "\(LogText.typeName(name)) resolves only in an app that links \(product); the doctor was not told which products the app links (the authorization-doctor plugin tells it; sdkauth-config takes --linked-products), so it assumed \(product) is linked"))
         }
         return findings
+    }
+
+    /// The file at `url` read as the app's registry reads it, as far as the doctor knows that
+    /// registry: a name the manifest registers is there, so a file choosing it never hears that it
+    /// is not registered (its keys, unknown to the doctor without a description, are refused as
+    /// the app refuses keys a provider does not own).
+    static func read(_ url: URL, target: Target) throws(ConfigurationError) -> AuthorizationConfiguration {
+        do {
+            return try AuthorizationConfiguration(contentsOf: url, registry: registry(for: target))
+        } catch where error.code == .modeNotRegistered {
+            guard let name = error.name, target.manifest?.declares(name) == true else { throw error }
+            let registry = registry(for: target)
+            registry.register(name: name) { _ in DeclaredProvider() }
+            return try AuthorizationConfiguration(contentsOf: url, registry: registry)
+        }
     }
 
     /// What the doctor cannot check of the mode `configuration` chooses, when the manifest registers
@@ -276,6 +297,8 @@ package enum ConfigurationCheck {
 
     /// The file key an error is about.
     static func key(of error: ConfigurationError) -> String? {
+        // The mode is not registered: its keys are fine, the name is what to act on.
+        if error.code == .modeNotRegistered { return "providerName" }
         if let key = error.key { return key }
         if let keys = error.keys { return keys.joined(separator: ", ") }
         switch error.code {

@@ -12,6 +12,7 @@ import SDKAuthorizationEngagement
 ///   "product": "DPoPMode",
 ///   "settingKeys": [
 ///     {"name": "dpopTokenURL", "type": "url", "required": true, "meaning": "Where the token is requested."},
+///     {"name": "maxTokenAge", "type": "integer", "default": 600, "range": [60, 3600], "meaning": "Seconds a token is used at most."},
 ///     {"name": "x", "type": "string", "vendorSpellings": [{"path": ["Vendor", "X"], "vendor": "Vendor", "choosesMode": false}], "meaning": "..."}
 ///   ]
 /// }
@@ -134,7 +135,7 @@ package struct ModeDescription: Sendable {
             if case .string(let name, _) = member.value, !name.isEmpty { label = "key \(quoted(name))" }
         }
         let before = problems.count
-        let found = Members(members, allowed: ["name", "type", "default", "required", "vendorSpellings", "meaning"], label: label, problems: &problems)
+        let found = Members(members, allowed: ["name", "type", "default", "required", "range", "vendorSpellings", "meaning"], label: label, problems: &problems)
         for name in ["name", "type", "meaning"] where !found.has(name) {
             problems.append(Problem(at: position, key: label, "missing \(quoted(name))"))
         }
@@ -153,8 +154,14 @@ package struct ModeDescription: Sendable {
             case "bool": type = .bool
             case "string": type = .string
             case "url": type = .url
-            default: problems.append(Problem(at: typePosition, key: label, "unknown type \(quoted(text)); the types are \"bool\", \"string\" and \"url\""))
+            case "number": type = .number
+            case "integer": type = .integer
+            default: problems.append(Problem(at: typePosition, key: label, "unknown type \(quoted(text)); the types are \"bool\", \"string\", \"url\", \"number\" and \"integer\""))
             }
+        }
+        var range: ClosedRange<Double>?
+        if let value = found["range"] {
+            range = self.range(value, of: type, label: label, problems: &problems)
         }
         var defaultValue: ModeSettings.Value?
         if let value = found["default"], let type {
@@ -179,8 +186,38 @@ package struct ModeDescription: Sendable {
                 problems.append(Problem(at: value.position, key: label, "\"vendorSpellings\" must be an array, found \(value.kind)"))
             }
         }
+        if let range, let defaultValue, let position = found["default"]?.position {
+            let number: Double? = switch defaultValue {
+            case .number(let value): value
+            case .integer(let value): Double(value)
+            default: nil
+            }
+            if let number, !range.contains(number) {
+                problems.append(Problem(at: position, key: label, "\"default\" is outside the key's \"range\""))
+            }
+        }
         guard problems.count == before, let (keyName, _) = name, let type, let (meaningText, _) = meaning else { return nil }
-        return ModeSettingKey(keyName, type: type, default: defaultValue, required: required, meaning: meaningText, vendorSpellings: spellings)
+        return ModeSettingKey(keyName, type: type, default: defaultValue, required: required, range: range, meaning: meaningText, vendorSpellings: spellings)
+    }
+
+    /// A key's `range`: two numbers, the lowest and the highest value accepted, of a number or
+    /// integer key (whole numbers for an integer key).
+    private static func range(_ value: PositionedJSON, of type: ModeSettingKey.ValueType?, label: String,
+                              problems: inout [Problem]) -> ClosedRange<Double>? {
+        guard let type else { return nil }
+        guard type == .number || type == .integer else {
+            problems.append(Problem(at: value.position, key: label, "only a number or integer key can have a \"range\""))
+            return nil
+        }
+        guard case .array(let bounds, _) = value, bounds.count == 2,
+              case .number(let lowText, _) = bounds[0], case .number(let highText, _) = bounds[1],
+              let low = Double(lowText), let high = Double(highText), low.isFinite, high.isFinite, low <= high,
+              type == .number || (Int(exactly: low) != nil && Int(exactly: high) != nil) else {
+            let numbers = type == .integer ? "whole numbers" : "numbers"
+            problems.append(Problem(at: value.position, key: label, "\"range\" must be an array of two \(numbers), the lowest and the highest value accepted"))
+            return nil
+        }
+        return low...high
     }
 
     /// A key's `default`: a boolean for a `bool` key, a string for a `string` one, a URL's text for a
@@ -196,8 +233,23 @@ package struct ModeDescription: Sendable {
                 return nil
             }
             return .url(url)
+        case (.number, .number(let text, let position)), (.integer, .number(let text, let position)):
+            guard let number = Double(text), number.isFinite else {
+                problems.append(Problem(at: position, key: label, "\"default\" must be a finite number, found \(quoted(text))"))
+                return nil
+            }
+            guard type == .integer else { return .number(number) }
+            guard let whole = Int(exactly: number) else {
+                problems.append(Problem(at: position, key: label, "\"default\" of an integer key must be a whole number, found \(quoted(text))"))
+                return nil
+            }
+            return .integer(whole)
         default:
-            let expected = type == .bool ? "true or false" : "a string"
+            let expected = switch type {
+            case .bool: "true or false"
+            case .number, .integer: "a number"
+            case .string, .url: "a string"
+            }
             problems.append(Problem(at: value.position, key: label, "\"default\" of a \(ModeDescriptionTypeName.name(type)) key must be \(expected), found \(value.kind)"))
             return nil
         }
@@ -266,6 +318,8 @@ private enum ModeDescriptionTypeName {
         case .bool: "bool"
         case .string: "string"
         case .url: "url"
+        case .number: "number"
+        case .integer: "integer"
         }
     }
 }

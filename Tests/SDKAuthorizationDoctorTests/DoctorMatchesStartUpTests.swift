@@ -189,4 +189,93 @@ struct DoctorMatchesStartUpTests {
         #expect(app == #"Registered SDKAuthorizationDoctorTests.ExampleAuthProvidr class has not been found ("SDKAuthorizationDoctorTests.ExampleAuthProvidr" is not registered; did you mean "SDKAuthorizationDoctorTests.ExampleAuthProvider"?)"#)
         #expect(doctorErrors(package) == [app])
     }
+
+    // MARK: Issue 37: diagnostics an outside mode's author can act on
+
+    /// An outside mode: one required string key, one integer key with a default and a range.
+    struct AudienceMode: NamedProviderFactory {
+        static let providerName = "Partner.Audience"
+        static var settingKeys: [ModeSettingKey] {
+            [ModeSettingKey("audience", type: .string, required: true, meaning: "Who the token is for."),
+             ModeSettingKey("maxTokenAge", type: .integer, default: .integer(600), range: 60...3600, meaning: "Seconds a token is used at most.")]
+        }
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { PartnerProvider() }
+    }
+
+    private func audienceRegistry() -> ProviderRegistry {
+        let registry = ProviderRegistry()
+        registry.register(AudienceMode())
+        return registry
+    }
+
+    @Test func anIntegerSettingInRangeIsOkForTheDoctorAsTheAppStarts() throws {
+        let package = try ScratchPackage()
+        let url = try package.write("authorization.json", Files.advanced(#""providerName": "Partner.Audience", "audience": "api", "maxTokenAge": 600"#))
+        try package.write("partner/sdkauth-mode.json", AudienceMode.modeDescription(product: "PartnerKit"))
+        #expect(appError(contentsOf: url, registry: audienceRegistry()) == nil)
+        #expect(doctorErrors(package, "--mode-description", "partner/sdkauth-mode.json", "authorization.json") == [])
+    }
+
+    @Test(arguments: [
+        (#""maxTokenAge": 59"#, "The configuration key 'maxTokenAge' is invalid: 59 is outside the range; expected an integer from 60 to 3600. (in 'authorization.json')"),
+        (#""maxTokenAge": 600.5"#, "The configuration key 'maxTokenAge' is invalid: 600.5 is not a whole number; expected an integer from 60 to 3600. (in 'authorization.json')"),
+        (#""maxTokenAge": "600""#, "The configuration key 'maxTokenAge' must be an integer from 60 to 3600. (in 'authorization.json')"),
+    ])
+    func anIntegerSettingOutOfRangeOrOfTheWrongTypeIsTheAppsErrorInTheDoctor(member: String, expected: String) throws {
+        let package = try ScratchPackage()
+        let url = try package.write("authorization.json", Files.advanced(#""providerName": "Partner.Audience", "audience": "api", "# + member))
+        try package.write("partner/sdkauth-mode.json", AudienceMode.modeDescription(product: "PartnerKit"))
+        #expect(appError(contentsOf: url, registry: audienceRegistry()) == expected)
+        #expect(doctorErrors(package, "--mode-description", "partner/sdkauth-mode.json", "authorization.json") == [expected])
+    }
+
+    @Test func anOutsideModeTheAppDidNotRegisterIsNamedByTheDoctorAsByTheApp() throws {
+        let package = try ScratchPackage()
+        let url = try package.write("authorization.json", Files.advanced(#""providerName": "Partner.Audience", "audience": "api""#))
+        let expected = "The mode Partner.Audience is not registered: the file chooses it (providerName) and gives it the key 'audience', which only a registered mode declares; register the mode with the registry that reads the file (ProviderRegistry.register(_:)), or correct providerName. (in 'authorization.json')"
+        // The app forgot registry.register(AudienceMode()); the doctor was given no description of it.
+        #expect(appError(contentsOf: url, registry: ProviderRegistry()) == expected)
+        let findings = report(package, "authorization.json").findings.filter { $0.severity == .error }
+        #expect(findings == [Finding(.error, file: "authorization.json", key: "providerName", expected)])
+    }
+
+    @Test func aKeyBesideAClassTheManifestRegistersIsAnUnknownKeyForTheDoctorAsForTheApp() throws {
+        let package = try ScratchPackage()
+        try package.write("Sources/App/sdkauth-providers.json", Files.manifest("App.Provider"))
+        let url = try package.write("Sources/App/authorization.json", Files.advanced(#""providerName": "App.Provider", "audience": "api""#))
+        // What the generated registerManifestProviders() does: the name is registered, so the key is simply unknown.
+        let registry = ProviderRegistry()
+        registry.register(ExampleAuthProvider.self, as: "App.Provider")
+        let app = try #require(appError(contentsOf: url, registry: registry))
+        #expect(app == "Unknown configuration keys: 'audience'. (in 'authorization.json')")
+        #expect(doctorErrors(package) == [app])
+    }
+
+    @Test func aModesKeyWithAdvancedAuthOffIsAnErrorInTheDoctorNotOk() throws {
+        let package = try ScratchPackage()
+        let url = try package.write("authorization.json", #"{"projectToken": "p1", "baseURL": "https://api.example.com", "authorization": "Token k1", "providerName": "Partner.Audience", "audience": "api"}"#)
+        try package.write("partner/sdkauth-mode.json", AudienceMode.modeDescription(product: "PartnerKit"))
+        let expected = "The configuration key 'audience' is invalid: it would be ignored: it is a setting of the mode Partner.Audience, which is used only with advancedAuthEnabled true; set advancedAuthEnabled to true, or remove the key. (in 'authorization.json')"
+        #expect(appError(contentsOf: url, registry: audienceRegistry()) == expected)
+        let findings = report(package, "--mode-description", "partner/sdkauth-mode.json", "authorization.json").findings
+        #expect(findings == [Finding(.error, file: "authorization.json", key: "audience", expected)])
+    }
+
+    @Test func aConfigurationWithAByteOrderMarkIsOkForTheDoctorAsTheAppStarts() throws {
+        let package = try ScratchPackage()
+        let url = try package.write("authorization.json", "\u{FEFF}" + Files.good)
+        #expect(try Data(contentsOf: url).prefix(3) == Data([0xEF, 0xBB, 0xBF]))
+        #expect(appError(contentsOf: url, registry: ProviderRegistry()) == nil)
+        #expect(report(package, "authorization.json").findings.map(\.severity) == [.note])
+        #expect(report(package, "authorization.json").findings.first?.message.hasPrefix("ok: ") == true)
+    }
+
+    @Test func aModeDescriptionWithAByteOrderMarkIsReadAsTheManifestIs() throws {
+        let text = AudienceMode.modeDescription(product: "PartnerKit")
+        let described = try ModeDescription.parse(Array(("\u{FEFF}" + text).utf8)).get()
+        #expect(described.providerName == "Partner.Audience")
+        #expect(described.settingKeys.map(\.name) == ["audience", "maxTokenAge"])
+        #expect(described.settingKeys.last?.range == 60...3600)
+        #expect(described.settingKeys.last?.defaultValue == .integer(600))
+    }
 }

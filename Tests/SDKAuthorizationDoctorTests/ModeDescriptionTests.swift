@@ -88,7 +88,12 @@ struct ModeDescriptionTests {
 
     @Test func withoutItsDescriptionTheModesKeysAreUnknownToTheDoctor() throws {
         let package = try package(Files.advanced(#""providerName": "DPoPMode.DPoP", \#(Self.tokenURL)"#))
-        #expect(errors(run(package, "authorization.json")).map(\.key) == ["dpopTokenURL"])
+        let report = run(package, "authorization.json")
+        // The app's message when it does not register the mode, and a note on what the doctor lacks.
+        #expect(errors(report).map(\.key) == ["providerName"])
+        #expect(errors(report).first?.message.hasPrefix("The mode DPoPMode.DPoP is not registered: the file chooses it (providerName) and gives it the key 'dpopTokenURL'") == true)
+        #expect(report.findings.filter { $0.severity == .note }.map(\.message)
+            == ["the doctor has no description of DPoPMode.DPoP either: if the app registers the mode, pass its sdkauth-mode.json (NamedProviderFactory.modeDescription(product:)) with --mode-description to have its keys checked"])
     }
 
     @Test func aMisspeltKeyOfADescribedModeIsRefusedWithTheKeyItMeans() throws {
@@ -113,7 +118,9 @@ struct ModeDescriptionTests {
     @Test func aValueOfTheWrongTypeForADescribedKeyIsTheAppsError() throws {
         let package = try package(Files.advanced(#""providerName": "DPoPMode.DPoP", \#(Self.tokenURL), "dpopNonceRetry": "yes""#))
         let report = run(package, "--mode-description", descriptionPath, "authorization.json")
-        let expected = ConfigurationError.wrongType(key: "dpopNonceRetry", expected: "a boolean")
+        // The app's message, naming the file, as the doctor's.
+        let expected = ConfigurationError.wrongType(key: "dpopNonceRetry", expected: "a boolean").appendingHint("in 'authorization.json'")
+        #expect(expected.message == "The configuration key 'dpopNonceRetry' must be a boolean. (in 'authorization.json')")
         #expect(errors(report) == [Finding(.error, file: "authorization.json", key: "dpopNonceRetry", expected.message)])
         #expect(appError(package) == expected.message)
     }
@@ -192,6 +199,39 @@ struct ModeDescriptionTests {
         }
     }
 
+    /// An outside mode's number keys: an integer with a default and a range, a number with a range.
+    struct NumberKeysMode: NamedProviderFactory {
+        static let providerName = "Partner.Numbers"
+        static var settingKeys: [ModeSettingKey] {
+            [ModeSettingKey("maxTokenAge", type: .integer, default: .integer(600), range: 60...3600, meaning: "Seconds."),
+             ModeSettingKey("jitter", type: .number, range: 0...0.5, meaning: "Share.")]
+        }
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { DPoPProvider() }
+    }
+
+    @Test func numberAndIntegerKeysRoundTripWithTheirRanges() throws {
+        let read = try ModeDescription.parse(Array(NumberKeysMode.modeDescription(product: "PartnerKit").utf8)).get()
+        #expect(read.settingKeys.map(Shape.init) == NumberKeysMode.settingKeys.map(Shape.init))
+        #expect(read.settingKeys.map(\.range) == [60...3600, 0...0.5])
+    }
+
+    @Test(arguments: [
+        (#"{"name": "a", "type": "string", "range": [1, 2], "meaning": "A."}"#, #"key "a": only a number or integer key can have a "range""#),
+        (#"{"name": "a", "type": "integer", "range": [1.5, 2], "meaning": "A."}"#, #"key "a": "range" must be an array of two whole numbers, the lowest and the highest value accepted"#),
+        (#"{"name": "a", "type": "number", "range": [2, 1], "meaning": "A."}"#, #"key "a": "range" must be an array of two numbers, the lowest and the highest value accepted"#),
+        (#"{"name": "a", "type": "integer", "default": 5, "range": [60, 3600], "meaning": "A."}"#, #"key "a": "default" is outside the key's "range""#),
+        (#"{"name": "a", "type": "integer", "default": 600.5, "meaning": "A."}"#, #"key "a": "default" of an integer key must be a whole number, found "600.5""#),
+        (#"{"name": "a", "type": "number", "default": "600", "meaning": "A."}"#, #"key "a": "default" of a number key must be a number, found a string"#),
+    ])
+    func aBadRangeOrNumberDefaultInADescriptionIsRefused(key: String, problem: String) throws {
+        let text = #"{"providerName": "P.Q", "product": "P", "settingKeys": ["# + key + "]}"
+        guard case .failure(let problems) = ModeDescription.parse(Array(text.utf8)) else {
+            Issue.record("accepted: \(text)")
+            return
+        }
+        #expect(problems.list.map(\.text) == [problem])
+    }
+
     @Test func theOptionalMembersMayBeLeftOut() throws {
         let read = try ModeDescription.parse(Array(#"""
             {"providerName": "P.Q", "product": "P", "settingKeys": [
@@ -235,9 +275,9 @@ struct ModeDescriptionTests {
         let path = descriptionPath
         #expect(errors(report).dropLast().map(\.description) == [
             "\(path):4:3: error: unknown member \"colour\"; the members are \"providerName\", \"product\", \"settingKeys\"",
-            "\(path):6:45: error: key \"dpopTokenURL\": unknown member \"requried\"; the members are \"name\", \"type\", \"default\", \"required\", \"vendorSpellings\", \"meaning\"",
+            "\(path):6:45: error: key \"dpopTokenURL\": unknown member \"requried\"; the members are \"name\", \"type\", \"default\", \"required\", \"range\", \"vendorSpellings\", \"meaning\"",
             "\(path):7:60: error: key \"dpopNonceRetry\": \"required\" must be true or false, found a string",
-            "\(path):8:38: error: key \"dpopClientID\": unknown type \"text\"; the types are \"bool\", \"string\" and \"url\"",
+            "\(path):8:38: error: key \"dpopClientID\": unknown type \"text\"; the types are \"bool\", \"string\", \"url\", \"number\" and \"integer\"",
             "\(path):9:5: error: key \"dpopNonceRetry\": duplicate name; line 7 declares it already",
             "\(path):10:14: error: key \"baseURL\": \"baseURL\" is an Engagement key of every configuration file; a mode cannot own it",
             "\(path):11:5: error: key 6: missing \"name\"",
@@ -253,7 +293,7 @@ struct ModeDescriptionTests {
         let package = try package(Files.good, description: text)
         let report = run(package, "--mode-description", descriptionPath)
         #expect(errors(report).first?.description
-            == "\(descriptionPath):5:45: error: key \"dpopTokenURL\": unknown member \"requried\"; the members are \"name\", \"type\", \"default\", \"required\", \"vendorSpellings\", \"meaning\"")
+            == "\(descriptionPath):5:45: error: key \"dpopTokenURL\": unknown member \"requried\"; the members are \"name\", \"type\", \"default\", \"required\", \"range\", \"vendorSpellings\", \"meaning\"")
     }
 
     @Test func aRequiredThatIsNotABooleanIsRefused() throws {

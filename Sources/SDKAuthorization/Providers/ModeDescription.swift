@@ -22,8 +22,9 @@ extension NamedProviderFactory {
     /// ```
     ///
     /// The text is deterministic: the members in the order above, each key on a line of its own in
-    /// the order of ``settingKeys`` with `name`, `type`, `default` (when the key has one), `required`
-    /// (when true), `vendorSpellings` (when there are some: `path`, `vendor`, `choosesMode`) and
+    /// the order of ``settingKeys`` with `name`, `type` (`bool`, `string`, `url`, `number` or
+    /// `integer`), `default` (when the key has one), `required` (when true), `range` (when the key
+    /// has one: `[60, 3600]`), `vendorSpellings` (when there are some: `path`, `vendor`, `choosesMode`) and
     /// `meaning`; two-space indentation, JSON string escaping and a trailing newline. A mode's own
     /// test keeps the committed file current:
     ///
@@ -58,6 +59,9 @@ enum ModeDescriptionText {
         var members = ["\"name\": \(quoted(key.name))", "\"type\": \(quoted(typeName(key.type)))"]
         if let value = key.defaultValue { members.append("\"default\": \(json(value))") }
         if key.isRequired { members.append("\"required\": true") }
+        if let range = key.range {
+            members.append("\"range\": [\(ModeSettingKey.text(range.lowerBound)), \(ModeSettingKey.text(range.upperBound))]")
+        }
         if !key.vendorSpellings.isEmpty {
             let spellings = key.vendorSpellings.map { spelling in
                 "{\"path\": [\(spelling.path.map(quoted).joined(separator: ", "))], \"vendor\": \(quoted(spelling.vendor)), \"choosesMode\": \(spelling.choosesMode)}"
@@ -68,21 +72,25 @@ enum ModeDescriptionText {
         return "{" + members.joined(separator: ", ") + "}"
     }
 
-    /// The type as the file names it: `bool`, `string` or `url`.
+    /// The type as the file names it: `bool`, `string`, `url`, `number` or `integer`.
     static func typeName(_ type: ModeSettingKey.ValueType) -> String {
         switch type {
         case .bool: "bool"
         case .string: "string"
         case .url: "url"
+        case .number: "number"
+        case .integer: "integer"
         }
     }
 
-    /// A value as JSON: a boolean, or a string (a URL as its text).
+    /// A value as JSON: a boolean, a string (a URL as its text) or a number.
     static func json(_ value: ModeSettings.Value) -> String {
         switch value {
         case .bool(let flag): "\(flag)"
         case .string(let text): quoted(text)
         case .url(let url): quoted(url.absoluteString)
+        case .number(let number): ModeSettingKey.text(number)
+        case .integer(let number): String(number)
         }
     }
 

@@ -74,6 +74,10 @@ public struct ModeSettings: Sendable, Equatable {
         case string(String)
         /// A URL.
         case url(URL)
+        /// A number, of a ``ModeSettingKey/ValueType/number`` key.
+        case number(Double)
+        /// A whole number, of a ``ModeSettingKey/ValueType/integer`` key.
+        case integer(Int)
     }
 
     /// Every setting, by key.
@@ -104,6 +108,20 @@ public struct ModeSettings: Sendable, Equatable {
         guard case .url(let value)? = values[key] else { return nil }
         return value
     }
+
+    /// The number under `key` (a ``ModeSettingKey/ValueType/number`` key's value), or `nil` when
+    /// there is none or it is not a number.
+    public func number(_ key: String) -> Double? {
+        guard case .number(let value)? = values[key] else { return nil }
+        return value
+    }
+
+    /// The whole number under `key` (a ``ModeSettingKey/ValueType/integer`` key's value), or `nil`
+    /// when there is none or it is not one.
+    public func integer(_ key: String) -> Int? {
+        guard case .integer(let value)? = values[key] else { return nil }
+        return value
+    }
 }
 
 /// One configuration key a mode owns: its name, the type of its value, its default, how it is
@@ -131,13 +149,20 @@ public struct ModeSettingKey: Sendable {
         case string
         /// A URL, written in a file as text.
         case url
+        /// A number (`600`, `0.5`); a key may give it a range (``ModeSettingKey/range``).
+        case number
+        /// A whole number (`600`, not `600.5`); a key may give it a range (``ModeSettingKey/range``).
+        case integer
 
-        /// How the type is named in errors: "a boolean", "a string", "a URL string".
+        /// How the type is named in errors: "a boolean", "a string", "a URL string", "a number",
+        /// "an integer".
         public var expected: String {
             switch self {
             case .bool: "a boolean"
             case .string: "a string"
             case .url: "a URL string"
+            case .number: "a number"
+            case .integer: "an integer"
             }
         }
     }
@@ -173,6 +198,9 @@ public struct ModeSettingKey: Sendable {
     public let defaultValue: ModeSettings.Value?
     /// Whether a configuration that chooses the mode must give the key.
     public let isRequired: Bool
+    /// The values a ``ValueType/number`` or ``ValueType/integer`` key accepts, bounds included;
+    /// `nil` for any.
+    public let range: ClosedRange<Double>?
     /// What the key does, for the documentation's table of keys.
     public let meaning: String
     /// The vendors' spellings of the same key.
@@ -186,34 +214,64 @@ public struct ModeSettingKey: Sendable {
     ///   - type: The type of its value.
     ///   - defaultValue: The value when none is given; `nil` for none.
     ///   - required: Whether a configuration choosing the mode must give it.
+    ///   - range: For a ``ValueType/number`` or ``ValueType/integer`` key, the values it accepts
+    ///     (`60...3600`), bounds included; `nil` (the default) for any. A registry refuses a range
+    ///     on a key of another type, and a default outside the range.
     ///   - meaning: What it does (one sentence, for the table of keys).
     ///   - vendorSpellings: The vendors' spellings of the same key.
     ///   - validate: Checks a value of the right type: `nil` when it is good, else the reason it is
     ///     not (without the value when it may be secret); the error names the key as the file wrote it.
     public init(_ name: String, type: ValueType, default defaultValue: ModeSettings.Value? = nil, required: Bool = false,
-                meaning: String, vendorSpellings: [VendorSpelling] = [],
+                range: ClosedRange<Double>? = nil, meaning: String, vendorSpellings: [VendorSpelling] = [],
                 validate: @escaping @Sendable (ModeSettings.Value) -> String? = { _ in nil }) {
         self.name = name
         self.type = type
         self.defaultValue = defaultValue
         self.isRequired = required
+        self.range = range
         self.meaning = meaning
         self.vendorSpellings = vendorSpellings
         self.validation = validate
     }
 
     /// Checks `value`, given under `spelledKey` (the key as the configuration wrote it): its type,
-    /// then the key's validation.
+    /// its ``range``, then the key's validation.
     ///
-    /// - Throws: `ConfigurationError.wrongType(key:expected:)` or `.invalidValue(key:reason:)`
-    ///   naming `spelledKey`.
+    /// - Throws: `ConfigurationError.wrongType(key:expected:)` (the type with the range: "an integer
+    ///   from 60 to 3600") or `.invalidValue(key:reason:)` naming `spelledKey`.
     public func check(_ value: ModeSettings.Value, spelledKey: String? = nil) throws(ConfigurationError) {
         let key = spelledKey ?? name
-        switch (type, value) {
-        case (.bool, .bool), (.string, .string), (.url, .url): break
-        default: throw .wrongType(key: key, expected: type.expected)
-        }
+        try checkTypeAndRange(value, key: key)
         if let reason = validation(value) { throw .invalidValue(key: key, reason: reason) }
+    }
+
+    /// The type and range part of ``check(_:spelledKey:)``.
+    private func checkTypeAndRange(_ value: ModeSettings.Value, key: String) throws(ConfigurationError) {
+        let number: Double?
+        switch (type, value) {
+        case (.bool, .bool), (.string, .string), (.url, .url): number = nil
+        case (.number, .number(let found)): number = found
+        case (.integer, .integer(let found)): number = Double(found)
+        default: throw .wrongType(key: key, expected: expected)
+        }
+        if let number {
+            guard number.isFinite else { throw .invalidValue(key: key, reason: "it is not a finite number; expected \(expected)") }
+            if let range, !range.contains(number) {
+                throw .invalidValue(key: key, reason: "\(Self.text(number)) is outside the range; expected \(expected)")
+            }
+        }
+    }
+
+    /// The key's type as errors name it, with its range: "an integer from 60 to 3600".
+    public var expected: String {
+        guard let range, type == .number || type == .integer else { return type.expected }
+        return "\(type.expected) from \(Self.text(range.lowerBound)) to \(Self.text(range.upperBound))"
+    }
+
+    /// A number as messages and descriptions write it: `600`, not `600.0`; `0.5`.
+    static func text(_ number: Double) -> String {
+        if number.isFinite, number == number.rounded(), abs(number) < 1e15 { return String(Int(number)) }
+        return "\(number)"
     }
 }
 

@@ -120,6 +120,14 @@ extension AuthorizedHTTPClient {
         if !configuration.advancedAuthEnabled, !bearerEndpoints.isEmpty {
             throw .customerTokenEndpointsWithoutAdvancedAuth(bearerEndpoints.map(\.rawValue))
         }
+        // No provider is made without advanced auth: a mode's settings would be ignored.
+        if !configuration.advancedAuthEnabled, let key = configuration.modeSettings.values.keys.min() {
+            let mode: String? = switch configuration.providerLookup {
+            case .implicitName(let name): name
+            case .registeredClassName(let name): name
+            }
+            throw ConfigurationError.keyIgnoredWithoutAdvancedAuth(key, mode: mode).placed(in: configuration.sourceFile)
+        }
         if configuration.authorization == nil, policy.schemesInUse.contains(.apiKey) {
             throw ConfigurationError.missingKey("authorization").placed(in: configuration.sourceFile)
         }

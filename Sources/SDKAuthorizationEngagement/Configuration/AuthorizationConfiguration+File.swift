@@ -83,10 +83,16 @@ extension AuthorizationConfiguration {
     /// - Parameters:
     ///   - url: The file.
     ///   - registry: The registry whose modes' keys the file may hold; default none.
+    /// A file may start with a UTF-8 byte-order mark, which is skipped (as the provider manifest's
+    /// reader skips it).
+    ///
     /// - Throws: `ConfigurationError` for an unreadable or malformed file, an unknown key (the
     ///   error names the file and the key, and says which key it may mean, or which mode to
-    ///   register), a value of the wrong type, a mode's key in a file that chooses another mode (or
-    ///   a mode without the key it needs), and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:modeSettings:)-(_,_,String?,_,_,_,_)`` refuses.
+    ///   register), keys of a mode that `providerName` chooses but the registry does not hold
+    ///   (`ConfigurationError.Code.modeNotRegistered`, naming the mode), a value of the wrong type
+    ///   or outside its key's range, a mode's key in a file that chooses another mode (or a mode
+    ///   without the key it needs), a mode's key with `advancedAuthEnabled` absent or false (no
+    ///   provider would be made, so the key would be ignored), and every bad value ``init(projectToken:baseURL:authorization:advancedAuthEnabled:providerLookup:customerTokenCaching:modeSettings:)-(_,_,String?,_,_,_,_)`` refuses.
     public init(contentsOf url: URL, registry: ProviderRegistry = ProviderRegistry()) throws(ConfigurationError) {
         let data: Data
         do {
@@ -122,6 +128,9 @@ extension AuthorizationConfiguration {
 
     private init(data: Data, format: FileFormat, registry: ProviderRegistry, source file: SourceFile) throws(ConfigurationError) {
         guard data.count <= Self.maximumFileSize else { throw .fileTooLarge(limit: Self.maximumFileSize) }
+        // A UTF-8 byte-order mark, as some editors save one, is skipped, as every reader of the
+        // framework skips it (the provider manifest's and the mode description's too).
+        let data = Self.droppingByteOrderMark(data)
         let fileName = file.name
         let values: [String: JWTClaimValue]
         switch format {
@@ -135,8 +144,25 @@ extension AuthorizationConfiguration {
         }
         try registry.checkRegistrations()
         let modeKeys = ModeKeys(registry.modeSettingKeys)
-        try modeKeys.refuseUnknownKeys(in: values, fileName: fileName)
-        let modes = try modeKeys.read(values)
+        // Keys no registered mode owns, none close to a known key, in a file whose providerName
+        // names nothing registered: the mode they belong to is not registered, which "unknown key"
+        // would not say. (A built-in name's keys get their own hint: link and register the mode.)
+        var unregisteredMode: String?
+        if case .string(let name)? = values["providerName"], BuiltInProviderName.product(for: name) == nil, !registry.resolves(name) {
+            unregisteredMode = name
+        }
+        do throws(ConfigurationError) {
+            try modeKeys.refuseUnknownKeys(in: values, fileName: fileName, unregisteredMode: unregisteredMode)
+        } catch where error.code == .modeNotRegistered {
+            throw error.placed(in: file)
+        }
+        // A value of a mode's key that its type, range or validation refuses names the file.
+        let modes: ModeKeys.Read
+        do throws(ConfigurationError) {
+            modes = try modeKeys.read(values)
+        } catch {
+            throw error.placed(in: file)
+        }
 
         let lookup: ProviderLookup
         var name = try Self.string(values, "providerName")
@@ -192,7 +218,18 @@ extension AuthorizationConfiguration {
             }
             authorization = flutterValue
         }
-        let settings = try modes.settings(forProviderName: name, keys: modeKeys)
+        // No provider is made without advanced auth: a mode's key the file sets would be ignored.
+        if !advanced, let name, let ignored = modes.keysGiven(to: name).first {
+            throw ConfigurationError.keyIgnoredWithoutAdvancedAuth(ignored, mode: name).placed(in: file)
+        }
+        let settings: ModeSettings
+        do throws(ConfigurationError) {
+            // A mode that is off needs none of its keys, and carries no default; another mode's
+            // key is still refused.
+            settings = try modes.settings(forProviderName: advanced ? name : nil, keys: modeKeys)
+        } catch where error.code != .missingKey {
+            throw error.placed(in: file)
+        }
         try self.init(
             projectToken: projectToken,
             baseURL: baseURL,
@@ -368,8 +405,13 @@ extension AuthorizationConfiguration {
         return bytes[start..<(start + 8)].reduce(0) { $0 << 8 | UInt64($1) }
     }
 
+    /// `data` without a leading UTF-8 byte-order mark.
+    static func droppingByteOrderMark(_ data: Data) -> Data {
+        data.starts(with: [0xEF, 0xBB, 0xBF]) ? Data(data.dropFirst(3)) : data
+    }
+
     private static func sniffFormat(_ data: Data) -> FileFormat {
-        let head = data.prefix(8)
+        let head = droppingByteOrderMark(data.prefix(16)).prefix(8)
         if head.starts(with: Data("bplist".utf8)) || head.starts(with: Data("<?xml".utf8)) { return .propertyList }
         return .json
     }

@@ -173,6 +173,8 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
             case .bool(let flag): "\(flag)"
             case .url(let url): LogText.url(url)
             case .string(let text): "<\(text.count) characters>"
+            case .number(let number): "\(number)"
+            case .integer(let number): "\(number)"
             }
             let plain = key.utf8.count <= 64 && key.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
             return ", \(plain ? key : LogText.escaped(key, limit: 64)): \(value)"

@@ -30,6 +30,10 @@ extension ConfigurationError.Code {
     /// A name was registered twice with one `ProviderRegistry`, or a mode's keys were refused at
     /// registration; the registry refuses every configuration until the registration is fixed.
     public static let invalidRegistration = Self(rawValue: "invalidRegistration")
+    /// A configuration file chooses a mode that is not registered with the registry reading it,
+    /// and gives it keys no registered mode owns; `ConfigurationError.name` is the mode's name,
+    /// `ConfigurationError.keys` the keys.
+    public static let modeNotRegistered = Self(rawValue: "modeNotRegistered")
 }
 
 extension ConfigurationError {
@@ -98,6 +102,22 @@ extension ConfigurationError {
     /// registration is fixed.
     static func modeRefused(_ name: String, reason: String) -> ConfigurationError {
         make(.invalidRegistration, "The provider registry refuses to start: the mode \(LogText.typeName(name)) cannot be registered: \(reason).", name: name)
+    }
+
+    /// The file chooses `name` (`providerName`), which is not registered, and gives it `keys`,
+    /// which no registered mode owns: the keys are the unregistered mode's, not misspelt ones.
+    static func modeNotRegistered(_ name: String, keys: [String]) -> ConfigurationError {
+        let shownKeys = keys.sorted().map { LogText.escaped($0, limit: 64) }.joined(separator: ", ")
+        return ConfigurationError(.modeNotRegistered,
+             "The mode \(LogText.typeName(name)) is not registered: the file chooses it (providerName) and gives it \(keys.count == 1 ? "the key" : "the keys") \(shownKeys), which only a registered mode declares; register the mode with the registry that reads the file (ProviderRegistry.register(_:)), or correct providerName.",
+             keys: keys, name: name)
+    }
+
+    /// `key` sets a setting of the mode `mode`, but advanced auth is disabled, so no provider is
+    /// made and the key would be ignored.
+    static func keyIgnoredWithoutAdvancedAuth(_ key: String, mode: String?) -> ConfigurationError {
+        let owner = mode.map { "the mode \(LogText.typeName($0))" } ?? "a mode"
+        return .invalidValue(key: key, reason: "it would be ignored: it is a setting of \(owner), which is used only with advancedAuthEnabled true; set advancedAuthEnabled to true, or remove the key")
     }
 
     /// A provider was passed to the client, but advanced auth is disabled, so it would never be asked.

@@ -33,13 +33,18 @@ struct ModeKeys {
 
     /// Refuses every key that is neither an Engagement key nor a registered mode's, naming the
     /// file, the key, and the key it may mean or the mode to register.
-    func refuseUnknownKeys(in values: [String: JWTClaimValue], fileName: String?) throws(ConfigurationError) {
+    ///
+    /// `unregisteredMode` is the name the file chooses when nothing is registered under it: unknown
+    /// keys none of which is close to a known one are then that mode's, and the error says the mode
+    /// is not registered (`ConfigurationError.Code.modeNotRegistered`) instead of "unknown keys".
+    func refuseUnknownKeys(in values: [String: JWTClaimValue], fileName: String?, unregisteredMode: String? = nil) throws(ConfigurationError) {
         var work = 0
-        try refuseUnknownKeys(in: values, fileName: fileName, work: &work)
+        try refuseUnknownKeys(in: values, fileName: fileName, unregisteredMode: unregisteredMode, work: &work)
     }
 
     /// The same, adding the steps its "did you mean" took to `work` (``NearestName/work``).
-    func refuseUnknownKeys(in values: [String: JWTClaimValue], fileName: String?, work: inout Int) throws(ConfigurationError) {
+    func refuseUnknownKeys(in values: [String: JWTClaimValue], fileName: String?, unregisteredMode: String? = nil,
+                           work: inout Int) throws(ConfigurationError) {
         let topLevel = AuthorizationConfiguration.fileKeys.union(spellings.filter { $0.path.count == 1 }.map(\.path[0])).union(dictionaryNames)
         var unknown: [String] = []
         for key in values.keys where !topLevel.contains(key) { unknown.append(key) }
@@ -59,6 +64,9 @@ struct ModeKeys {
         var nearest = NearestName(candidates: topLevel.union(spellings.filter { $0.path.count == 2 }.map(\.dotted)))
         let hints = unknown.prefix(NearestName.maximumNames).map { key in hint(forUnknown: key, nearest: &nearest) }
         work += nearest.work
+        if let unregisteredMode, hints.allSatisfy({ $0 == nil }) {
+            throw ConfigurationError.modeNotRegistered(unregisteredMode, keys: unknown)
+        }
         let place = fileName.map { "in \(LogText.escaped($0, limit: 128))" }
         let said = ([place].compactMap { $0 } + hints.compactMap { $0 }).joined(separator: "; ")
         throw said.isEmpty ? ConfigurationError.unknownKeys(unknown) : ConfigurationError.unknownKeys(unknown).appendingHint(said)
@@ -123,6 +131,12 @@ struct ModeKeys {
             var values: [String: ModeSettings.Value] = [:]
             for entry in given[providerName] ?? [] { values[entry.key.name] = entry.value }
             return try ModeSettings(values).checked(for: modeKeys, providerName: providerName)
+        }
+
+        /// The keys the file gives the mode `providerName`, as spelt, sorted, but a vendor's switch
+        /// left off (which says "mode off").
+        func keysGiven(to providerName: String) -> [String] {
+            (given[providerName] ?? []).map(\.spelled).filter { !isSwitchOff($0) }.sorted()
         }
 
         private func isSwitchOff(_ spelled: String) -> Bool {
@@ -210,7 +224,13 @@ struct ModeKeys {
                 throw .invalidValue(key: spelled, reason: "'\(ConfigurationError.sanitizedURLText(text))' is not an absolute https URL with a host (and no query or fragment)")
             }
             return .url(url)
-        default: throw .wrongType(key: spelled, expected: key.type.expected)
+        case (.number, .number(let number)): return .number(number)
+        case (.integer, .number(let number)):
+            guard let whole = Int(exactly: number) else {
+                throw .invalidValue(key: spelled, reason: "\(number) is not a whole number; expected \(key.expected)")
+            }
+            return .integer(whole)
+        default: throw .wrongType(key: spelled, expected: key.expected)
         }
     }
 }

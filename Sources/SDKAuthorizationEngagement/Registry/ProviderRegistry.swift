@@ -98,6 +98,9 @@ public final class ProviderRegistry: Sendable {
         /// switch spelt `advancedAuthEnabled` would choose the mode for a plain Exponea file).
         static func refusal(ofKeys keys: [ModeSettingKey]) -> String? {
             for key in keys {
+                if let problem = declarationProblem(of: key) {
+                    return "its key \(LogText.doubleQuoted(key.name, limit: 64)) \(problem)"
+                }
                 if AuthorizationConfiguration.fileKeys.contains(key.name) {
                     return "its key \(LogText.doubleQuoted(key.name, limit: 64)) is an Engagement key of every configuration file; a mode cannot own it"
                 }
@@ -105,6 +108,29 @@ public final class ProviderRegistry: Sendable {
                     guard let head = spelling.path.first, AuthorizationConfiguration.fileKeys.contains(head) else { continue }
                     return "its key \(LogText.doubleQuoted(key.name, limit: 64)) has the vendor spelling \(LogText.doubleQuoted(spelling.dottedPath, limit: 128)) (\(LogText.escaped(spelling.vendor, limit: 64))), which is an Engagement key of every configuration file; a vendor spelling cannot be another product's key"
                 }
+            }
+            return nil
+        }
+
+        /// Why a mode cannot declare `key`, or nil: a range on a key that is not a number, a range
+        /// with a bound that is not finite, a default of another type or outside the range.
+        static func declarationProblem(of key: ModeSettingKey) -> String? {
+            if let range = key.range {
+                guard key.type == .number || key.type == .integer else {
+                    return "declares a range, which only a number or integer key can have"
+                }
+                guard range.lowerBound.isFinite, range.upperBound.isFinite else { return "declares a range whose bounds are not finite" }
+            }
+            guard let value = key.defaultValue else { return nil }
+            let number: Double?
+            switch (key.type, value) {
+            case (.bool, .bool), (.string, .string), (.url, .url): number = nil
+            case (.number, .number(let found)): number = found
+            case (.integer, .integer(let found)): number = Double(found)
+            default: return "has a default that is not \(key.type.expected)"
+            }
+            if let number, let range = key.range, !range.contains(number) {
+                return "has a default outside its range; expected \(key.expected)"
             }
             return nil
         }
@@ -204,6 +230,9 @@ public final class ProviderRegistry: Sendable {
         if let refusal = state.withLock({ $0.refusal }) { throw refusal }
     }
 
+    /// Whether `name` resolves: registered here, or a type the run-time lookup finds.
+    func resolves(_ name: String) -> Bool { find(name) != nil }
+
     /// Whether `name` is registered here (not looked up at run time).
     package func isRegistered(_ name: String) -> Bool {
         state.withLock { $0.entries[name] != nil }
@@ -219,7 +248,8 @@ public final class ProviderRegistry: Sendable {
         case .implicitName(let name):
             switch find(name) {
             case nil:
-                throw ConfigurationError.advancedAuthEnabledWithoutProvider.hinted(forUnresolved: name, registered: registeredNames)
+                throw ConfigurationError.advancedAuthEnabledWithoutProvider.hinted(forUnresolved: name, registered: registeredNames,
+                                                                                   modeSettings: configuration.modeSettings)
             case .factory(let factory)?:
                 return try make(factory, name: name, context: context.checkingNoModeSettings(for: name))
             case .mode(let mode)?:
@@ -239,7 +269,8 @@ public final class ProviderRegistry: Sendable {
         case .registeredClassName(let name?):
             switch find(name) {
             case nil:
-                throw ConfigurationError.registeredClassNotFound(name: name).hinted(forUnresolved: name, registered: registeredNames)
+                throw ConfigurationError.registeredClassNotFound(name: name).hinted(forUnresolved: name, registered: registeredNames,
+                                                                                    modeSettings: configuration.modeSettings)
             case .factory(let factory)?:
                 return try make(factory, name: name, context: context.checkingNoModeSettings(for: name))
             case .mode(let mode)?:
@@ -334,11 +365,18 @@ extension ConfigurationError {
     /// (``NearestName``, bounded however many names there are).
     /// The authorization doctor gives it the names the app's registry holds as far as it knows them
     /// (its manifest's names and class types), so its message is the app's.
-    package func hinted(forUnresolved name: String, registered: [String]) -> ConfigurationError {
+    ///
+    /// Otherwise, when the configuration carries `modeSettings` (which only a mode takes), the name
+    /// is a mode's the app did not register: the hint names it and says to register it.
+    package func hinted(forUnresolved name: String, registered: [String], modeSettings: ModeSettings = ModeSettings()) -> ConfigurationError {
         if let hint = BuiltInProviderName.hint(forUnresolvedName: name) { return appendingHint(hint) }
         var nearest = NearestName(candidates: registered)
-        guard let meant = nearest.nearest(to: name) else { return self }
-        return appendingHint("\(LogText.doubleQuoted(name, limit: 80)) is not registered; did you mean \(LogText.doubleQuoted(meant, limit: 80))?")
+        if let meant = nearest.nearest(to: name) {
+            return appendingHint("\(LogText.doubleQuoted(name, limit: 80)) is not registered; did you mean \(LogText.doubleQuoted(meant, limit: 80))?")
+        }
+        guard !modeSettings.values.isEmpty else { return self }
+        let keys = modeSettings.values.keys.sorted().map { LogText.escaped($0, limit: 64) }.joined(separator: ", ")
+        return appendingHint("\(LogText.doubleQuoted(name, limit: 80)) is not registered, and the configuration gives it the mode \(modeSettings.values.count == 1 ? "setting" : "settings") \(keys): register the mode with the registry (ProviderRegistry.register(_:)) before the client starts")
     }
 }
 

@@ -35,11 +35,15 @@ struct ConfigurationKeysTableTests {
                 case .bool: "boolean"
                 case .string: "string"
                 case .url: "string (URL)"
+                case .number: "number"
+                case .integer: "integer"
                 }
                 let defaultValue = switch key.defaultValue {
                 case .bool(let flag)?: "`\(flag)`"
                 case .string(let text)?: "`\(text)`"
                 case .url(let url)?: "`\(url.absoluteString)`"
+                case .number(let number)?: "`\(number)`"
+                case .integer(let number)?: "`\(number)`"
                 case nil: key.isRequired ? "required" : "none"
                 }
                 let spellings = key.vendorSpellings.map { spelling in

@@ -110,16 +110,16 @@ struct ModeRegistrationTests {
         let registry = ProviderRegistry()
         registry.register(VendorAMode())
         registry.register(VendorBMode())
-        let a = try read(#""providerName": "VendorA.Mode", "region": "eu""#, registry)
+        let a = try read(#""advancedAuthEnabled": true, "providerName": "VendorA.Mode", "region": "eu""#, registry)
         #expect(a.modeSettings == ModeSettings(["region": .string("eu")]))
-        let b = try read(#""providerName": "VendorB.Mode", "region": "https://eu.vendor.example""#, registry)
+        let b = try read(#""advancedAuthEnabled": true, "providerName": "VendorB.Mode", "region": "https://eu.vendor.example""#, registry)
         #expect(b.modeSettings == ModeSettings(["region": .url(try #require(URL(string: "https://eu.vendor.example")))]))
         // Each mode's own check still applies to the file that chooses it.
-        #expect(message { _ = try read(#""providerName": "VendorB.Mode", "region": true"#, registry) }
+        #expect(message { _ = try read(#""advancedAuthEnabled": true, "providerName": "VendorB.Mode", "region": true"#, registry) }
             == "The configuration key 'region' must be a URL string.")
-        #expect(message { _ = try read(#""providerName": "VendorA.Mode", "region": true"#, registry) }
+        #expect(message { _ = try read(#""advancedAuthEnabled": true, "providerName": "VendorA.Mode", "region": true"#, registry) }
             == "The configuration key 'region' must be a string.")
-        #expect(message { _ = try read(#""providerName": "VendorA.Mode""#, registry) } == "The configuration key 'region' is required.")
+        #expect(message { _ = try read(#""advancedAuthEnabled": true, "providerName": "VendorA.Mode""#, registry) } == "The configuration key 'region' is required.")
         // A file choosing neither still may not carry the key.
         #expect(message { _ = try read(#""region": "eu""#, registry) }
             == "The configuration key 'region' is invalid: it applies only to the mode VendorA.Mode; set providerName to VendorA.Mode or remove it.")

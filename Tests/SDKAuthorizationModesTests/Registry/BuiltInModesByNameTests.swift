@@ -245,7 +245,7 @@ struct BuiltInModesByNameTests {
 
     @Test(arguments: ["http://127.0.0.1:8080/ccai/exchange", "http://localhost:9000/x", "http://[::1]:8080/x", "https://platform.example.com:8443/x"])
     func anHTTPSOrLoopbackTokenExchangeURLIsAccepted(url: String) throws {
-        let configuration = try file(#""providerName": "SDKAuthorization.TokenExchange", "tokenExchangeURL": "\#(url)""#)
+        let configuration = try file(#""advancedAuthEnabled": true, "providerName": "SDKAuthorization.TokenExchange", "tokenExchangeURL": "\#(url)""#)
         #expect(configuration.modeSettings.url("tokenExchangeURL")?.absoluteString == url)
     }
 
@@ -269,9 +269,9 @@ struct BuiltInModesByNameTests {
     }
 
     @Test func theDescriptionNamesTheModeSettingsOnlyWhenSet() throws {
-        let exchange = try file(#""providerName": "SDKAuthorization.TokenExchange", "tokenExchangeURL": "https://platform.example.com/ccai/exchange""#)
+        let exchange = try file(#""advancedAuthEnabled": true, "providerName": "SDKAuthorization.TokenExchange", "tokenExchangeURL": "https://platform.example.com/ccai/exchange""#)
         #expect(exchange.description.hasSuffix("customerTokenCaching: disabled, tokenExchangeURL: https://platform.example.com/ccai/exchange)"))
-        let signature = try file(#""providerName": "SDKAuthorization.Signature", "signatureAuthenticationEnabled": false"#)
+        let signature = try file(#""advancedAuthEnabled": true, "providerName": "SDKAuthorization.Signature", "signatureAuthenticationEnabled": false"#)
         #expect(signature.description.hasSuffix("customerTokenCaching: disabled, signatureAuthenticationEnabled: false)"))
         #expect(try file("").description.hasSuffix("customerTokenCaching: disabled)"))
     }

@@ -59,6 +59,46 @@ struct ModeDescriptionTests {
         #expect(keys[3]["meaning"] as? String == "The client's \"id\",\ttabbed\\slashed\u{1}.")
     }
 
+    struct NumberKeys: NamedProviderFactory {
+        static let providerName = "Partner.Numbers"
+        static var settingKeys: [ModeSettingKey] {
+            [ModeSettingKey("maxTokenAge", type: .integer, default: .integer(600), range: 60...3600, meaning: "Seconds a token is used at most."),
+             ModeSettingKey("jitter", type: .number, default: .number(0.25), range: 0...0.5, meaning: "Early refresh share."),
+             ModeSettingKey("weight", type: .number, meaning: "Any number.")]
+        }
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { throw CancellationError() }
+    }
+
+    @Test func numberAndIntegerKeysAreDescribedWithTheirDefaultsAndRanges() {
+        #expect(NumberKeys.modeDescription(product: "Partner") == #"""
+            {
+              "providerName": "Partner.Numbers",
+              "product": "Partner",
+              "settingKeys": [
+                {"name": "maxTokenAge", "type": "integer", "default": 600, "range": [60, 3600], "meaning": "Seconds a token is used at most."},
+                {"name": "jitter", "type": "number", "default": 0.25, "range": [0, 0.5], "meaning": "Early refresh share."},
+                {"name": "weight", "type": "number", "meaning": "Any number."}
+              ]
+            }
+
+            """#)
+    }
+
+    @Test func aNumberKeysCheckNamesItsRange() {
+        let key = NumberKeys.settingKeys[0]
+        #expect(key.expected == "an integer from 60 to 3600")
+        #expect(NumberKeys.settingKeys[2].expected == "a number")
+        #expect(throws: ConfigurationError.invalidValue(key: "maxTokenAge", reason: "3601 is outside the range; expected an integer from 60 to 3600")) {
+            try key.check(.integer(3601))
+        }
+        #expect(throws: ConfigurationError.wrongType(key: "maxTokenAge", expected: "an integer from 60 to 3600")) { try key.check(.number(600)) }
+        #expect(throws: ConfigurationError.invalidValue(key: "jitter", reason: "it is not a finite number; expected a number from 0 to 0.5")) {
+            try NumberKeys.settingKeys[1].check(.number(.nan))
+        }
+        #expect(throws: Never.self) { try key.check(.integer(60)) }
+        #expect(throws: Never.self) { try key.check(.integer(3600)) }
+    }
+
     @Test func aModeWithoutKeysHasAnEmptyList() {
         #expect(NoKeys.modeDescription(product: "Partner") == """
             {

@@ -99,7 +99,8 @@ import Testing
         ("token", "'token' is not an absolute https URL with a host (and no query or fragment)"),
     ])
     func aTokenURLThatIsNotHTTPSOrLoopbackIsRefused(url: String, reason: String) {
-        #expect(throws: ConfigurationError.invalidValue(key: "dpopTokenURL", reason: reason)) {
+        // The key and why, and the file it was read from.
+        #expect(throws: ConfigurationError.invalidValue(key: "dpopTokenURL", reason: reason).appendingHint("in 'authorization.json'")) {
             try read(#""dpopTokenURL": "\#(url)", "dpopClientID": "client-1""#)
         }
         #expect(!reason.contains("secret"))
@@ -114,7 +115,8 @@ import Testing
     @Test(arguments: ["", "has space", String(repeating: "c", count: 257), "caf\u{E9}", "tab\t"])
     func aClientIDThatIsNotVisibleASCIIIsRefused(clientID: String) throws {
         let json = String(decoding: try JSONSerialization.data(withJSONObject: clientID, options: .fragmentsAllowed), as: UTF8.self)
-        #expect(throws: ConfigurationError.invalidValue(key: "dpopClientID", reason: "must be 1 to 256 visible ASCII characters (no spaces or control characters)")) {
+        #expect(throws: ConfigurationError.invalidValue(key: "dpopClientID", reason: "must be 1 to 256 visible ASCII characters (no spaces or control characters)")
+            .appendingHint("in 'authorization.json'")) {
             try read(#""dpopTokenURL": "https://auth.example.com/token", "dpopClientID": \#(json)"#)
         }
     }
