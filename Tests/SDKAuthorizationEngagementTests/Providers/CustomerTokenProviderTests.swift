@@ -19,7 +19,7 @@ final class GatedAuthProvider: NSObject, AuthorizationProviderType {
             stats.started += 1
             return stats.started == 1
         }
-        if first, Self.gate.wait(timeout: .now() + 30) == .timedOut {
+        if first, Self.gate.wait(timeout: .now() + 150) == .timedOut {
             Self.stats.withLock { $0.gateTimedOut = true }
         }
         Self.stats.withLock { $0.finished += 1 }

@@ -19,7 +19,7 @@ struct SignatureFailureDeliveryTests {
             entered.signal()
             // Held until the test has seen the requests return; the timeout only keeps a broken
             // build (a subscriber called on the request's path) from hanging the suite.
-            _ = gate.wait(timeout: .now() + 10)
+            _ = gate.wait(timeout: .now() + 150)
             received.withLock { $0.append(failure.errorCode) }
         }
         defer { subscription.cancel() }
@@ -46,7 +46,7 @@ struct SignatureFailureDeliveryTests {
         let gate = DispatchSemaphore(value: 0)
         let received = Locked(0)
         let subscription = authentication.subscribeToFailures { _ in
-            _ = gate.wait(timeout: .now() + 10)
+            _ = gate.wait(timeout: .now() + 150)
             received.withLock { $0 += 1 }
         }
         defer { subscription.cancel() }
@@ -62,7 +62,7 @@ struct SignatureFailureDeliveryTests {
     @Test func aSubscriptionCancelledBeforeDeliveryReceivesNothing() async throws {
         let authentication = try SignatureAuthentication()
         let gate = DispatchSemaphore(value: 0)
-        let blocker = authentication.subscribeToFailures { _ in _ = gate.wait(timeout: .now() + 10) }
+        let blocker = authentication.subscribeToFailures { _ in _ = gate.wait(timeout: .now() + 150) }
         let received = Locked(0)
         let cancelled = authentication.subscribeToFailures { _ in received.withLock { $0 += 1 } }
         authentication.publish(SignatureFailure(errorCode: .expired, reason: "expired", userId: "user-1", signature: signature("user-1"), optional: false))
