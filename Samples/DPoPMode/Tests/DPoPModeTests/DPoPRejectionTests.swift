@@ -133,7 +133,10 @@ import Testing
         #expect(try ReadProof(try #require(fixture.resourceRequests.last?.value(forHeader: "DPoP"))).nonce == nonce)
     }
 
-    @Test func aLogoutDropsTheTokenAndARequestRejectedAfterItFailsAsCleared() async throws {
+    /// Behind an app's decorator too (one that forwards only the two calls it must): the provider
+    /// notes on the request the generation it issued the token in, whatever wraps it.
+    @Test(arguments: [false, true])
+    func aLogoutDropsTheTokenAndARequestRejectedAfterItFailsAsCleared(behindADecorator: Bool) async throws {
         let fixture = try DPoPFixture()
         try await fixture.get()
         let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
@@ -142,7 +145,8 @@ import Testing
         // The server holds the next resource request until the test lets it answer.
         let gate = GatedTransport(inner: fixture.transport, arrived: arrived, releases: releases)
         let policy = AuthorizationPolicy(rules: [try AuthorizationRule(host: "api.example.com", scheme: .bearer)])
-        let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.bearer: fixture.provider], clock: fixture.clock,
+        let installed: any AuthorizationProvider = behindADecorator ? ForwardingDecorator(fixture.provider) : fixture.provider
+        let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.bearer: installed], clock: fixture.clock,
                                                                             diagnostics: fixture.sink), transport: gate)
         fixture.transport.enqueue(gated)
         let request = Task { try await client.send(OutgoingRequest(method: "GET", url: URL(string: "https://api.example.com/items")!)) }
@@ -192,5 +196,19 @@ final class GatedTransport: HTTPTransport {
             for await _ in releases { break }
         }
         return try await inner.send(request)
+    }
+}
+
+/// An app's decorator (metrics, logging) written the naive way: it forwards only the calls it must.
+struct ForwardingDecorator: AuthorizationProvider {
+    let inner: any AuthorizationProvider
+    init(_ inner: any AuthorizationProvider) { self.inner = inner }
+
+    func credential(for context: AuthorizationContext) async throws -> Credential {
+        try await inner.credential(for: context)
+    }
+
+    func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
+        await inner.credentialRejected(credential, response: response, context: context)
     }
 }
