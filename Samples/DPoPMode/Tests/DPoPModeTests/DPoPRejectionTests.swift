@@ -190,8 +190,12 @@ final class GatedTransport: HTTPTransport {
         self.releases = releases
     }
 
+    /// Whether the next resource request is still to be held: only the first is, so a broken build
+    /// that sends the request again fails the test instead of hanging it.
+    private let holdsNext = Locked(true)
+
     func send(_ request: OutgoingRequest) async throws -> ServerResponse {
-        if request.url.host == "api.example.com" {
+        if request.url.host == "api.example.com", holdsNext.withLock({ holds in defer { holds = false }; return holds }) {
             arrived.yield()
             for await _ in releases { break }
         }
