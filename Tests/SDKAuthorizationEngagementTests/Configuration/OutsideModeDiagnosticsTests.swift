@@ -243,6 +243,19 @@ struct OutsideModeDiagnosticsTests {
             == "The configuration key 'maxTokenAge' is invalid: it would be ignored: it is a setting of a mode, which is used only with advancedAuthEnabled true; set advancedAuthEnabled to true, or remove the key.")
     }
 
+    @Test func aModeSettingKeyInCodeWithoutAdvancedAuthIsShownEscapedAndBounded() throws {
+        // ModeSettings made in code may carry any text as a key (read from a remote configuration, say).
+        let hostile = "evil\n\u{1B}[31m" + String(repeating: "k", count: 5_000)
+        let configuration = try AuthorizationConfiguration(projectToken: "p1", baseURL: "https://api.example.com", authorization: "Token k1",
+                                                           providerLookup: .registeredClassName(nil),
+                                                           modeSettings: ModeSettings([hostile: .string("x")]))
+        let shown = try #require(message { try start(configuration) })
+        #expect(!shown.contains("\n"))
+        #expect(!shown.contains("\u{1B}"))
+        #expect(shown.count < 400)
+        #expect(shown.hasPrefix(#"The configuration key 'evil\u{a}\u{1b}[31mkkk"#))
+    }
+
     // MARK: A byte-order mark
 
     private static let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
