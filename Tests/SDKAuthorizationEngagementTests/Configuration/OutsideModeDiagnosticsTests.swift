@@ -256,6 +256,40 @@ struct OutsideModeDiagnosticsTests {
         #expect(shown.hasPrefix(#"The configuration key 'evil\u{a}\u{1b}[31mkkk"#))
     }
 
+    /// An integer key without a range: only the type limits its values.
+    struct CountMode: NamedProviderFactory {
+        static let providerName = "Partner.Count"
+        static var settingKeys: [ModeSettingKey] { [ModeSettingKey("retryCount", type: .integer, meaning: "How many times.")] }
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { AudienceProvider() }
+    }
+
+    private static func countRegistry() -> ProviderRegistry {
+        let registry = ProviderRegistry()
+        registry.register(CountMode())
+        return registry
+    }
+
+    @Test func anIntegerTooLargeToBeReadExactlyIsRefusedNotRounded() throws {
+        // 2^53 + 1 has no double of its own: read as a double it would become 2^53, silently.
+        let exact = try read(#""advancedAuthEnabled": true, "providerName": "Partner.Count", "retryCount": 9007199254740991"#, registry: Self.countRegistry())
+        #expect(exact.modeSettings.integer("retryCount") == 9_007_199_254_740_991)
+        let tooLarge = "The configuration key 'retryCount' is invalid: it is beyond ±9007199254740991, the largest whole number a configuration file holds exactly; expected an integer. (in 'authorization.json')"
+        for number in ["9007199254740993", "-9007199254740993", "10000000000000000000"] {
+            #expect(message { _ = try read(#""advancedAuthEnabled": true, "providerName": "Partner.Count", "retryCount": \#(number)"#, registry: Self.countRegistry()) }
+                == tooLarge, "\(number)")
+        }
+        let plist = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0"><dict>
+        <key>projectToken</key><string>p1</string><key>baseURL</key><string>https://api.example.com</string>
+        <key>authorization</key><string>Token k1</string><key>advancedAuthEnabled</key><true/>
+        <key>providerName</key><string>Partner.Count</string><key>retryCount</key><integer>9223372036854775807</integer>
+        </dict></plist>
+        """
+        #expect(message { _ = try AuthorizationConfiguration(data: Data(plist.utf8), format: .propertyList, registry: Self.countRegistry()) }
+            == "The configuration key 'retryCount' is invalid: it is beyond ±9007199254740991, the largest whole number a configuration file holds exactly; expected an integer.")
+    }
+
     // MARK: A byte-order mark
 
     private static let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
