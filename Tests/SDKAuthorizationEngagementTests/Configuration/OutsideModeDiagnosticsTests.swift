@@ -164,6 +164,31 @@ struct OutsideModeDiagnosticsTests {
             == #"The provider registry refuses to start: the mode Partner.BadDefault cannot be registered: its key "maxTokenAge" has a default outside its range; expected an integer from 60 to 3600."#)
     }
 
+    struct InfiniteDefaultMode: NamedProviderFactory {
+        static let providerName = "Partner.InfiniteDefault"
+        static var settingKeys: [ModeSettingKey] { [ModeSettingKey("jitter", type: .number, default: .number(.infinity), meaning: "Share.")] }
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { AudienceProvider() }
+    }
+
+    struct NaNDefaultMode: NamedProviderFactory {
+        static let providerName = "Partner.NaNDefault"
+        static var settingKeys: [ModeSettingKey] { [ModeSettingKey("jitter", type: .number, default: .number(.nan), meaning: "Share.")] }
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { AudienceProvider() }
+    }
+
+    @Test func aModeDeclaringANumberDefaultThatIsNotFiniteIsRefusedAtRegistration() throws {
+        // A value that is not finite is refused from a file and in code; a default must not slip it
+        // in (nor write `"default": nan` into the mode's description, which is then not JSON).
+        let infinite = ProviderRegistry()
+        infinite.register(InfiniteDefaultMode())
+        #expect(message { _ = try read("", registry: infinite) }
+            == #"The provider registry refuses to start: the mode Partner.InfiniteDefault cannot be registered: its key "jitter" has a default that is not a finite number."#)
+        let nan = ProviderRegistry()
+        nan.register(NaNDefaultMode())
+        #expect(message { _ = try read("", registry: nan) }
+            == #"The provider registry refuses to start: the mode Partner.NaNDefault cannot be registered: its key "jitter" has a default that is not a finite number."#)
+    }
+
     // MARK: An outside mode the app forgot to register
 
     @Test func anUnregisteredModeChosenInCodeWithSettingsIsNamedWithWhatToRegister() throws {
