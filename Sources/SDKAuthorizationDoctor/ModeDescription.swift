@@ -234,6 +234,8 @@ package struct ModeDescription: Sendable {
             }
             return .url(url)
         case (.number, .number(let text, let position)), (.integer, .number(let text, let position)):
+            // An integer's digits read exactly: a double past 2^53 rounds them (Int.max out of range).
+            if type == .integer, let whole = Int(text) { return .integer(whole) }
             guard let number = Double(text), number.isFinite else {
                 problems.append(Problem(at: position, key: label, "\"default\" must be a finite number, found \(quoted(text))"))
                 return nil

@@ -215,6 +215,22 @@ struct ModeDescriptionTests {
         #expect(read.settingKeys.map(\.range) == [60...3600, 0...0.5])
     }
 
+    /// Integer defaults a double cannot hold exactly.
+    struct LargeDefaultsMode: NamedProviderFactory {
+        static let providerName = "Partner.LargeDefaults"
+        static var settingKeys: [ModeSettingKey] {
+            [ModeSettingKey("most", type: .integer, default: .integer(Int.max), meaning: "At most."),
+             ModeSettingKey("least", type: .integer, default: .integer(Int.min), meaning: "At least."),
+             ModeSettingKey("odd", type: .integer, default: .integer(9_007_199_254_740_993), meaning: "Past 2^53.")]
+        }
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { DPoPProvider() }
+    }
+
+    @Test func anIntegerDefaultTheAppDeclaresIsReadExactlyFromItsDescription() throws {
+        let read = try ModeDescription.parse(Array(LargeDefaultsMode.modeDescription(product: "PartnerKit").utf8)).get()
+        #expect(read.settingKeys.map(\.defaultValue) == [.integer(Int.max), .integer(Int.min), .integer(9_007_199_254_740_993)])
+    }
+
     @Test(arguments: [
         (#"{"name": "a", "type": "string", "range": [1, 2], "meaning": "A."}"#, #"key "a": only a number or integer key can have a "range""#),
         (#"{"name": "a", "type": "integer", "range": [1.5, 2], "meaning": "A."}"#, #"key "a": "range" must be an array of two whole numbers, the lowest and the highest value accepted"#),

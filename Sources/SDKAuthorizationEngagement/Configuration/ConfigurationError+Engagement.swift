@@ -117,7 +117,9 @@ extension ConfigurationError {
     /// made and the key would be ignored.
     static func keyIgnoredWithoutAdvancedAuth(_ key: String, mode: String?) -> ConfigurationError {
         let owner = mode.map { "the mode \(LogText.typeName($0))" } ?? "a mode"
-        return .invalidValue(key: key, reason: "it would be ignored: it is a setting of \(owner), which is used only with advancedAuthEnabled true; set advancedAuthEnabled to true, or remove the key")
+        let reason = "it would be ignored: it is a setting of \(owner), which is used only with advancedAuthEnabled true; set advancedAuthEnabled to true, or remove the key"
+        // A key set in code may be any text: shown escaped and bounded, as every unknown key is.
+        return ConfigurationError(.invalidValue, "The configuration key \(LogText.escaped(key, limit: 64)) is invalid: \(reason).", key: key, reason: reason)
     }
 
     /// A provider was passed to the client, but advanced auth is disabled, so it would never be asked.

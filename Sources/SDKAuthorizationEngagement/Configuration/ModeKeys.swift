@@ -213,6 +213,10 @@ struct ModeKeys {
         return read
     }
 
+    /// 2^53 - 1: the largest whole number a file's number (read as a double) is known to be
+    /// exactly; 2^53 may be 2^53 + 1 rounded.
+    static let largestExactInteger: Double = 9_007_199_254_740_991
+
     /// A file's value as a mode setting of `key`'s type; an error names the key as spelt.
     static func value(_ value: JWTClaimValue, of key: ModeSettingKey, spelled: String) throws(ConfigurationError) -> ModeSettings.Value {
         switch (key.type, value) {
@@ -226,8 +230,13 @@ struct ModeKeys {
             return .url(url)
         case (.number, .number(let number)): return .number(number)
         case (.integer, .number(let number)):
-            guard let whole = Int(exactly: number) else {
+            guard number == number.rounded(.towardZero) else {
                 throw .invalidValue(key: spelled, reason: "\(number) is not a whole number; expected \(key.expected)")
+            }
+            // A file's number is read as a double, which holds every whole number only up to 2^53:
+            // past it, the file's digits may already have been rounded to another number.
+            guard abs(number) <= Self.largestExactInteger, let whole = Int(exactly: number) else {
+                throw .invalidValue(key: spelled, reason: "it is beyond ±\(Int(Self.largestExactInteger)), the largest whole number a configuration file holds exactly; expected \(key.expected)")
             }
             return .integer(whole)
         default: throw .wrongType(key: spelled, expected: key.expected)

@@ -113,7 +113,7 @@ public final class ProviderRegistry: Sendable {
         }
 
         /// Why a mode cannot declare `key`, or nil: a range on a key that is not a number, a range
-        /// with a bound that is not finite, a default of another type or outside the range.
+        /// with a bound that is not finite, a default of another type, not finite or outside the range.
         static func declarationProblem(of key: ModeSettingKey) -> String? {
             if let range = key.range {
                 guard key.type == .number || key.type == .integer else {
@@ -129,6 +129,8 @@ public final class ProviderRegistry: Sendable {
             case (.integer, .integer(let found)): number = Double(found)
             default: return "has a default that is not \(key.type.expected)"
             }
+            // As a value from a file or from code, which is refused when it is not finite.
+            if let number, !number.isFinite { return "has a default that is not a finite number" }
             if let number, let range = key.range, !range.contains(number) {
                 return "has a default outside its range; expected \(key.expected)"
             }

@@ -164,6 +164,31 @@ struct OutsideModeDiagnosticsTests {
             == #"The provider registry refuses to start: the mode Partner.BadDefault cannot be registered: its key "maxTokenAge" has a default outside its range; expected an integer from 60 to 3600."#)
     }
 
+    struct InfiniteDefaultMode: NamedProviderFactory {
+        static let providerName = "Partner.InfiniteDefault"
+        static var settingKeys: [ModeSettingKey] { [ModeSettingKey("jitter", type: .number, default: .number(.infinity), meaning: "Share.")] }
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { AudienceProvider() }
+    }
+
+    struct NaNDefaultMode: NamedProviderFactory {
+        static let providerName = "Partner.NaNDefault"
+        static var settingKeys: [ModeSettingKey] { [ModeSettingKey("jitter", type: .number, default: .number(.nan), meaning: "Share.")] }
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { AudienceProvider() }
+    }
+
+    @Test func aModeDeclaringANumberDefaultThatIsNotFiniteIsRefusedAtRegistration() throws {
+        // A value that is not finite is refused from a file and in code; a default must not slip it
+        // in (nor write `"default": nan` into the mode's description, which is then not JSON).
+        let infinite = ProviderRegistry()
+        infinite.register(InfiniteDefaultMode())
+        #expect(message { _ = try read("", registry: infinite) }
+            == #"The provider registry refuses to start: the mode Partner.InfiniteDefault cannot be registered: its key "jitter" has a default that is not a finite number."#)
+        let nan = ProviderRegistry()
+        nan.register(NaNDefaultMode())
+        #expect(message { _ = try read("", registry: nan) }
+            == #"The provider registry refuses to start: the mode Partner.NaNDefault cannot be registered: its key "jitter" has a default that is not a finite number."#)
+    }
+
     // MARK: An outside mode the app forgot to register
 
     @Test func anUnregisteredModeChosenInCodeWithSettingsIsNamedWithWhatToRegister() throws {
@@ -241,6 +266,53 @@ struct OutsideModeDiagnosticsTests {
                                                      modeSettings: ModeSettings(["maxTokenAge": .integer(600)]))
         #expect(message { try start(unnamed) }
             == "The configuration key 'maxTokenAge' is invalid: it would be ignored: it is a setting of a mode, which is used only with advancedAuthEnabled true; set advancedAuthEnabled to true, or remove the key.")
+    }
+
+    @Test func aModeSettingKeyInCodeWithoutAdvancedAuthIsShownEscapedAndBounded() throws {
+        // ModeSettings made in code may carry any text as a key (read from a remote configuration, say).
+        let hostile = "evil\n\u{1B}[31m" + String(repeating: "k", count: 5_000)
+        let configuration = try AuthorizationConfiguration(projectToken: "p1", baseURL: "https://api.example.com", authorization: "Token k1",
+                                                           providerLookup: .registeredClassName(nil),
+                                                           modeSettings: ModeSettings([hostile: .string("x")]))
+        let shown = try #require(message { try start(configuration) })
+        #expect(!shown.contains("\n"))
+        #expect(!shown.contains("\u{1B}"))
+        #expect(shown.count < 400)
+        #expect(shown.hasPrefix(#"The configuration key 'evil\u{a}\u{1b}[31mkkk"#))
+    }
+
+    /// An integer key without a range: only the type limits its values.
+    struct CountMode: NamedProviderFactory {
+        static let providerName = "Partner.Count"
+        static var settingKeys: [ModeSettingKey] { [ModeSettingKey("retryCount", type: .integer, meaning: "How many times.")] }
+        func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider { AudienceProvider() }
+    }
+
+    private static func countRegistry() -> ProviderRegistry {
+        let registry = ProviderRegistry()
+        registry.register(CountMode())
+        return registry
+    }
+
+    @Test func anIntegerTooLargeToBeReadExactlyIsRefusedNotRounded() throws {
+        // 2^53 + 1 has no double of its own: read as a double it would become 2^53, silently.
+        let exact = try read(#""advancedAuthEnabled": true, "providerName": "Partner.Count", "retryCount": 9007199254740991"#, registry: Self.countRegistry())
+        #expect(exact.modeSettings.integer("retryCount") == 9_007_199_254_740_991)
+        let tooLarge = "The configuration key 'retryCount' is invalid: it is beyond ±9007199254740991, the largest whole number a configuration file holds exactly; expected an integer. (in 'authorization.json')"
+        for number in ["9007199254740993", "-9007199254740993", "10000000000000000000"] {
+            #expect(message { _ = try read(#""advancedAuthEnabled": true, "providerName": "Partner.Count", "retryCount": \#(number)"#, registry: Self.countRegistry()) }
+                == tooLarge, "\(number)")
+        }
+        let plist = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0"><dict>
+        <key>projectToken</key><string>p1</string><key>baseURL</key><string>https://api.example.com</string>
+        <key>authorization</key><string>Token k1</string><key>advancedAuthEnabled</key><true/>
+        <key>providerName</key><string>Partner.Count</string><key>retryCount</key><integer>9223372036854775807</integer>
+        </dict></plist>
+        """
+        #expect(message { _ = try AuthorizationConfiguration(data: Data(plist.utf8), format: .propertyList, registry: Self.countRegistry()) }
+            == "The configuration key 'retryCount' is invalid: it is beyond ±9007199254740991, the largest whole number a configuration file holds exactly; expected an integer.")
     }
 
     // MARK: A byte-order mark
