@@ -60,8 +60,10 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         /// More refreshes than the refresh window allows: the request fails instead of looping.
         public static let refreshWindowExceeded = Code(rawValue: "refreshWindowExceeded")
         /// A refresh sent a request that needs the credential it is fetching (through the client it
-        /// refreshes for): that request fails at once instead of waiting for itself, and so does
-        /// the refresh. Not sent.
+        /// refreshes for): that request fails at once instead of waiting for itself (a refresh that
+        /// waits for it fails with it). A request in a `Task { }` the refresh starts inherits the
+        /// refresh's mark and fails the same way, even when the refresh does not wait for it: start
+        /// such a request with `Task.detached`. Not sent.
         public static let refreshWaitsForItself = Code(rawValue: "refreshWaitsForItself")
         /// The request's task was cancelled.
         public static let cancelled = Code(rawValue: "cancelled")
@@ -322,7 +324,7 @@ extension RequestError {
 
     /// A request sent by a refresh needs the credential that refresh is fetching.
     public static func refreshWaitsForItself(endpoint: EndpointID?) -> RequestError {
-        RequestError(.refreshWaitsForItself, "\(name(endpoint)) needs the credential that its own refresh is fetching (the refresh sent it through the client it refreshes for), so it would wait for itself; it fails at once, and so does that refresh. Send the refresh's requests without this credential: a rule with scheme .none for the token endpoint, or another client", endpoint: endpoint)
+        RequestError(.refreshWaitsForItself, "\(name(endpoint)) needs the credential that its own refresh is fetching (the refresh, or a task it started, sent it through the client it refreshes for), so it would wait for itself; it fails at once. Send the refresh's requests without this credential: a rule with scheme .none for the token endpoint, or another client; start a request the refresh does not wait for with Task.detached", endpoint: endpoint)
     }
 
     /// More refreshes than the window allows.

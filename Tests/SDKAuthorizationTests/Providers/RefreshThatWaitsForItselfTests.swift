@@ -62,4 +62,29 @@ struct RefreshThatWaitsForItselfTests {
         #expect(transport.requests.map(\.url.path) == ["/v1/me", "/oauth/token", "/v1/me"])
         #expect(transport.requests.last?.value(forHeader: "Authorization") == "Bearer fresh")
     }
+
+    /// The documented way for a refresh to start a request it does not wait for: `Task.detached`
+    /// does not inherit the refresh's mark, so the request waits for the refresh and is sent with
+    /// the new token.
+    @Test func aRequestTheRefreshStartsDetachedWaitsForTheRefreshAndIsSentWithItsToken() async throws {
+        let clock = ManualClock()
+        let transport = RecordingTransport { request in
+            ServerResponse(statusCode: request.value(forHeader: "Authorization") == "Bearer fresh" ? 200 : 401)
+        }
+        let box = Locked<AuthorizedHTTPClient?>(nil)
+        let reported = Locked<Task<Int, any Error>?>(nil)
+        let tokens = try RefreshingTokenProvider(token: .init("stale"), clock: clock, diagnostics: RecordingDiagnosticsSink()) {
+            let client = try #require(box.withLock { $0 })
+            reported.withLock { $0 = Task.detached { try await client.send(OutgoingRequest(method: "POST", url: URL(string: "https://api.example.com/v1/events")!)).statusCode } }
+            return .init("fresh")
+        }
+        let authorizer = try RequestAuthorizer(policy: AuthorizationPolicy(rules: [try AuthorizationRule(host: "api.example.com", scheme: .bearer)]),
+                                               providers: [.bearer: tokens], clock: clock, diagnostics: RecordingDiagnosticsSink())
+        let client = AuthorizedHTTPClient(authorizer: authorizer, transport: transport)
+        box.withLock { $0 = client }
+        #expect(try await client.send(OutgoingRequest(method: "GET", url: Self.user)).statusCode == 200)
+        let report = try #require(reported.withLock { $0 })
+        #expect(try await report.value == 200)
+        #expect(transport.requests.filter { $0.url.path == "/v1/events" }.map { $0.value(forHeader: "Authorization") } == ["Bearer fresh"])
+    }
 }
