@@ -21,7 +21,10 @@ struct BlockingCallExecutorTests {
             // rightly starts a thread): each call here comes once the previous thread has parked.
             await eventually("the thread parked", { executor.threadCounts.idle == 1 })
             // Never more than the one: each call found the thread the previous one parked.
-            #expect(executor.threadCounts == (running: 1, idle: 1))
+            let counts = executor.threadCounts
+            #expect(counts == (running: 1, idle: 1))
+            // One failure says it; 199 more would only take minutes of waiting.
+            if counts != (running: 1, idle: 1) { break }
         }
     }
 
