@@ -16,6 +16,7 @@ let package = Package(
     platforms: [.macOS("10.15.4"), .iOS("13.4"), .tvOS("13.4"), .watchOS("6.2"), .visionOS(.v1)],
     products: [
         .library(name: "SDKAuthorization", targets: ["SDKAuthorization"]),
+        .library(name: "SDKAuthorizationModeKit", targets: ["SDKAuthorizationModeKit"]),
         .library(name: "SDKAuthorizationEngagement", targets: ["SDKAuthorizationEngagement"]),
         .library(name: "SDKAuthorizationIDToken", targets: ["SDKAuthorizationIDToken"]),
         .library(name: "SDKAuthorizationSignature", targets: ["SDKAuthorizationSignature"]),
@@ -31,17 +32,21 @@ let package = Package(
         // provider protocols, credentials and their stores, the refresh primitive, deadlines,
         // events, diagnostics and errors (ConfigurationError among them). No vendor's catalogue.
         .target(name: "SDKAuthorization", swiftSettings: strictSettings),
+        // What a mode author builds with, on the core: the refresher (SingleFlight) and the two
+        // providers built on it (RefreshingTokenProvider, CachingAuthorizationProvider), credential
+        // stores and their namespaces, the bounded JSON reader and JWT claims, file rules.
+        .target(name: "SDKAuthorizationModeKit", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         // Vendor modes. The Bloomreach Engagement (Exponea) mode: its configuration (in code or from
         // a file), the nine-endpoint catalogue and AuthorizationPolicy.engagement, the provider
         // registry and its lookup by name, the Exponea-shaped provider class and its adapter, and
         // AuthorizedHTTPClient's configuration initializers.
-        .target(name: "SDKAuthorizationEngagement", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
+        .target(name: "SDKAuthorizationEngagement", dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit"], swiftSettings: strictSettings),
         // The other modes, each depending on the core only. A mode the registry finds by name
         // (IDTokenRefreshMode, SignatureMode, TokenExchangeMode for SDKAuthorization.IDTokenRefresh,
         // .Signature, .TokenExchange) is a NamedProviderFactory, a core protocol.
-        .target(name: "SDKAuthorizationIDToken", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
-        .target(name: "SDKAuthorizationSignature", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
-        .target(name: "SDKAuthorizationTokenExchange", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
+        .target(name: "SDKAuthorizationIDToken", dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit"], swiftSettings: strictSettings),
+        .target(name: "SDKAuthorizationSignature", dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit"], swiftSettings: strictSettings),
+        .target(name: "SDKAuthorizationTokenExchange", dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit"], swiftSettings: strictSettings),
         .target(
             name: "SDKAuthorizationTesting",
             dependencies: ["SDKAuthorization"],
@@ -54,7 +59,7 @@ let package = Package(
         .target(
             name: "SDKAuthorizationDoctor",
             dependencies: [
-                "SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
+                "SDKAuthorization", "SDKAuthorizationModeKit", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
                 "SDKAuthorizationTokenExchange", "ProviderRegistrationGenerator",
             ],
             swiftSettings: strictSettings
@@ -91,7 +96,7 @@ let package = Package(
         // its manifest reader (ProviderManifest, public here, no product) is also the doctor's.
         .target(
             name: "ProviderRegistrationGenerator",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement"],
+            dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit", "SDKAuthorizationEngagement"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -106,11 +111,11 @@ let package = Package(
         ),
         // Test support only (no product): the time limit every suite of the test targets carries,
         // and files that misbehave when read (FIFOs, sparse giants) for the readers' tests.
-        .target(name: "TestSupport", dependencies: ["SDKAuthorization"], path: "Tests/TestSupport", swiftSettings: strictSettings),
+        .target(name: "TestSupport", dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit"], path: "Tests/TestSupport", swiftSettings: strictSettings),
         // The Engagement mode's test fixtures (no product), for its tests and the tests across modes.
         .target(
             name: "EngagementTestSupport",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement"],
+            dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit", "SDKAuthorizationEngagement"],
             path: "Tests/EngagementTestSupport",
             swiftSettings: strictSettings
         ),
@@ -122,42 +127,42 @@ let package = Package(
         // The core's tests import no mode: what they prove holds for any mode built on the core.
         .testTarget(
             name: "SDKAuthorizationTests",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationTesting", "TestSupport"],
+            dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit", "SDKAuthorizationTesting", "TestSupport"],
             swiftSettings: strictSettings
         ),
         // Each mode's tests, with the core and that mode only.
         .testTarget(
             name: "SDKAuthorizationEngagementTests",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationTesting", "TestSupport", "EngagementTestSupport"],
+            dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit", "SDKAuthorizationEngagement", "SDKAuthorizationTesting", "TestSupport", "EngagementTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SDKAuthorizationIDTokenTests",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationIDToken", "SDKAuthorizationTesting", "TestSupport"],
+            dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit", "SDKAuthorizationIDToken", "SDKAuthorizationTesting", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SDKAuthorizationSignatureTests",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationSignature", "SDKAuthorizationTesting", "TestSupport"],
+            dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit", "SDKAuthorizationSignature", "SDKAuthorizationTesting", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SDKAuthorizationTokenExchangeTests",
-            dependencies: ["SDKAuthorization", "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting", "TestSupport"],
+            dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit", "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting", "TestSupport"],
             swiftSettings: strictSettings
         ),
         // Tests across modes: built-in modes chosen by name, several modes in one client or process.
         .testTarget(
             name: "SDKAuthorizationModesTests",
             dependencies: [
-                "SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
+                "SDKAuthorization", "SDKAuthorizationModeKit", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature",
                 "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting", "TestSupport", "EngagementTestSupport",
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SDKAuthorizationDoctorTests",
-            dependencies: ["SDKAuthorizationDoctor", "ProviderRegistrationGenerator", "SDKAuthorization", "SDKAuthorizationEngagement", "TestSupport"],
+            dependencies: ["SDKAuthorizationDoctor", "ProviderRegistrationGenerator", "SDKAuthorization", "SDKAuthorizationModeKit", "SDKAuthorizationEngagement", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ],

@@ -123,7 +123,7 @@ for target in targets:
     os.makedirs(target_dir, exist_ok=True)
     open(os.path.join(target_dir, "main.swift"), "w", encoding="utf-8").write(target["source"])
 
-products = ["SDKAuthorization", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature", "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting"]
+products = ["SDKAuthorization", "SDKAuthorizationModeKit", "SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature", "SDKAuthorizationTokenExchange", "SDKAuthorizationTesting"]
 dependencies = ", ".join(f'.product(name: "{product}", package: "SDKAuthorization")' for product in products)
 target_lines = ",\n        ".join(
     f'.executableTarget(name: "{target["name"]}", dependencies: [{dependencies}])' for target in targets

@@ -1,4 +1,5 @@
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationEngagement
 
 /// The contents of `sdkauth-providers.json`: the providers a target registers at start-up.

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// `sdkauth-register-providers --manifest FILE --output FILE --module-name NAME`: reads a target's
 /// `sdkauth-providers.json` and writes the Swift source that registers its providers.

@@ -1,6 +1,7 @@
 import Foundation
 import ProviderRegistrationGenerator
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// The authorization doctor behind `sdkauth-config` and the `authorization-doctor` and
 /// `validate-authorization-config` command plugins.

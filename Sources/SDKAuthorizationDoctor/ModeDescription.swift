@@ -1,6 +1,7 @@
 import Foundation
 import ProviderRegistrationGenerator
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationEngagement
 
 /// The contents of `sdkauth-mode.json`: a mode written outside the framework, described for the

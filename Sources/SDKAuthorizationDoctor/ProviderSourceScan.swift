@@ -1,6 +1,7 @@
 import Foundation
 import ProviderRegistrationGenerator
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// Looks through a target's Swift sources for the types its ``ProviderManifest`` declares: a source
 /// scan, not a compiler, so what it finds are warnings. The build that registers the types checks

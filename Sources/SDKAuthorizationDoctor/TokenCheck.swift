@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// Decodes a JWT with the framework's bounded parser and says what it holds and what is wrong. A
 /// token pasted with its `Bearer ` scheme is read without it.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// The async refresh-callback mode (Rover style): the app sets and clears an ID token, and
 /// registers a callback the framework invokes when a request needs a token and has none fresh.

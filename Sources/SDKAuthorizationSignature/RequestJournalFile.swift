@@ -8,6 +8,7 @@ import Musl
 import Darwin
 #endif
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// The request queue's file: the journal on disk, its live entries in memory (in order, and by
 /// user: each user's entries are a lane of their own), how many attempts each has begun, durable

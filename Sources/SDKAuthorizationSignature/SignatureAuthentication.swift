@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 extension AuthorizationScheme {
     /// A per-user signature in a header of its own (Braze-style SDK authentication), supplied by a

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// Why the server refused (or, under optional enforcement, would have refused) a request's
 /// signature: the error codes of Braze-style SDK authentication.

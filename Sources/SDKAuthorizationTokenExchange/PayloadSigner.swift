@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// The payload the framework asks the host app to sign, already holding the claims the framework
 /// fills (the SDK author's defaults, such as a device or push token and a default name, and

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// The payload-signing and token-exchange mode (Google CCAI Platform style): when a request needs
 /// a token and none is fresh, the framework asks the host app to sign a payload, exchanges the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import SDKAuthorization
+import SDKAuthorizationModeKit
 @testable import SDKAuthorizationDoctor
 
 @Suite("The doctor decodes JWTs", .hangLimit)

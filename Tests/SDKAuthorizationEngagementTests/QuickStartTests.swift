@@ -3,6 +3,7 @@ import EngagementTestSupport
 import Testing
 import TestSupport
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationEngagement
 
 /// The Engagement quick start (the Engagement catalogue's "Bloomreach Engagement (Exponea)" article)

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import Testing
 
 // Fixtures every test target shares: unsigned JWTs, and the check that a README section's Swift

@@ -5,7 +5,7 @@ import Foundation
 /// again. It stops a server that rejects every new token from turning each request into a refresh
 /// loop (Alamofire's `RefreshWindow`).
 ///
-/// ``RefreshingTokenProvider`` (and a ``CachingAuthorizationProvider`` around it) counts every refresh
+/// `RefreshingTokenProvider` (and a `CachingAuthorizationProvider` around it) counts every refresh
 /// it starts, whatever started it: no token yet, an expiry, a token marked stale by a rejection. It
 /// also keeps its own count (``SingleFlight/admitRefresh(through:replacing:)``): a provider shared by
 /// several clients refreshes no more than one window allows, not one window per client.

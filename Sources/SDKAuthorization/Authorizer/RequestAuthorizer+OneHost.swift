@@ -11,7 +11,7 @@ extension RequestAuthorizer {
     ///
     /// The same as a policy of one ``AuthorizationRule`` for `host` with the ``AuthorizationScheme/bearer``
     /// scheme and a provider answering ``Credential/bearer(_:)``; write those yourself for more
-    /// than one host, a path, or a provider that refreshes (``RefreshingTokenProvider``).
+    /// than one host, a path, or a provider that refreshes (`RefreshingTokenProvider`).
     ///
     /// - Parameters:
     ///   - host: The API's host, as ``AuthorizationRule/init(host:path:method:scheme:)`` reads it:

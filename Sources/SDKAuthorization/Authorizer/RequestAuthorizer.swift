@@ -453,7 +453,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// authorizes the hop's request for its URL as the same attempt (``authorize(redirected:)``).
     ///
     /// When the provider that issued the rejected credential has been logged out since
-    /// (``RefreshingTokenProvider/clearToken()``, an identity change), it fails with
+    /// (`RefreshingTokenProvider.clearToken()`, an identity change), it fails with
     /// ``RequestError/Code/credentialCleared``: nothing is refreshed for it, and it is never sent
     /// with a credential fetched after the logout, even behind a decorator of the app's
     /// (``AuthorizationContext/noteIssued(by:generation:)``).

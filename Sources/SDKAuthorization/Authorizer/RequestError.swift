@@ -298,7 +298,7 @@ extension RequestError {
         RequestError(.credentialCleared, "The token was cleared (logout) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint)
     }
 
-    /// The provider keeps its credentials per user in a ``CredentialStore``, and the app has named
+    /// The provider keeps its credentials per user in a `CredentialStore`, and the app has named
     /// no user since the identity changed (``AuthorizedHTTPClient/identityDidChange(to:)`` with
     /// `nil`): nothing is fetched or stored for an unknown user. Code ``Code/credentialCleared``.
     public static func noUserNamed(endpoint: EndpointID?) -> RequestError {

@@ -86,7 +86,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
 
     /// Tells the client that the user changed: the one call for a logout, a login or a switch of
     /// user. `identity` is the new user's ID (1 to 100 UTF-8 bytes, compared as exact bytes, the key
-    /// of their ``CredentialStore`` slot), or `nil` when no one is signed in (logout, `anonymize`).
+    /// of their `CredentialStore` slot), or `nil` when no one is signed in (logout, `anonymize`).
     ///
     /// ```swift
     /// try await client.identityDidChange(to: "bob-7")   // bob logged in (alice logged out)
@@ -94,7 +94,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// ```
     ///
     /// Every provider is told through ``AuthorizationProvider/identityDidChange(to:)``, and forgets
-    /// the previous user's credential. A provider that keeps its token in a ``CredentialStore``
+    /// the previous user's credential. A provider that keeps its token in a `CredentialStore`
     /// (`TokenExchangeProvider`, `IDTokenStore` with a credential store) removes the previous
     /// user's stored token and moves to `identity`'s slot; with `nil` it keeps no user, stores
     /// nothing, and fails the requests that need its token with ``RequestError/noUserNamed(endpoint:)``

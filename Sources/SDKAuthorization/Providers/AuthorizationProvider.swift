@@ -20,8 +20,10 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     /// context made by hand).
     public let deadline: RequestDeadline?
     /// The authorizer's refresh window, for a provider to count each refresh it starts
-    /// (``RefreshWindowGate/admitRefresh(replacing:)``); `nil` for a context made by hand.
-    public internal(set) var refreshWindow: RefreshWindowGate?
+    /// (``RefreshWindowGate/admitRefresh(replacing:)``); `nil` for a context made by hand. A provider
+    /// that asks another provider for a credential on a context of its own (one shared by several
+    /// requests) hands the gate on by setting it there, so the window bounds that provider's refreshes too.
+    public var refreshWindow: RefreshWindowGate?
     /// For a retry: the provider that issued the rejected credential, and the generation it was
     /// issued in (``GenerationalProvider``), as the authorizer saw it or as the provider noted it
     /// (``noteIssued(by:generation:)``) behind whatever decorator wraps it. A provider serves the
@@ -160,12 +162,12 @@ public protocol AuthorizationProvider: Sendable {
     func identityDidChange() async
 
     /// Called when the app's user changes, with the new user: `identity` is their ID, as the app
-    /// names it (the key of a ``CredentialStore`` slot), or `nil` when no one is signed in.
+    /// names it (the key of a `CredentialStore` slot), or `nil` when no one is signed in.
     /// ``AuthorizedHTTPClient/identityDidChange(to:)`` calls it on every provider.
     ///
     /// # Implementation requirements
     /// Drop everything cached for the old user. A provider that keeps credentials per user in a
-    /// ``CredentialStore`` moves to `identity`'s slot; with `nil` (or an identity it cannot key a
+    /// `CredentialStore` moves to `identity`'s slot; with `nil` (or an identity it cannot key a
     /// slot by) it keeps no user: it stores nothing and fails the requests that need a credential
     /// (``RequestError/noUserNamed(endpoint:)``) until it is given one, so a token fetched for the
     /// next user is never saved in the previous user's slot. The default calls

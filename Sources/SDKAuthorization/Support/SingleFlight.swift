@@ -4,7 +4,7 @@ import Foundation
 /// flight (a refresh) that produces the next one while any number of requests wait for it.
 ///
 /// Every built-in provider that refreshes keeps its credential here (`IDTokenStore`,
-/// `TokenExchangeProvider`, ``CachingAuthorizationProvider``, ``RefreshingTokenProvider``), so they
+/// `TokenExchangeProvider`, `CachingAuthorizationProvider`, `RefreshingTokenProvider`), so they
 /// share one set of guarantees; a mode of your own that refreshes a credential can keep it here too:
 /// - **One flight.** Requests that find no usable value while a flight runs join it; the first one
 ///   that finds none starts it. A flight older than ``Configuration/flightLifetime`` takes no new

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 extension AuthorizationConfiguration {
     /// The formats a configuration file may have.

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// How the customer-token provider is found by name, following one of the two vendor conventions.
 public enum ProviderLookup: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// The configuration keys of the modes registered with the registry that reads a file: how the
 /// reader accepts exactly those keys (besides the Engagement keys), under their names and their

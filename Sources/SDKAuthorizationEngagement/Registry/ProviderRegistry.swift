@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 extension ProviderFactoryContext {
     /// The Engagement configuration being loaded, when the context comes from a ``ProviderRegistry``

@@ -4,6 +4,7 @@ import EngagementTestSupport
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationEngagement
 
 /// What a registry accepts from the modes registered with it: no mode takes over a plain Exponea

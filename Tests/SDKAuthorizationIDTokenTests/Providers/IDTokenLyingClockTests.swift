@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationIDToken
 
 /// The ID-token mode judges a token's freshness as `RefreshingTokenProvider` does: a device clock

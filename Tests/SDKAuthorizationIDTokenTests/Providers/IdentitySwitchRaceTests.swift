@@ -4,6 +4,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationIDToken
 
 /// Holds the first switch inside its reset, where it reports the refresh it cleared, until the test

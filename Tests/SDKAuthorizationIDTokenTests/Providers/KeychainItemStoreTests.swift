@@ -4,6 +4,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationIDToken
 
 /// A keychain in memory: items by key, every call answered with an `OSStatus` as `SecItem*` would.

@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationIDToken
 @testable import SDKAuthorizationSignature

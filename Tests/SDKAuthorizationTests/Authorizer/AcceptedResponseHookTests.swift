@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 
 /// A provider that records every accepted answer it is shown, and says whether it wants them.
 final class AcceptedAnswerRecordingProvider: AuthorizationProvider, Sendable {

@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// A library is quiet when all is well: a rejection that a retry recovers from (a token rotated) is
 /// an event and a debug line, never a warning; a rejection the request fails with is one warning.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 
 extension JWTDecodingError.Code {
     /// A code a later version could add, as these tests do.

@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 
 /// "A logout beats a 401 in flight" is checked in three places: when the rejection is evaluated,
 /// when the retry is authorized, and by the provider serving the retry (the generation the retry's

@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 
 /// The guarantees of `RefreshingTokenProvider` hold when the app installs it behind a forwarding
 /// decorator of its own (one that counts calls, as apps add metrics or logging): the authorizer then

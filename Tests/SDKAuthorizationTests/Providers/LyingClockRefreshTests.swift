@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 
 /// A device clock that is off by minutes never makes a refreshed token stale or expired on arrival:
 /// its freshness is judged with the skew the token's `iat` reveals, never with a refresh storm.

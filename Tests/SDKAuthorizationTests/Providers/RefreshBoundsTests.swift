@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 
 /// What bounds the refreshes of the core's refreshing providers: one at a time, even when an
 /// abandoned one ignores cancellation; none for a request that a logout overtook; and no more than

@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// What the refresh API can say (issue 35, item 5, after Ktor's bearer-auth tests): the refresh
 /// function is told why it is asked and which token it replaces; which answers mean "refresh" is

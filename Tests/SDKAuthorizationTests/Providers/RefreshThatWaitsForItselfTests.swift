@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// A refresh that fetches its token through the client it refreshes for (Ktor's refresh-through-
 /// the-same-client scenario): when the token request needs the credential being refreshed, it fails

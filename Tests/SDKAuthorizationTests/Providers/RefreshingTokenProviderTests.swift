@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 
 @Suite("Refresh once for everyone (RefreshingTokenProvider)", .hangLimit)
 struct RefreshingTokenProviderTests {

@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationTokenExchange
 
 /// A refused or unusable exchange answer is remembered: no signing storm, and oversized answers are

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationSignature
 
 /// The signature-mode example of the SDKAuthorizationSignature catalogue, verbatim inside a namespace, so it keeps compiling.

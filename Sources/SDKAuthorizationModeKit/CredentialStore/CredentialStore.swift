@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// A credential kept for one identity between launches: the token, when known when it expires,
 /// and who wrote it.
@@ -99,7 +100,7 @@ public protocol CredentialStore: Sendable {
 /// `debugDescription`, `localizedDescription`, `dump`) ever holds a token: the store never puts
 /// what it read or was given to keep in an error.
 ///
-/// It is a struct with a ``Code`` rather than an enum, as ``RequestError`` is: later versions add
+/// It is a struct with a ``Code`` rather than an enum, as `RequestError` is: later versions add
 /// codes without breaking any caller's exhaustive `switch`.
 ///
 /// ```swift
@@ -238,15 +239,7 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
     }
 }
 
-/// The one rule for identities (the user a credential belongs to), shared by the stores and the
-/// providers that name one: 1 to 100 UTF-8 bytes, compared as exact bytes (``CredentialStore``'s rule).
-public enum CredentialIdentity {
-    /// How long an identity may be, in UTF-8 bytes.
-    public static let lengths = 1...100
-
-    /// Whether `identity` has an acceptable length.
-    public static func isValid(_ identity: String) -> Bool { lengths.contains(identity.utf8.count) }
-
+extension CredentialIdentity {
     /// Whether two identities are the same user: the same UTF-8 bytes (``CredentialStore``'s rule),
     /// not `String`'s canonical equivalence.
     static func same(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.elementsEqual(rhs.utf8) }
@@ -256,35 +249,6 @@ public enum CredentialIdentity {
     static func hexadecimal(_ identity: String) -> String {
         let digits = Array("0123456789abcdef".utf8)
         return String(decoding: identity.utf8.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
-    }
-
-    /// Checks the user an identity change names (``AuthorizedHTTPClient/identityDidChange(to:)``):
-    /// an identity every provider can key by, 1 to 100 UTF-8 bytes with no control character.
-    ///
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` naming `key` otherwise.
-    static func checkUser(_ identity: String, key: String) throws(ConfigurationError) {
-        try check(identity, hasStore: false, key: key)
-        guard !identity.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }) else {
-            throw .invalidValue(key: key, reason: "must not contain control characters")
-        }
-    }
-
-    /// Checks an identity a provider was given, and that a credential store comes with one; errors
-    /// name `key`.
-    ///
-    /// - Parameters:
-    ///   - identity: The user the provider's credential belongs to, or `nil` for none.
-    ///   - hasStore: Whether the provider keeps its credential in a ``CredentialStore``, which
-    ///     needs an identity.
-    ///   - key: The name of the setting, for the error.
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` when `identity` has a length
-    ///   outside ``lengths``, or is `nil` while `hasStore` is true.
-    public static func check(_ identity: String?, hasStore: Bool, key: String) throws(ConfigurationError) {
-        if let identity {
-            guard isValid(identity) else { throw .invalidValue(key: key, reason: "must be 1 to 100 UTF-8 bytes") }
-        } else if hasStore {
-            throw .invalidValue(key: key, reason: "a credential store keeps one user's token: name the user (their ID) it belongs to; there is no shared default")
-        }
     }
 }
 

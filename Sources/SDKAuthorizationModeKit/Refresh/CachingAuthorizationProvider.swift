@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// An opt-in cache in front of another provider that reuses a token until its JWT `exp` is less
 /// than `leeway` away, and never longer than `maximumAge` (default one hour), however far away
@@ -11,7 +12,7 @@ import Foundation
 /// waited for it and not reused. The cache is dropped when the server rejects the cached token
 /// and on identity change; a call that returns after an identity change is not used, and a request
 /// sent before an identity change and rejected after it fails with
-/// ``RequestError/Code/credentialCleared`` without asking again, behind a decorator of the app's
+/// `RequestError.Code.credentialCleared` without asking again, behind a decorator of the app's
 /// too (it notes on each request the generation its token came from). A call whose requests have left but
 /// that ignores cancellation still counts as running until it returns: the requests that come
 /// meanwhile wait for it instead of starting a second one.

@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// The SDK (the tenant) a credential store, a request journal or any other state on disk belongs
 /// to: every SDK built on this framework in one app names its own, usually its bundle identifier.

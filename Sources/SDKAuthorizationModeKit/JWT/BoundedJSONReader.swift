@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// A JSON reader for untrusted input (JWT segments, configuration files, error bodies).
 ///
@@ -15,7 +16,7 @@ public enum BoundedJSONReader {
         case syntax(offset: Int)
         /// Nesting deeper than `limit`.
         case tooDeep(limit: Int)
-        /// A key repeated in one object (escape it with ``LogText`` before showing it).
+        /// A key repeated in one object (escape it with `LogText` before showing it).
         case duplicateKey(String)
     }
 

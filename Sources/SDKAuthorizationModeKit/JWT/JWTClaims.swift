@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// A JSON value found in a JWT header or payload.
 ///
@@ -65,7 +66,7 @@ extension JWTClaimValue: Codable {
 
 /// Why a string could not be read as a JWT.
 ///
-/// It is a struct with a ``Code`` rather than an enum, as ``RequestError`` is: later versions add
+/// It is a struct with a ``Code`` rather than an enum, as `RequestError` is: later versions add
 /// codes without breaking any caller's exhaustive `switch`. Match on ``code`` and read the context
 /// from the properties that apply to it; the others are `nil`.
 ///

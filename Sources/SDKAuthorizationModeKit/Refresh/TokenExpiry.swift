@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// When a token stops being fresh, judged on this device's clocks with the skew the token reveals.
 ///

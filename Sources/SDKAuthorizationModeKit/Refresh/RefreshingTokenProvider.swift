@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// A token that your code refreshes, shared by every request: refresh once, let the others wait.
 ///
@@ -24,40 +25,40 @@ import Foundation
 ///   judged on the wall clock. Any number of concurrent requests share
 ///   **one** call to `refresh`, and resume with its token in the order they began waiting.
 /// - Each request waits until the token comes, the refresh fails (the request fails with
-///   ``RequestError/Code/refreshFailed``), its ``RequestDeadline`` passes, or it is cancelled. A
+///   `RequestError.Code.refreshFailed`), its `RequestDeadline` passes, or it is cancelled. A
 ///   refresh whose requests have all left is cancelled; the next request starts a new one.
 /// - A refresh that takes longer than ``Options/refreshTimeout`` fails its requests with
-///   ``RequestError/Code/credentialTimedOut``: a request is never sent without its token unless
+///   `RequestError.Code.credentialTimedOut`: a request is never sent without its token unless
 ///   ``Options/sendsWithoutTokenOnTimeout`` says so.
 /// - A 401 to a request that carried the current token marks it stale and asks for one retry, which
 ///   waits for the refresh; 50 requests rejected with one stale token cause one refresh. A server
 ///   that answers an expired token with 403 says so in ``Options/rejectionStatuses``. When that
 ///   refresh fails, the request's error carries the server's 401 (`WWW-Authenticate` and all) as
-///   its ``RequestError/response``.
+///   its `RequestError.response`.
 /// - The refresh function may be told why it is asked (no token, expiring, rejected with the
 ///   server's answer) and which token it replaces: ``init(token:options:clock:diagnostics:refreshing:)``.
 /// - A refresh function that fetches its token through the client it refreshes for, to an endpoint
 ///   under this provider's rule, never waits for itself: that request fails at once with
-///   ``RequestError/Code/refreshWaitsForItself``. Give the token endpoint a rule with scheme
-///   ``AuthorizationScheme/none``.
+///   `RequestError.Code.refreshWaitsForItself`. Give the token endpoint a rule with scheme
+///   `AuthorizationScheme.none`.
 /// - One refresh at a time: a refresh whose requests have all left but that ignores cancellation
 ///   still counts as running until it returns, and the requests that come meanwhile wait for it
 ///   (each until its deadline) instead of starting another; once it has run past
 ///   ``Options/refreshTimeout`` they fail at once as timed out. Its token, when it comes, is used.
 ///   ``setToken(_:)`` and ``clearToken()`` end that wait.
-/// - Every refresh counts against the authorizer's ``RefreshWindow``, whatever started it (no token
+/// - Every refresh counts against the authorizer's `RefreshWindow`, whatever started it (no token
 ///   yet, expiry, a rejection), and against the provider's own count of the same window, so one
 ///   provider shared by several clients still refreshes no more than one window allows; once the
 ///   window is used up, the requests that need one fail with
-///   ``RequestError/Code/refreshWindowExceeded``. A refresh that returns a token already expired
-///   fails its requests with ``RequestError/Code/refreshedCredentialExpired``.
+///   `RequestError.Code.refreshWindowExceeded`. A refresh that returns a token already expired
+///   fails its requests with `RequestError.Code.refreshedCredentialExpired`.
 /// - ``clearToken()`` (logout) fails the waiting requests with
-///   ``RequestError/Code/credentialCleared``, and a refresh that returns after it is dropped. A
+///   `RequestError.Code.credentialCleared`, and a refresh that returns after it is dropped. A
 ///   request sent before it and rejected after it fails as cleared too: nothing is refreshed for
 ///   it, and it is never sent again with a token fetched after the logout, even behind a decorator
 ///   of the app's that forwards only `credential(for:)` and `credentialRejected`: the provider notes
 ///   on each request the generation its token was issued in
-///   (``AuthorizationContext/noteIssued(by:generation:)``), and refuses a rejection of a token it
+///   (`AuthorizationContext.noteIssued(by:generation:)`), and refuses a rejection of a token it
 ///   issued before the last logout (one it is shown outside a request, too).
 public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, CustomStringConvertible, CustomReflectable {
     /// A token and when it expires. Its `description`, `debugDescription` and `dump` never show
@@ -129,7 +130,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         /// The statuses that mean "this token is no longer good": a request rejected with one of
         /// them marks the token stale and is retried once with a refreshed one. `[401]` by default;
         /// `[401, 403]` for a server that answers an expired token with 403. A rejection with
-        /// another status fails the request (``RequestError/Code/authorizationRejected``).
+        /// another status fails the request (`RequestError.Code.authorizationRejected`).
         public var rejectionStatuses: Set<Int>
 
         /// Creates options.
@@ -193,7 +194,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     ///   - clock: Wall-clock time for expiry, monotonic time for the time limits.
     ///   - diagnostics: Where refresh failures and timeouts are reported.
     ///   - refresh: Fetches a new token. Called once for any number of waiting requests; may throw.
-    /// - Throws: ``ConfigurationError`` for options out of range, a header name that is not an HTTP
+    /// - Throws: `ConfigurationError` for options out of range, a header name that is not an HTTP
     ///   token, or a starting token that cannot be sent.
     public convenience init(
         token: Token? = nil,
@@ -216,7 +217,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     /// ```
     ///
     /// The parameters and errors are those of the initializer that takes `refresh`;
-    /// also ``ConfigurationError`` for ``Options/rejectionStatuses`` empty or naming a status other
+    /// also `ConfigurationError` for ``Options/rejectionStatuses`` empty or naming a status other
     /// than 401 and 403 (the only answers a provider is asked about).
     public init(
         token: Token? = nil,
@@ -282,14 +283,14 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
 
     /// Sets the token (after a login, say) and resumes every waiting request with it.
     ///
-    /// - Throws: ``ConfigurationError`` for an empty token or one a header cannot carry; the current
+    /// - Throws: `ConfigurationError` for an empty token or one a header cannot carry; the current
     ///   token is then kept.
     public func setToken(_ token: Token) throws(ConfigurationError) {
         try Self.check(token)
         refresh.set(state(token))
     }
 
-    /// Forgets the token (logout): waiting requests fail with ``RequestError/Code/credentialCleared``,
+    /// Forgets the token (logout): waiting requests fail with `RequestError.Code.credentialCleared`,
     /// and a refresh that returns after this is dropped.
     public func clearToken() {
         // model: logout (reset)

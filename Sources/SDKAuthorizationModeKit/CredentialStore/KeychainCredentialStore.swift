@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 #if canImport(Security)
 import Security
 #endif
@@ -9,7 +10,7 @@ import Security
 /// when one is given.
 struct KeychainItemKey: Hashable, Sendable {
     let service: String
-    /// The identity's UTF-8 bytes in hexadecimal (``CredentialIdentity/hexadecimal(_:)``), so two
+    /// The identity's UTF-8 bytes in hexadecimal (`CredentialIdentity.hexadecimal(_:)`), so two
     /// identities with different bytes never share an item, whatever the Keychain compares;
     /// preceded by `<kind>:` for a provider kind's slot (`<kind>.<instance digest>:` for an
     /// instance's, ``CredentialKind/slotName``).
