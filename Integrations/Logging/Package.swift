@@ -65,6 +65,7 @@ if besideFramework {
             dependencies: [
                 "SDKAuthorizationLogging",
                 framework("SDKAuthorization"),
+                framework("SDKAuthorizationModeKit"),
                 framework("SDKAuthorizationTesting"),
                 framework("SDKAuthorizationIDToken"),
                 framework("SDKAuthorizationEngagement"),

@@ -22,6 +22,7 @@ let package = Package(
             name: "DPoPMode",
             dependencies: [
                 .product(name: "SDKAuthorization", package: framework),
+                .product(name: "SDKAuthorizationModeKit", package: framework),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["sdkauth-mode.json"]

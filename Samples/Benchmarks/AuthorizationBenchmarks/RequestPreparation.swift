@@ -8,6 +8,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationEngagement
 import SDKAuthorizationSignature
 

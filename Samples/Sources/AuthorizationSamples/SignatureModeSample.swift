@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationSignature
 import Synchronization
 #if canImport(FoundationNetworking)

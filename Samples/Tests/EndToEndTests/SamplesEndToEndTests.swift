@@ -1,6 +1,7 @@
 import AuthorizationSamples
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationEngagement
 import Testing
 

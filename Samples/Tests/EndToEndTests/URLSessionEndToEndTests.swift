@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import ReferenceBackend
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationTesting
 import Testing
 

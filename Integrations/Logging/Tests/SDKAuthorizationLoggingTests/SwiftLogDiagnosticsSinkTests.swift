@@ -2,6 +2,7 @@ import Foundation
 import InMemoryLogging
 import Logging
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationIDToken
 import SDKAuthorizationLogging
 import SDKAuthorizationTesting

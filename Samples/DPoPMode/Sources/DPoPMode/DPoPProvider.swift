@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// RFC 9449 DPoP: access tokens bound to the app's key. Each request carries
 /// `Authorization: DPoP <access token>` and `DPoP: <proof>`, a JWT signed with the app's key for
