@@ -32,6 +32,7 @@ let package = Package(
             dependencies: [
                 "DPoPMode",
                 .product(name: "SDKAuthorization", package: framework),
+                .product(name: "SDKAuthorizationModeKit", package: framework),
                 .product(name: "SDKAuthorizationEngagement", package: framework),
                 .product(name: "SDKAuthorizationTesting", package: framework),
                 .product(name: "Crypto", package: "swift-crypto"),

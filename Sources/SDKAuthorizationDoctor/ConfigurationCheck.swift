@@ -1,6 +1,7 @@
 import Foundation
 import ProviderRegistrationGenerator
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationEngagement
 import SDKAuthorizationIDToken
 import SDKAuthorizationSignature

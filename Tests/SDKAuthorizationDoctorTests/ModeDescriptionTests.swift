@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationEngagement
 @testable import SDKAuthorizationDoctor
 

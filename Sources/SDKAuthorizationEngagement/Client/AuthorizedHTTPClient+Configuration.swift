@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 extension AuthorizedHTTPClient {
     /// The configuration in force, when the client was made from one.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationEngagement
 import SDKAuthorizationIDToken
 import SDKAuthorizationSignature

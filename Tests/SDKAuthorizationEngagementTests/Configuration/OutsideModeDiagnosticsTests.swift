@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 import SDKAuthorization
+import SDKAuthorizationModeKit
 @testable import SDKAuthorizationEngagement
 
 /// What an outside mode's author (a mode in a package of its own, public API only) gets from the

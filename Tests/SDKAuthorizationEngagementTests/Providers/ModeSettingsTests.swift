@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationEngagement
 
 /// What a configuration says to the modes (issue 26): values under the configuration's own keys,

@@ -4,6 +4,7 @@ import EngagementTestSupport
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationSignature
 @testable import SDKAuthorizationTokenExchange

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// `NamedProviderFactory.modeDescription(product:)`: the text of a mode's `sdkauth-mode.json`,
 /// the same for the same keys, so a mode's test can hold its committed file to it.

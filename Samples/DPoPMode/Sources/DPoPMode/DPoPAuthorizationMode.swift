@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// The DPoP mode (`DPoPMode.DPoP`, RFC 9449): a configuration that chooses it by name gets a
 /// ``DPoPProvider`` that fetches key-bound tokens at its `dpopTokenURL` through the client's

@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 // The mode's own error codes, declared as the built-in token-exchange mode declares
 // `exchangeFailed`: `RequestError.Code` and `ConfigurationError.Code` are extensible structs.

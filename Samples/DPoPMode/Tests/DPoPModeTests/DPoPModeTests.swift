@@ -2,6 +2,7 @@ import Crypto
 import DPoPMode
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationEngagement
 import SDKAuthorizationTesting
 import Testing

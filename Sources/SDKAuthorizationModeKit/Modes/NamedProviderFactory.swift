@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// What a ``NamedProviderFactory`` is told when a registry makes its provider: the configuration's
 /// base URL and the client's clock, diagnostics and observer.
@@ -12,7 +13,7 @@ public struct ProviderFactoryContext: Sendable {
     public let clock: any AuthorizationClock
     /// The client's diagnostics sink.
     public let diagnostics: any DiagnosticsSink
-    /// The client's event observer, if any: give it to a provider that reports ``AuthorizationEvent``s.
+    /// The client's event observer, if any: give it to a provider that reports `AuthorizationEvent`s.
     public let observer: (any AuthorizationEventObserver)?
     /// The configuration being loaded, as the registry that loads it knows it (the Engagement
     /// mode's registry gives its `AuthorizationConfiguration`): a factory that knows the

@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 extension NamedProviderFactory {
     /// The text of the mode's `sdkauth-mode.json`: its ``providerName`` and ``settingKeys`` as the
