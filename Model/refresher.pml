@@ -3,7 +3,7 @@
  *
  * What it stands for, step by step (the step names are the labels and comments "model:" below,
  * and the same names appear in one-line "// model: ..." comments in the Swift source): the article
- * Sources/SDKAuthorization/SDKAuthorization.docc/RefresherModel.md has the table.
+ * Sources/SDKAuthorizationModeKit/SDKAuthorizationModeKit.docc/RefresherModel.md has the table.
  *
  * One refreshing provider on SingleFlight, as RefreshingTokenProvider configures it (a flight
  * lifetime with a timeout error, abandonsUnwatchedFlights, waitsForAbandonedWork), with the store
@@ -336,7 +336,7 @@ inline wait(wMe, checkGen, readGen) {
         :: o == O_NONE ->
             do
             :: slot[wMe] == S_ENDED -> atomic { o = outc[wMe]; got = outTok[wMe]; slot[wMe] = S_IDLE }; break
-            /* model: expireLimits -- the one alarm at the earliest limit ends this wait */
+            /* model: expireLimits -- the one alarm at the earliest limit (one pass over the waits) ends this wait */
             :: atomic { alarmOn && slot[wMe] == S_WAITING ->
                 slot[wMe] = S_IDLE; o = O_LIMIT; nwaiting--;
 #ifdef MUT_ALARM_LOST

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// `RefreshingTokenProvider` (and a `CachingAuthorizationProvider` around it) counts every refresh
 /// it starts, whatever started it: no token yet, an expiry, a token marked stale by a rejection. It
-/// also keeps its own count (``SingleFlight/admitRefresh(through:replacing:)``): a provider shared by
+/// also keeps its own count (`SingleFlight.admitRefresh(through:replacing:)`): a provider shared by
 /// several clients refreshes no more than one window allows, not one window per client.
 /// For a provider of your own, the authorizer counts each rejected credential that gets a retry.
 public struct RefreshWindow: Sendable, Equatable {

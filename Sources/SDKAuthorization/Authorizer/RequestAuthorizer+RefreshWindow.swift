@@ -1,7 +1,7 @@
 import Foundation
 
 /// A provider whose credentials belong to a generation that a logout ends (every provider that
-/// keeps its credential in a ``SingleFlight``: its ``SingleFlight/generation``). The authorizer
+/// keeps its credential in a `SingleFlight`: its `SingleFlight.generation`). The authorizer
 /// notes the generation a request's credential was issued in; a rejection that arrives after a
 /// logout then fails the request with ``RequestError/Code/credentialCleared`` instead of refreshing
 /// and retrying it, and the retry's context carries the generation
@@ -93,11 +93,15 @@ final class CredentialIssuance: Sendable {
 public struct RefreshWindowGate: Sendable {
     let admit: @Sendable (_ replacing: Credential?) -> RequestError?
     /// The window of the authorizer that made it: a provider shared by several authorizers counts
-    /// its own refreshes against it too (``SingleFlight/admitRefresh(through:replacing:)``).
-    let window: RefreshWindow
-    /// The error a refresh the provider's own count refuses fails with, reported as the authorizer
-    /// reports its own refusals.
-    let refuse: @Sendable () -> RequestError
+    /// its own refreshes against it too (`SingleFlight.admitRefresh(through:replacing:)`, in the
+    /// mode kit).
+    public let window: RefreshWindow
+    let refusal: @Sendable () -> RequestError
+
+    /// The error a refresh that the provider's own count refuses fails with (its requests fail with
+    /// ``RequestError/Code/refreshWindowExceeded``), reported as the authorizer reports its own
+    /// refusals.
+    public func refuse() -> RequestError { refusal() }
 
     /// `nil` when the window allows one more refresh in place of `credential` (the token the
     /// refresh replaces, if any), which it then counts; otherwise the error the waiting requests
@@ -116,7 +120,7 @@ extension RequestAuthorizer {
         let window = options.refreshWindow
         return RefreshWindowGate(admit: { [weak self] replacing in
             self?.admitRefresh(scheme: scheme, replacing: replacing, request: request, endpoint: endpoint)
-        }, window: window, refuse: { [weak self] in
+        }, window: window, refusal: { [weak self] in
             let failure = Self.providerWindowExceeded(window, scheme: scheme, request: request, endpoint: endpoint)
             self?.reportWindowExceeded(failure, scheme: scheme, endpoint: endpoint)
             return failure

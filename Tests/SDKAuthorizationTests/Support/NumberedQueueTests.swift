@@ -1,6 +1,7 @@
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 
 @Suite("Numbered queue (waits and deadlines)", .hangLimit)
 struct NumberedQueueTests {

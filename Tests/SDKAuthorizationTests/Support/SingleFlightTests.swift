@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 
 @Suite("The single-flight refresh primitive", .hangLimit)
 struct SingleFlightTests {
@@ -91,6 +92,34 @@ struct SingleFlightTests {
         #expect(flights.waitingCount == 1)
         clock.advance(by: 9)
         guard case .timedOut = await long.value else { Issue.record("the long wait did not time out"); return }
+        await eventually("nothing held", { flights.heldRecords == 0 })
+    }
+
+    /// The waits share one alarm at the earliest limit; when it rings, one pass ends the waits due
+    /// and sets it for the next. Limits that arrive latest-first each still end at their own time.
+    @Test func waitsWhoseLimitsArriveInAnyOrderEachEndAtTheirOwnLimit() async throws {
+        let flights = SingleFlight<Int>(clock: clock)
+        let ended = Locked<[Int]>([])
+        func wait(seconds: TimeInterval) -> Task<Void, Never> {
+            Task {
+                _ = await flights.value(deadline: nil, waitLimit: seconds, isUsable: { _ in false }, join: .waitOnly)
+                ended.withLock { $0.append(Int(seconds)) }
+            }
+        }
+        let waits = [wait(seconds: 3)]
+        await eventually("the 3 s wait waits", { flights.waitingCount == 1 })
+        let more = [wait(seconds: 1)]
+        await eventually("the 1 s wait waits", { flights.waitingCount == 2 })
+        let last = [wait(seconds: 2)]
+        await eventually("the 2 s wait waits", { flights.waitingCount == 3 })
+        for (second, expected) in [(1, [1]), (2, [1, 2]), (3, [1, 2, 3])] {
+            clock.advance(by: 1)
+            await eventually("after \(second) s, the waits with a limit up to it ended", { ended.withLock { $0 } == expected })
+            #expect(flights.waitingCount == 3 - second)
+            // A wait that missed its limit would wait for ever: stop here (its issue is recorded).
+            guard ended.withLock({ $0 }) == expected else { return }
+        }
+        for task in waits + more + last { await task.value }
         await eventually("nothing held", { flights.heldRecords == 0 })
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorization
 
 /// The one "refresh once, let the others wait" of the framework: a current value, and at most one
 /// flight (a refresh) that produces the next one while any number of requests wait for it.
@@ -12,7 +13,7 @@ import Foundation
 /// - **Arrival order.** When a value arrives, every waiter resumes with it, in the order it began
 ///   waiting.
 /// - **Each wait ends on its own** at the earliest of its wait limit (``Outcome/timedOut``), the
-///   request's ``RequestDeadline`` (``Outcome/deadlineExceeded``) and its task's cancellation
+///   request's `RequestDeadline` (``Outcome/deadlineExceeded``) and its task's cancellation
 ///   (``Outcome/cancelled``); the others keep waiting.
 /// - **Generations.** ``reset(updating:thenRemove:)`` (logout, identity change) ends every wait with
 ///   ``Outcome/cleared`` and starts a new generation: a flight of an earlier generation that
@@ -27,8 +28,10 @@ import Foundation
 ///   work ends, the requests that need a value fail with ``Configuration/flightTimeoutError`` at once.
 ///
 /// One lock guards the value, the flight and the waiters; continuations are resumed outside it.
-/// The waits' limits are kept in one heap with one alarm, at the earliest; a flight's lifetime is an
-/// alarm of its own.
+/// The waits' limits share one alarm, at the earliest: when it rings, one pass over the waits ends
+/// those whose limit has passed and sets it for the next (the pass is as long as the waits, and
+/// each alarm wake-up ends every wait due by then). A flight's lifetime is an alarm of its own.
+/// Every timer is an `Alarms` alarm, the core's one timer source.
 public final class SingleFlight<Value: Sendable>: Sendable {
     /// How a wait ended.
     public enum Outcome: Sendable {
@@ -172,15 +175,12 @@ public final class SingleFlight<Value: Sendable>: Sendable {
         var waiters = NumberedQueue<Waiter>(firstNumber: 1)
         var waitingCount = 0
         var unregisteredCount = 0
-        /// The limits of the waiting waits, earliest first (waits that ended since are skipped).
-        var limits = MinHeap()
-        /// The one alarm at the earliest limit, and its time.
+        /// The one alarm at the earliest limit of the waiting waits, and its time.
         var limitAlarm: (alarm: Alarms.Alarm, at: TimeInterval)?
 
-        /// Forgets every limit once nothing waits, so nothing is held.
+        /// Cancels the limit alarm once nothing waits, so nothing is held.
         mutating func dropLimitsIfIdle(_ alarms: Alarms) {
             guard waitingCount == 0, unregisteredCount == 0 else { return }
-            limits.removeAll(keepingCapacity: limits.count <= 1_024)
             if let (alarm, _) = limitAlarm { alarms.cancel(alarm) }
             limitAlarm = nil
         }
@@ -354,7 +354,6 @@ public final class SingleFlight<Value: Sendable>: Sendable {
             state.waiters[index].slot = .waiting(continuation)
             state.waitingCount += 1
             if waiter.endsAt.isFinite {
-                state.limits.insert(waiter.endsAt, id)
                 if state.limitAlarm.map({ waiter.endsAt < $0.at }) ?? true {
                     if let (alarm, _) = state.limitAlarm { alarms.cancel(alarm) }
                     state.limitAlarm = (alarms.schedule(at: waiter.endsAt) { [self] in expireLimits() }, waiter.endsAt)
@@ -491,27 +490,27 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     /// The earliest limit came: ends every wait whose limit has passed, then sets the alarm for
-    /// the next limit.
+    /// the next limit, in one pass over the waits.
     private func expireLimits() {
         let now = clock.monotonicNow()
         // model: expireLimits
         let (resumed, unwatched) = state.withLock { state -> (Resumptions, (EndedFlight, FlightEnd)?) in
             state.limitAlarm = nil
             var resumed: Resumptions = []
-            while let (time, id) = state.limits.peek() {
-                // A limit whose wait has ended is dropped; the first one still to come sets the alarm.
-                guard let index = state.waiters.index(of: id), case .waiting(let continuation) = state.waiters[index].slot else {
-                    state.limits.removeMinimum()
+            var next = TimeInterval.infinity
+            for index in state.waiters.liveIndices {
+                guard case .waiting(let continuation) = state.waiters[index].slot else { continue }
+                let waiter = state.waiters[index]
+                guard waiter.endsAt <= now else {
+                    next = min(next, waiter.endsAt)
                     continue
                 }
-                guard time <= now else {
-                    state.limitAlarm = (alarms.schedule(at: time) { [self] in expireLimits() }, time)
-                    break
-                }
-                state.limits.removeMinimum()
-                resumed.append((continuation, state.waiters[index].limitOutcome))
+                resumed.append((continuation, waiter.limitOutcome))
                 state.waiters[index].slot = .ended
                 state.waitingCount -= 1
+            }
+            if next.isFinite {
+                state.limitAlarm = (alarms.schedule(at: next) { [self] in expireLimits() }, next)
             }
             state.dropEnded()
             state.dropLimitsIfIdle(alarms)
@@ -544,16 +543,16 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     // MARK: The refresh window
 
     /// Asks whether a refresh in place of `credential` (the token it replaces, if any) may start:
-    /// call it where a flight's work begins, with the request's ``AuthorizationContext/refreshWindow``.
+    /// call it where a flight's work begins, with the request's `AuthorizationContext.refreshWindow`.
     ///
     /// Two counts must allow it. This instance's own: at most the gate's
-    /// ``RefreshWindow/maximumRefreshes`` refreshes within its ``RefreshWindow/interval`` for the
+    /// `RefreshWindow.maximumRefreshes` refreshes within its `RefreshWindow.interval` for the
     /// value kept here, however many authorizers (clients) share the provider; and the authorizer's
-    /// (``RefreshWindowGate/admitRefresh(replacing:)``), which also counts the refresh a rejection
+    /// (`RefreshWindowGate.admitRefresh(replacing:)`), which also counts the refresh a rejection
     /// was granted once. Without a gate (a context made by hand) nothing is counted.
     ///
     /// - Returns: `nil` when the refresh may start (it is then counted in both); otherwise the error
-    ///   its waiting requests fail with (``RequestError/Code/refreshWindowExceeded``).
+    ///   its waiting requests fail with (`RequestError.Code.refreshWindowExceeded`).
     public func admitRefresh(through gate: RefreshWindowGate?, replacing credential: Credential?) -> RequestError? {
         guard let gate else { return nil }
         let window = gate.window
