@@ -41,7 +41,7 @@ let package = Package(
         // registry and its lookup by name, the Exponea-shaped provider class and its adapter, and
         // AuthorizedHTTPClient's configuration initializers.
         .target(name: "SDKAuthorizationEngagement", dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit"], swiftSettings: strictSettings),
-        // The other modes, each depending on the core only. A mode the registry finds by name
+        // The other modes, each depending on the core and the mode kit only. A mode the registry finds by name
         // (IDTokenRefreshMode, SignatureMode, TokenExchangeMode for SDKAuthorization.IDTokenRefresh,
         // .Signature, .TokenExchange) is a NamedProviderFactory, a core protocol.
         .target(name: "SDKAuthorizationIDToken", dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit"], swiftSettings: strictSettings),
