@@ -72,7 +72,6 @@ struct QuickStartTests {
         #expect(client.provider is QuickStart.CustomerSessionProvider)
         #expect(client.policy.scheme(for: .appInboxFetch) == .bearer)
         #expect(client.policy.scheme(for: .trackEvents) == .apiKey)
-        #expect(client.configuration?.authorization?.description == "Token Authorization (token redacted)")
     }
 
     @Test func quickStartWithTheProviderFoundByName() throws {

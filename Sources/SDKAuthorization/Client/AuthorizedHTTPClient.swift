@@ -32,40 +32,35 @@ import Foundation
 public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, CustomReflectable {
     /// The authorization seam this client sends through.
     public let authorizer: RequestAuthorizer
-    /// What the client was made from beside its authorizer, for the module that made it (the
-    /// Engagement configuration, which its `configuration` property reads), or `nil`.
-    public let attachment: (any Sendable)?
 
     private let transport: any HTTPTransport
     /// Run by ``identityDidChange(to:)`` with the new user instead of telling the authorizer's
     /// providers, or `nil` to tell them.
     private let identityChange: (@Sendable (String?) async throws(ConfigurationError) -> Void)?
 
-    /// Creates a client around `authorizer`, with what it was made from and what an identity change
-    /// does: for a module that makes clients from a configuration of its own, as the Engagement
-    /// mode's configuration initializers do.
+    /// Creates a client around `authorizer`, with what an identity change does: for a module that
+    /// makes clients from a configuration of its own and re-creates their providers when the user
+    /// changes, as the Engagement mode's configuration initializers do.
     ///
     /// - Parameters:
     ///   - authorizer: The authorization seam the client sends through.
     ///   - transport: What sends each request.
-    ///   - attachment: Kept as ``attachment``; the client never reads it.
     ///   - identityChange: Run by ``identityDidChange(to:)`` with the new user (checked; `nil` for
     ///     no one) in place of telling the authorizer's providers, its error rethrown; `nil` tells
     ///     them (``RequestAuthorizer/identityDidChange(to:)``). One that runs must pass the user on
     ///     to every provider it keeps.
     public init(
-        authorizer: RequestAuthorizer, transport: any HTTPTransport, attachment: (any Sendable)?,
+        authorizer: RequestAuthorizer, transport: any HTTPTransport,
         identityChange: (@Sendable (String?) async throws(ConfigurationError) -> Void)?
     ) {
         self.authorizer = authorizer
-        self.attachment = attachment
         self.transport = transport
         self.identityChange = identityChange
     }
 
     /// Creates a client around any authorizer: its policy, providers, options, clock and diagnostics.
     public convenience init(authorizer: RequestAuthorizer, transport: any HTTPTransport = URLSessionHTTPTransport()) {
-        self.init(authorizer: authorizer, transport: transport, attachment: nil, identityChange: nil)
+        self.init(authorizer: authorizer, transport: transport, identityChange: nil)
     }
 
     /// The authorizer's summary; never a credential.

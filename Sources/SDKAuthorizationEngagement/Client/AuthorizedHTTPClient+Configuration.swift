@@ -3,9 +3,6 @@ import SDKAuthorization
 import SDKAuthorizationModeKit
 
 extension AuthorizedHTTPClient {
-    /// The configuration in force, when the client was made from one.
-    public var configuration: AuthorizationConfiguration? { attachment as? AuthorizationConfiguration }
-
     /// Creates a client whose customer-token provider is found by name in `registry`, as the
     /// Exponea SDKs find theirs, and loads it when advanced auth is enabled.
     ///
@@ -55,7 +52,7 @@ extension AuthorizedHTTPClient {
                                                         authorizer: authorizer, transport: transport, clock: clock, diagnostics: diagnostics,
                                                         observer: observer)
         }
-        self.init(authorizer: authorizer, transport: transport, attachment: configuration, identityChange: identityChange)
+        self.init(authorizer: authorizer, transport: transport, identityChange: identityChange)
     }
 
     /// Creates a client whose customer-token provider is `provider`: no registry, no name.
@@ -82,7 +79,7 @@ extension AuthorizedHTTPClient {
         let authorizer = try Self.engagementAuthorizer(configuration, policy: policy, providers: providers,
                                                        options: options, clock: clock, diagnostics: diagnostics, observer: observer)
         // Given directly: providers are told of an identity change, never re-created.
-        self.init(authorizer: authorizer, transport: transport, attachment: configuration, identityChange: nil)
+        self.init(authorizer: authorizer, transport: transport, identityChange: nil)
     }
 
     // MARK: Loading
