@@ -161,7 +161,7 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     /// What identifies the secret, for the refresh window and for a provider that remembers which
     /// credentials it handed out without keeping them: the kind, header and value, not the fields
     /// made for one request (a proof differs on every request carrying the same token). A hash with
-    /// this process's seed: equal for the same secret in one run, never the same across runs, and
+    /// this process's seed: equal for the same secret in one run, different from run to run, and
     /// not the secret.
     public var secretFingerprint: Int {
         var hasher = Hasher()
