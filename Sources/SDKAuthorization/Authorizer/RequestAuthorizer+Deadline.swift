@@ -27,7 +27,7 @@ extension RequestAuthorizer {
                 // Sends that earlier requests gave up on still hold the transport: this one is not added to them.
                 if abandonedCalls.isFull(callee) { throw tooManyAbandonedCalls(into: "the transport", endpoint, scheme: nil) }
                 do {
-                    return try await alarms.untilDeadline(deadline, endpoint: endpoint, mayBlock: false, abandoning: (abandonedCalls, callee)) {
+                    return try await alarms.untilDeadline(deadline, endpoint: endpoint, mayBlock: nil, abandoning: (abandonedCalls, callee)) {
                         try await transport.send(request)
                     }
                 } catch let error as RequestError where error.code == .deadlineExceeded {

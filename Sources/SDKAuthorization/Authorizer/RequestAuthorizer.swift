@@ -96,6 +96,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     let alarms: Alarms
     /// The calls into each provider and transport that requests gave up on and that still run.
     let abandonedCalls: AbandonedCalls
+    /// How many calls into providers that may block start on their callers' threads at once.
+    let callerThreads: CallerThreadBudget
+    /// The providers that blocked a caller's thread: warned about once, their later calls run on
+    /// threads of their own.
+    private let threadBlockers = Locked(Set<AbandonedCalls.Callee>())
 
     /// Creates an authorizer.
     ///
@@ -112,7 +117,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// - Throws: ``ConfigurationError/missingProvider(scheme:endpoints:)`` when the policy names a
     ///   scheme without a provider; ``ConfigurationError/invalidValue(key:reason:)`` for an option
     ///   out of range.
-    public init(
+    public convenience init(
         policy: AuthorizationPolicy,
         providers: [AuthorizationScheme: any AuthorizationProvider],
         baseURL: URL? = nil,
@@ -122,6 +127,24 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
         observer: (any AuthorizationEventObserver)? = nil
     ) throws(ConfigurationError) {
+        try self.init(policy: policy, providers: providers, baseURL: baseURL, pathParameters: pathParameters, options: options,
+                      clock: clock, diagnostics: diagnostics, observer: observer, callerThreads: .shared)
+    }
+
+    /// ``init(policy:providers:baseURL:pathParameters:options:clock:diagnostics:observer:)`` with
+    /// a ``CallerThreadBudget`` of its own (for tests: the shared one counts every test's calls).
+    init(
+        policy: AuthorizationPolicy,
+        providers: [AuthorizationScheme: any AuthorizationProvider],
+        baseURL: URL? = nil,
+        pathParameters: [String: String] = [:],
+        options: AuthorizationOptions = AuthorizationOptions(),
+        clock: any AuthorizationClock = SystemClock(),
+        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        observer: (any AuthorizationEventObserver)? = nil,
+        callerThreads: CallerThreadBudget
+    ) throws(ConfigurationError) {
+        self.callerThreads = callerThreads
         self.options = try options.validated()
         for scheme in policy.schemesInUse.sorted(by: { $0.rawValue < $1.rawValue }) where providers[scheme] == nil {
             let named = policy.endpoints(using: scheme).map(\.rawValue) + policy.rules.filter { $0.scheme == scheme }.map(\.description)
@@ -539,8 +562,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                 credential = try await provider.credential(for: context)
             } else {
                 // It may wait on something it cannot bound, or block its thread: the request waits
-                // for it until its deadline only, and it runs off the cooperative pool.
-                credential = try await alarms.untilDeadline(context.deadline, endpoint: context.endpoint, mayBlock: true, abandoning: (abandonedCalls, callee)) {
+                // for it until its deadline only, and it runs on the caller's thread within the
+                // budget, otherwise off the cooperative pool.
+                credential = try await alarms.untilDeadline(context.deadline, endpoint: context.endpoint, mayBlock: mayBlock(callee),
+                                                            abandoning: (abandonedCalls, callee),
+                                                            blockedCallersThread: { blocked(callee, for: $0, context.endpoint, scheme: context.scheme) }) {
                     try await provider.credential(for: context)
                 }
             }
@@ -548,6 +574,22 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             throw providerFailure(error, context)
         }
         return try attach(credential, from: provider, generation: generation, to: context)
+    }
+
+    /// How a call into `callee`, which may block its thread, runs: on the caller's thread within
+    /// ``callerThreads``, unless it has blocked a caller's thread before.
+    private func mayBlock(_ callee: AbandonedCalls.Callee) -> (budget: CallerThreadBudget, mayStartOnCallersThread: Bool) {
+        (callerThreads, !threadBlockers.withLock { $0.contains(callee) })
+    }
+
+    /// A call into `callee` held its caller's thread for `seconds`: warns, once for each provider,
+    /// and runs its later calls on threads of their own. Kept off the hot path (a cold call).
+    @inline(never)
+    private func blocked(_ callee: AbandonedCalls.Callee, for seconds: TimeInterval, _ endpoint: EndpointID?, scheme: AuthorizationScheme) {
+        guard threadBlockers.withLock({ $0.insert(callee).inserted }) else { return }
+        let held = String(format: "%.1f", seconds)
+        diagnostics.log(.warning, "The provider of the scheme \(scheme) blocked its thread for \(held) s; a provider must not block (await instead). Its calls now run on threads of their own, off the cooperative pool.",
+                        endpoint: endpoint, scheme: scheme, event: "providerBlockedThread")
     }
 
     /// Checks the caller's header fields, finds the scheme and its provider (none for
@@ -852,7 +894,12 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         do {
             let abandoning = authorized.issued.map { (abandonedCalls, AbandonedCalls.Callee.provider($0.provider, scheme: authorized.scheme)) }
-            return .success(try await alarms.untilDeadline(authorized.deadline, endpoint: authorized.endpoint, mayBlock: !endsByDeadline, abandoning: abandoning, hook))
+            let callee = abandoning?.1
+            let placement = endsByDeadline ? nil : callee.map(mayBlock) ?? (callerThreads, true)
+            return .success(try await alarms.untilDeadline(authorized.deadline, endpoint: authorized.endpoint, mayBlock: placement, abandoning: abandoning,
+                                                           blockedCallersThread: { seconds in
+                                                               if let callee { blocked(callee, for: seconds, authorized.endpoint, scheme: authorized.scheme) }
+                                                           }, hook))
         } catch {
             let failure = error as? RequestError ?? .cancelled
             if failure.code == .deadlineExceeded {

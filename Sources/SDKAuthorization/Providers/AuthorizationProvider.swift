@@ -183,11 +183,13 @@ public protocol AuthorizationProvider: Sendable {
     ///
     /// A provider that says so is asked in the request's own task, on every path. Any other is asked
     /// in a task of its own that the request waits for only until its deadline or cancellation,
-    /// which is what a provider that may wait on something it cannot bound needs. That task runs on
-    /// threads of its own, outside the cooperative pool (on Linux, and on Apple platforms from
-    /// macOS 15 and iOS 18), so a provider that blocks its thread, though it must not, delays no
-    /// request that does not use it; this costs a task and a thread start (some microseconds) per
-    /// call. A call a request gave up on at its deadline and that still runs keeps its place:
+    /// which is what a provider that may wait on something it cannot bound needs. That task starts
+    /// on the caller's thread while fewer calls than the cooperative pool has threads, less one,
+    /// do so (about a microsecond per call), and otherwise runs on threads of its own, outside the
+    /// pool (some microseconds more). So a provider that blocks its thread, though it must not,
+    /// holds at most that many of the pool's threads and delays no request that does not use it;
+    /// one that held a caller's thread for half a second is named in a warning, once, and its
+    /// calls run on threads of their own from then. A call a request gave up on at its deadline and that still runs keeps its place:
     /// past 64 of them for one provider, its next requests fail at once with
     /// ``RequestError/Code/tooManyAbandonedCalls`` until those calls end. Every built-in provider
     /// says so. The default is `false`.

@@ -31,25 +31,38 @@ extension Alarms {
         endpoint: EndpointID? = nil,
         _ work: @escaping @Sendable () async throws -> Answer
     ) async throws -> Answer {
-        try await untilDeadline(deadline, endpoint: endpoint, mayBlock: false, abandoning: nil, work)
+        try await untilDeadline(deadline, endpoint: endpoint, mayBlock: nil, abandoning: nil, work)
     }
 
     /// ``untilDeadline(_:endpoint:_:)``, for the authorizer's calls into a provider or transport:
     /// a call that `mayBlock` its thread (a provider that does not declare
-    /// ``AuthorizationProvider/endsByDeadline``) runs on threads of its own
-    /// (``BlockingCallExecutor``), never on the cooperative pool's, where the runtime allows it;
-    /// a call the wait gives up on while it still runs is counted in `abandoning` until it ends.
+    /// ``AuthorizationProvider/endsByDeadline``) starts on the calling thread only within its
+    /// ``CallerThreadBudget`` (and when the callee has not blocked a thread before), and otherwise
+    /// runs on threads of its own (``BlockingCallExecutor``), never on the cooperative pool's,
+    /// where the runtime allows it. `blockedCallersThread` is told how long a call held the calling
+    /// thread when that was ``CallerThreadBudget/blockedThreadThreshold`` or more. A call the wait
+    /// gives up on while it still runs is counted in `abandoning` until it ends.
     func untilDeadline<Answer: Sendable>(
         _ deadline: RequestDeadline?,
         endpoint: EndpointID?,
-        mayBlock: Bool,
+        mayBlock: (budget: CallerThreadBudget, mayStartOnCallersThread: Bool)?,
         abandoning: (calls: AbandonedCalls, callee: AbandonedCalls.Callee)?,
+        blockedCallersThread: (TimeInterval) -> Void = { _ in },
         _ work: @escaping @Sendable () async throws -> Answer
     ) async throws -> Answer {
         let wait = DeadlineWait(work, deadline: deadline, endpoint: endpoint, abandoning: abandoning)
         let task: Task<Void, Never>
-        if mayBlock, #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) {
-            task = Task(executorPreference: BlockingCallExecutor.shared) { await wait.run() }
+        if let mayBlock, #available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) {
+            if mayBlock.mayStartOnCallersThread, #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *),
+               mayBlock.budget.claim() {
+                let started = clock.monotonicNow()
+                task = Task.immediate { await wait.run() }
+                mayBlock.budget.release()
+                let held = clock.monotonicNow() - started
+                if held >= CallerThreadBudget.blockedThreadThreshold { blockedCallersThread(held) }
+            } else {
+                task = Task(executorPreference: BlockingCallExecutor.shared) { await wait.run() }
+            }
         } else if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
             // On the calling thread until it first suspends.
             task = Task.immediate { await wait.run() }

@@ -25,7 +25,7 @@ public final class Alarms: Sendable {
         var sleepingUntil: TimeInterval?
     }
 
-    private let clock: any AuthorizationClock
+    let clock: any AuthorizationClock
     private let keepsIdleDriver: Bool
     private let state = Locked(State())
 

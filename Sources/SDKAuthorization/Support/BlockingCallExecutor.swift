@@ -16,6 +16,10 @@ import Foundation
 /// Not a dispatch queue: on Linux the cooperative pool runs on Dispatch's worker threads, and jobs
 /// that block those delayed the deadline alarms under ThreadSanitizer
 /// (`aProviderThatBlocksItsThreadsDelaysNoRequestThatDoesNotUseIt`).
+///
+/// A call comes here only when it cannot start on its caller's thread (``CallerThreadBudget``):
+/// the hand-over there and back costs two thread wake-ups, about 15 µs a request on a 2-core machine
+/// against 1.5 µs on the caller's thread (Scripts/measure-provider-hop, "declares nothing").
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 final class BlockingCallExecutor: TaskExecutor {
     static let shared = BlockingCallExecutor()
@@ -103,5 +107,46 @@ final class BlockingCallExecutor: TaskExecutor {
         guard parks else { return nil }
         worker.wake.wait()
         return worker.handedOver.withLock { job in defer { job = nil }; return job }
+    }
+}
+
+/// How many calls that may block their thread (into a provider that does not declare
+/// ``AuthorizationProvider/endsByDeadline``) may run on their callers' threads at once: one fewer
+/// than the cooperative pool has threads, so calls that block there can never hold all of them.
+///
+/// A call that may block starts on its caller's thread while fewer than ``limit`` such calls are
+/// there: one that answers without blocking (a token at hand, or an `await` that suspends) costs no
+/// thread hand-over. The others run on ``BlockingCallExecutor``'s threads. So a provider that blocks
+/// its thread, though it must not, can hold at most ``limit`` of the pool's threads, and the
+/// requests that do not use it, and the alarms that end requests at their deadlines, go on with the
+/// rest. A call that held its caller's thread for ``blockedThreadThreshold`` or longer has blocked
+/// it: the authorizer warns once and sends that provider's later calls to the executor.
+final class CallerThreadBudget: Sendable {
+    static let shared = CallerThreadBudget()
+
+    /// How long a call may hold its caller's thread before it counts as having blocked it: far
+    /// beyond any call that only computes, on the authorizer's clock.
+    static let blockedThreadThreshold: TimeInterval = 0.5
+
+    /// How many calls may be on their callers' threads at once.
+    let limit: Int
+    private let onCallersThreads = Locked(0)
+
+    init(limit: Int = max(0, ProcessInfo.processInfo.activeProcessorCount - 1)) {
+        self.limit = limit
+    }
+
+    /// Takes a place for a call on its caller's thread; `false` when ``limit`` are taken.
+    func claim() -> Bool {
+        onCallersThreads.withLock { count in
+            guard count < limit else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    /// Gives back a place taken with ``claim()``: the call returned or first suspended.
+    func release() {
+        onCallersThreads.withLock { $0 -= 1 }
     }
 }

@@ -40,6 +40,42 @@ final class ThreadBlockingProvider: AuthorizationProvider, Sendable {
     func release(_ count: Int) { for _ in 0..<count { semaphore.signal() } }
 }
 
+/// A provider that answers at once and says nothing of deadlines; it records, for each call, the
+/// thread it ran on.
+final class WhereItRanProvider: AuthorizationProvider, Sendable {
+    let threads = Locked<[pthread_t]>([])
+    let ranOnOwnThreads = Locked<[Bool]>([])
+
+    func credential(for context: AuthorizationContext) async throws -> Credential {
+        let own = BlockingCallExecutor.shared.runsOnItsOwnThread
+        let thread = pthread_self()
+        ranOnOwnThreads.withLock { $0.append(own) }
+        threads.withLock { $0.append(thread) }
+        return .bearer("fast")
+    }
+}
+
+/// A provider that holds its caller's thread for the time the test gives each call, on the test's
+/// manual clock (it moves the clock while it runs, as a real block lets real time pass).
+final class ThreadHoldingProvider: AuthorizationProvider, Sendable {
+    let clock: ManualClock
+    let holds: Locked<[TimeInterval]>
+    let ranOnOwnThreads = Locked<[Bool]>([])
+
+    init(clock: ManualClock, holds: [TimeInterval]) {
+        self.clock = clock
+        self.holds = Locked(holds)
+    }
+
+    func credential(for context: AuthorizationContext) async throws -> Credential {
+        let own = BlockingCallExecutor.shared.runsOnItsOwnThread
+        ranOnOwnThreads.withLock { $0.append(own) }
+        let hold = holds.withLock { $0.isEmpty ? 0 : $0.removeFirst() }
+        clock.advance(by: hold)
+        return .bearer("held")
+    }
+}
+
 /// A provider that ends by the deadline for its credential, but whose accepted-answer hook takes
 /// as long as the test makes it.
 final class SlowAcceptedHookProvider: AuthorizationProvider, Sendable {
@@ -79,18 +115,22 @@ final class Watchdog: Sendable {
 /// Calls a request gave up on (its deadline or a cancellation) but that still run are bounded in
 /// number for each provider and transport; a provider that blocks its thread delays no request that
 /// does not use it.
-@Suite("Abandoned and blocking calls", .hangLimit)
+// Serialized: one test at a time blocks a thread of the cooperative pool, on a budget of its own
+// (the shared budget keeps a place for every other suite).
+@Suite("Abandoned and blocking calls", .hangLimit, .serialized)
 struct AbandonedCallTests {
     let clock = ManualClock()
     let url = URL(string: "https://api.example.com/v1/items")!
 
-    func authorizer(_ providers: [AuthorizationScheme: any AuthorizationProvider], limit: Int = 3, deadline: TimeInterval = 1) throws -> RequestAuthorizer {
+    func authorizer(_ providers: [AuthorizationScheme: any AuthorizationProvider], limit: Int = 3, deadline: TimeInterval = 1,
+                    callerThreads: CallerThreadBudget = .shared, diagnostics: RecordingDiagnosticsSink = RecordingDiagnosticsSink()) throws -> RequestAuthorizer {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
         if providers["slow"] != nil { policy.add(try AuthorizationRule(host: "slow.example.com", scheme: "slow")) }
         var options = AuthorizationOptions(requestDeadline: deadline)
         options.abandonedCallLimit = limit
-        return try RequestAuthorizer(policy: policy, providers: providers, options: options, clock: clock, diagnostics: RecordingDiagnosticsSink())
+        return try RequestAuthorizer(policy: policy, providers: providers, options: options, clock: clock, diagnostics: diagnostics,
+                                     callerThreads: callerThreads)
     }
 
     func start(_ authorizer: RequestAuthorizer, _ url: URL, ended: Counter = Counter()) -> Task<RequestError.Code?, Never> {
@@ -189,8 +229,10 @@ struct AbandonedCallTests {
         #expect(await send(Counter()).value == nil)
     }
 
-    /// More blocked calls than the cooperative pool has threads: a request to another, instant
-    /// provider still completes, and the blocked requests still end at their deadline.
+    /// More blocked calls than the cooperative pool has threads: one starts on its caller's thread
+    /// (the budget's one place) and blocks it, the others run on the framework's own threads; a
+    /// request to another, instant provider still completes, and the requests whose calls block on
+    /// the framework's threads end at their deadline while their calls block.
     @Test func aProviderThatBlocksItsThreadsDelaysNoRequestThatDoesNotUseIt() async throws {
         let blocking = ThreadBlockingProvider()
         let count = ProcessInfo.processInfo.activeProcessorCount + 2
@@ -198,23 +240,74 @@ struct AbandonedCallTests {
         // and this test may wait that long for its turn; it only keeps a starved pool from hanging.
         let watchdog = Watchdog(seconds: 150) { blocking.release(count) }
         defer { watchdog.finish() }
-        let authorizer = try authorizer([.bearer: ScriptedProvider(.token("fast")), "slow": blocking], limit: count)
+        let fast = WhereItRanProvider()
+        let authorizer = try authorizer([.bearer: fast, "slow": blocking], limit: count, callerThreads: CallerThreadBudget(limit: 1))
         let slowURL = try #require(URL(string: "https://slow.example.com/x"))
         let ended = Counter()
         let blocked = (0..<count).map { _ in start(authorizer, slowURL, ended: ended) }
         await eventually("every blocking call started", { blocking.entered.current == count })
-        // Where they block: on the framework's own threads, not the cooperative pool's.
-        #expect(blocking.ranOnOwnThreads.withLock { $0 } == Array(repeating: true, count: count))
+        // Where they block: one on its caller's thread, the rest on the framework's own threads.
+        #expect(blocking.ranOnOwnThreads.withLock { $0 }.sorted { !$0 && $1 } == [false] + Array(repeating: true, count: count - 1))
 
+        // The budget is taken: the instant provider's call runs on the framework's threads too.
         #expect(await start(authorizer, url).value == nil)
-        // The alarms still run: each blocked request ends at its deadline while its call blocks.
+        #expect(fast.ranOnOwnThreads.withLock { $0 } == [true])
+        // The alarms still run: the requests whose calls block on the framework's threads end at
+        // their deadline while their calls block.
         clock.advance(by: 1)
-        for request in blocked { #expect(await request.value == .deadlineExceeded) }
+        await eventually("every request but the one whose own thread is blocked ended", { ended.current == count - 1 })
         #expect(blocking.answered.current == 0)
         #expect(watchdog.fired.withLock { $0 } == false, "the pool was starved until the watchdog released the blocked calls")
 
         blocking.release(count)
+        // The one that blocked its caller's thread ends when its call returns, past its deadline.
+        for request in blocked { #expect(await request.value == .deadlineExceeded) }
         await eventually("the blocked calls ended", { blocking.answered.current == count && authorizer.abandonedCalls.running == 0 })
+    }
+
+    /// An app's provider that declares nothing and answers at once costs no thread hand-over: its
+    /// call runs on the caller's thread, and its place there is free again for the next call.
+    @Test func anUndeclaredProviderThatAnswersAtOnceRunsOnItsCallersThread() async throws {
+        let provider = WhereItRanProvider()
+        let authorizer = try authorizer([.bearer: provider], callerThreads: CallerThreadBudget(limit: 1))
+        let calls = Task { () -> [pthread_t] in
+            var callers: [pthread_t] = []
+            for _ in 0..<3 {
+                callers.append(pthread_self())
+                _ = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url))
+            }
+            return callers
+        }
+        let callers = try await calls.value
+        #expect(provider.ranOnOwnThreads.withLock { $0 } == [false, false, false])
+        let ranOn = provider.threads.withLock { $0 }
+        #expect(ranOn.count == 3)
+        for (caller, provider) in zip(callers, ranOn) { #expect(pthread_equal(caller, provider) != 0) }
+    }
+
+    /// A provider that held its caller's thread for half a second or more (on the authorizer's
+    /// clock) has blocked it: one warning says so, and its later calls run on the framework's own
+    /// threads.
+    @Test func aProviderThatBlockedItsCallersThreadIsWarnedOnceAndRunsOffThePoolFromThen() async throws {
+        let provider = ThreadHoldingProvider(clock: clock, holds: [0.6, 0.6, 0.6])
+        let diagnostics = RecordingDiagnosticsSink()
+        let authorizer = try authorizer([.bearer: provider], deadline: 10, callerThreads: CallerThreadBudget(limit: 1), diagnostics: diagnostics)
+        for _ in 0..<3 { #expect(await start(authorizer, url).value == nil) }
+        #expect(provider.ranOnOwnThreads.withLock { $0 } == [false, true, true])
+        #expect(diagnostics.messages(at: .warning) == [
+            "The provider of the scheme bearer blocked its thread for 0.6 s; a provider must not block (await instead). Its calls now run on threads of their own, off the cooperative pool.",
+        ])
+    }
+
+    /// Just short of the threshold is not blocking: no warning, and the provider's calls stay on
+    /// their callers' threads.
+    @Test func aProviderThatHeldItsCallersThreadForLessThanHalfASecondIsNotWarnedAbout() async throws {
+        let provider = ThreadHoldingProvider(clock: clock, holds: [0.49, 0.49])
+        let diagnostics = RecordingDiagnosticsSink()
+        let authorizer = try authorizer([.bearer: provider], deadline: 10, callerThreads: CallerThreadBudget(limit: 1), diagnostics: diagnostics)
+        for _ in 0..<2 { #expect(await start(authorizer, url).value == nil) }
+        #expect(provider.ranOnOwnThreads.withLock { $0 } == [false, false])
+        #expect(diagnostics.messages(at: .warning).isEmpty)
     }
 
     /// A provider that says it ends by the deadline, with an accepted-answer hook that does not.
