@@ -4,7 +4,7 @@ import SDKAuthorizationModeKit
 
 extension ProviderFactoryContext {
     /// The Engagement configuration being loaded, when the context comes from an Engagement
-    /// configuration (every context ``AuthorizedHTTPClient`` makes from one does).
+    /// configuration (every context `AuthorizedHTTPClient` makes from one does).
     public var configuration: AuthorizationConfiguration? { loadedConfiguration as? AuthorizationConfiguration }
 }
 
