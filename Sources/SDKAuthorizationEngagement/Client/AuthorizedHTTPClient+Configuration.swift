@@ -173,7 +173,7 @@ struct ProjectAuthorizationProvider: AuthorizationProvider {
 
     init(_ authorization: ProjectAuthorization) {
         switch authorization.scheme {
-        case .token: credential = .apiKey(authorization.credential)
+        case .token: credential = .authorization(scheme: ProjectAuthorization.Scheme.token.rawValue, authorization.credential)
         case .bearer: credential = .bearer(authorization.credential)
         }
     }
