@@ -7,15 +7,14 @@ import SDKAuthorization
 /// 1. a mode registered with ``register(_:)`` (the built-in modes too: a
 ///    registry finds only the modes registered with it), or a native provider factory registered
 ///    with ``register(name:factory:)``: the registry makes its provider;
-/// 2. a class registered in code with ``register(_:as:)``, the stand-in for `@objc(ExponeaAuthProvider)`;
+/// 2. a class registered in code with ``register(_:as:)``, the stand-in for an `@objc(Name)` class name;
 /// 3. a real run-time lookup of a module-qualified type name: `NSClassFromString`, then the Swift
 ///    runtime, which also finds nested and generic types and structs on every platform
 ///    (`MyApp.Providers.Example`, `MyApp.Provider<Swift.Int>`).
 ///
 /// A type found by 2 or 3 is given to the configuration schema that reads with the registry, which
-/// says what the type must be and makes its provider: the Engagement mode
-/// (`SDKAuthorizationEngagement`) checks it is an `AuthorizationProviderType` class and wraps it.
-/// The registry knows no configuration schema and no vendor.
+/// says what the type must be and makes its provider (a vendor mode checks it is its own provider
+/// protocol's class and wraps it). The registry knows no configuration schema and no vendor.
 ///
 /// The built-in modes are registered as any mode is, with the collaborators they need:
 ///
@@ -30,7 +29,7 @@ import SDKAuthorization
 ///
 /// ```swift
 /// let registry = ProviderRegistry()
-/// registry.register(ExampleAuthProvider.self, as: "ExponeaAuthProvider")
+/// registry.register(PartnerAuthProvider.self, as: "PartnerAuthProvider")
 /// ```
 public final class ProviderRegistry: Sendable {
     /// A native provider factory.
@@ -43,8 +42,7 @@ public final class ProviderRegistry: Sendable {
         case provider(any AuthorizationProvider)
         /// A type registered under the name with ``register(_:as:)``, or found by its
         /// module-qualified name at run time. What it must be, and the provider made of it, are
-        /// the configuration schema's to say (the Engagement mode wants an
-        /// `AuthorizationProviderType` class).
+        /// the configuration schema's to say.
         case type(Any.Type)
     }
 
@@ -137,7 +135,7 @@ public final class ProviderRegistry: Sendable {
 
     // MARK: Registering
 
-    /// Registers a class under `name`, like `@objc(ExponeaAuthProvider)` on Apple platforms.
+    /// Registers a class under `name`, like an `@objc(Name)` class name on Apple platforms.
     ///
     /// Any class may be registered; whether it is a usable provider is checked when a configuration
     /// resolves it, by the configuration's schema. A name is registered once: a second registration
@@ -159,7 +157,7 @@ public final class ProviderRegistry: Sendable {
     ///   type or outside its range.
     ///
     /// A configuration schema refuses, besides, a mode that owns one of its own keys
-    /// (``checkModes(reserving:as:)``): the Engagement mode refuses `advancedAuthEnabled`, say.
+    /// (``checkModes(reserving:as:)``).
     public func register(_ mode: some NamedProviderFactory) {
         let name = type(of: mode).providerName
         state.withLock { $0.add(.mode(mode), as: name) }
@@ -241,13 +239,13 @@ public final class ProviderRegistry: Sendable {
 
     /// Throws when a mode registered here owns one of `reservedKeys`, as one of its keys or as the
     /// first part of one of its vendor spellings: the keys a configuration schema reads itself, which
-    /// a mode must not own (a mode's switch spelt as the schema's `advancedAuthEnabled` would choose
-    /// the mode for every plain file of that schema). A schema checks it with
+    /// a mode must not own (a mode's switch spelt as the schema's own switch would choose the mode for
+    /// every plain file of that schema). A schema checks it with
     /// ``checkRegistrations()``, before it reads a file or makes a provider.
     ///
     /// - Parameters:
     ///   - reservedKeys: The schema's own keys.
-    ///   - description: What such a key is, as the error says it: `an Engagement key of every
+    ///   - description: What such a key is, as the error says it: `a key of every Partner
     ///     configuration file`.
     /// - Throws: `ConfigurationError` with the code `invalidRegistration`, naming the first such mode
     ///   in the order of names and its key.
