@@ -34,16 +34,18 @@ let package = Package(
         .target(name: "SDKAuthorization", swiftSettings: strictSettings),
         // What a mode author builds with, on the core: the refresher (SingleFlight) and the two
         // providers built on it (RefreshingTokenProvider, CachingAuthorizationProvider), credential
-        // stores and their namespaces, the bounded JSON reader and JWT claims, file rules.
+        // stores and their namespaces, the bounded JSON reader and JWT claims, file rules, mode
+        // descriptions and the provider registry (names to modes, factories and types; no vendor).
         .target(name: "SDKAuthorizationModeKit", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
         // Vendor modes. The Bloomreach Engagement (Exponea) mode: its configuration (in code or from
-        // a file), the nine-endpoint catalogue and AuthorizationPolicy.engagement, the provider
-        // registry and its lookup by name, the Exponea-shaped provider class and its adapter, and
+        // a file), the nine-endpoint catalogue and AuthorizationPolicy.engagement, its schema on the
+        // kit's provider registry (a class found by name, the documented messages, its reserved
+        // keys), the Exponea-shaped provider class and its adapter, and
         // AuthorizedHTTPClient's configuration initializers.
         .target(name: "SDKAuthorizationEngagement", dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit"], swiftSettings: strictSettings),
         // The other modes, each depending on the core and the mode kit only. A mode the registry finds by name
         // (IDTokenRefreshMode, SignatureMode, TokenExchangeMode for SDKAuthorization.IDTokenRefresh,
-        // .Signature, .TokenExchange) is a NamedProviderFactory, a core protocol.
+        // .Signature, .TokenExchange) is a NamedProviderFactory, a mode kit protocol.
         .target(name: "SDKAuthorizationIDToken", dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit"], swiftSettings: strictSettings),
         .target(name: "SDKAuthorizationSignature", dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit"], swiftSettings: strictSettings),
         .target(name: "SDKAuthorizationTokenExchange", dependencies: ["SDKAuthorization", "SDKAuthorizationModeKit"], swiftSettings: strictSettings),

@@ -116,7 +116,7 @@ func fuzzHeaders(_ data: Data) {
     precondition(HeaderFieldRules.isValidValue(text) == bytes.allSatisfy { (0x20...0x7E).contains($0) || $0 == 0x09 }, "isValidValue disagrees")
 
     // A credential that passes may go into a header: no CR, LF, NUL or non-ASCII reaches the wire.
-    for candidate in [Credential.bearer(text), .apiKey(text), .header(text, value: text)] where candidate.verdict == .valid {
+    for candidate in [Credential.bearer(text), .authorization(scheme: "Token", text), .header(text, value: text)] where candidate.verdict == .valid {
         precondition(candidate.headerValue?.utf8.contains { $0 < 0x20 || $0 > 0x7E } == false, "an unsendable credential passed")
     }
 }

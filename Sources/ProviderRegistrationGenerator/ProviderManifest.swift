@@ -98,7 +98,7 @@ public struct ProviderManifest: Sendable, Equatable {
     /// Whether `type` is a type name a manifest accepts and the registry's run-time lookup can look
     /// for: `Module.Type`, `Module.Outer.Inner` or `Module.Type<Module.Argument>`, 2 to 6 parts,
     /// ASCII identifiers, at most 256 characters.
-    public static func isTypeName(_ type: String) -> Bool { SwiftTypeLookup.isTypeName(type) }
+    public static func isTypeName(_ type: String) -> Bool { ProviderRegistry.isTypeName(type) }
 
     /// Reads a manifest; every problem found is returned, in file order.
     public static func parse(_ bytes: [UInt8]) -> Result<ProviderManifest, Problems> {

@@ -36,7 +36,7 @@ package enum RegistrationCode {
         }
         lines += [
             "",
-            "extension SDKAuthorizationEngagement.ProviderRegistry {",
+            "extension SDKAuthorizationModeKit.ProviderRegistry {",
             "    /// Registers the providers of \(ProviderManifest.fileName) under their names. Call it once at start-up,",
             "    /// before a configuration names one of them.",
             "    func registerManifestProviders() {",

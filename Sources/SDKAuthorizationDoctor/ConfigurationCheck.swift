@@ -185,7 +185,8 @@ package enum ConfigurationCheck {
             let known = (target.manifest?.entries ?? []).flatMap { $0.mode == .customerToken ? [$0.name, $0.type] : [$0.name] }
             // A built-in name's hint (link the product, or the name it may mean) is there already.
             guard !known.isEmpty, let name = lookedUpName(configuration), BuiltInProviderName.hint(forUnresolvedName: name) == nil else { return error }
-            return error.hinted(forUnresolved: name, registered: known + target.describedModes.map(\.description.providerName))
+            // The doctor's registry lacks the manifest's class types: the app's holds them.
+            return registry.hint(forUnresolvedName: name, otherNames: known).map(error.appendingHint) ?? error
         } catch {
             return error
         }

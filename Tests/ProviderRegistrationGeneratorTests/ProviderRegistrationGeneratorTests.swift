@@ -54,7 +54,7 @@ struct ProviderRegistrationGeneratorTests {
             import PartnerSDK
             #sourceLocation()
 
-            extension SDKAuthorizationEngagement.ProviderRegistry {
+            extension SDKAuthorizationModeKit.ProviderRegistry {
                 /// Registers the providers of sdkauth-providers.json under their names. Call it once at start-up,
                 /// before a configuration names one of them.
                 func registerManifestProviders() {

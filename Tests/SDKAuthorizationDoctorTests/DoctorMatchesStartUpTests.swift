@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import SDKAuthorization
-import SDKAuthorizationModeKit
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationEngagement
 @testable import SDKAuthorizationDoctor
 

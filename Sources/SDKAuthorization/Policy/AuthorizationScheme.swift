@@ -24,7 +24,8 @@ public struct AuthorizationScheme: RawRepresentable, Hashable, Sendable, CustomS
     /// Creates a scheme from a literal.
     public init(stringLiteral value: String) { self.rawValue = value }
 
-    /// The configured project authorization, normally `Authorization: Token <apiKey>`.
+    /// An API key: your API's own header (`Credential.apiKey(_:header:)`), or a mode's project
+    /// credential (the Engagement mode's `Authorization: Token <key>`).
     public static let apiKey = AuthorizationScheme("apiKey")
     /// A token from the app's authorization provider: `Authorization: Bearer <jwt>`.
     public static let bearer = AuthorizationScheme("bearer")

@@ -3,9 +3,8 @@
 /// ```swift
 /// .bearer(jwt)                                   // Authorization: Bearer <jwt>
 /// .apiKey(key, header: "X-API-Key")              // X-API-Key: <key>, your API's own header
-/// .apiKey(key)                                   // Authorization: Token <key> (Bloomreach Engagement)
 /// .header("X-Braze-Auth-Signature", value: jwt)  // a header of the SDK author's choice
-/// .authorization(scheme: "DPoP", token)          // Authorization: DPoP <token>, another scheme
+/// .authorization(scheme: "DPoP", token)          // Authorization: DPoP <token>, another scheme (Token...)
 ///     .adding("DPoP", value: proof)              //   with a field that goes with it (RFC 9449)
 /// .omitted                                       // send this request without a credential
 /// ```
@@ -20,7 +19,7 @@
 ///
 /// Its `description`, `debugDescription` and mirror never show the secret.
 public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    enum Kind: Hashable, Sendable { case bearer, apiKey, header, omitted, scheme(String) }
+    enum Kind: Hashable, Sendable { case bearer, header, omitted, scheme(String) }
 
     /// A header field sent with the credential (``adding(_:value:)``).
     struct Field: Hashable, Sendable {
@@ -29,7 +28,7 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     }
 
     let kind: Kind
-    /// The header field's name, `Authorization` for bearer and API-key credentials; `nil` when omitted.
+    /// The header field's name, `Authorization` for ``bearer(_:)`` and ``authorization(scheme:_:)``; `nil` when omitted.
     public let headerName: String?
     /// The secret itself (the token, key or signature, without a scheme word); `nil` when omitted.
     ///
@@ -50,12 +49,6 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         Credential(kind: .bearer, headerName: "Authorization", value: token)
     }
 
-    /// `Authorization: Token <key>`, the Bloomreach Engagement (Exponea) API-key scheme. For your own
-    /// API's key under a header of its own, use ``apiKey(_:header:)``.
-    public static func apiKey(_ key: String) -> Credential {
-        Credential(kind: .apiKey, headerName: "Authorization", value: key)
-    }
-
     /// An API key sent as it is under the header your API names, e.g. `X-API-Key: <key>`.
     ///
     /// The same credential as ``header(_:value:)``, named for what it carries. A name the transport
@@ -73,9 +66,10 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         Credential(kind: .header, headerName: name, value: value)
     }
 
-    /// `Authorization: <scheme> <token>`, for an authentication scheme other than `Bearer` and
-    /// `Token`: `DPoP` (RFC 9449), say. The scheme must be an HTTP token and the token an RFC 6750
-    /// `b64token`, as a bearer token; `Bearer` gives ``bearer(_:)``.
+    /// `Authorization: <scheme> <token>`, for an authentication scheme other than `Bearer`: `DPoP`
+    /// (RFC 9449), or `Token` (the Bloomreach Engagement API key's), say. The scheme must be an HTTP
+    /// token and the token an RFC 6750 `b64token` (RFC 7235's `token68`), as a bearer token;
+    /// `Bearer` gives ``bearer(_:)``.
     public static func authorization(scheme: String, _ token: String) -> Credential {
         if scheme.lowercased() == "bearer" { return .bearer(token) }
         return Credential(kind: .scheme(scheme), headerName: "Authorization", value: token)
@@ -114,7 +108,6 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         guard let value else { return nil }
         switch kind {
         case .bearer: return "Bearer \(value)"
-        case .apiKey: return "Token \(value)"
         case .scheme(let scheme): return "\(scheme) \(value)"
         case .header: return value
         case .omitted: return nil
@@ -147,8 +140,6 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         case .scheme(let scheme):
             guard HeaderFieldRules.isValidName(scheme) else { return .forbiddenCharacters }
             return HeaderFieldRules.checkBearer(value)
-        case .apiKey:
-            return HeaderFieldRules.check(value)
         case .header, .omitted:
             // Never the idempotency key's header: a queue would send the credential as its key, or
             // overwrite one with the other.
@@ -174,7 +165,6 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     public var description: String {
         let own = switch kind {
         case .bearer: "Bearer credential \(Redaction.redact(value ?? ""))"
-        case .apiKey: "Token credential \(Redaction.redact(value ?? ""))"
         case .scheme(let scheme): "\(LogText.plain(scheme, limit: 32)) credential \(Redaction.redact(value ?? ""))"
         case .header: "\(headerName ?? "") credential \(Redaction.redact(value ?? ""))"
         case .omitted: "omitted"

@@ -33,7 +33,7 @@ extension AuthorizedHTTPClient {
         let policy = policy ?? .engagement(advancedAuthEnabled: configuration.advancedAuthEnabled)
         // A registration the registry refused (a name registered twice, a mode's key refused) fails
         // every start, advanced auth on or off: it is never lost without a word.
-        try registry.checkRegistrations()
+        try registry.checkEngagementRegistrations()
         try Self.checkEngagement(configuration, policy: policy)
         var providers = Self.projectProviders(configuration)
         var classBased = false
@@ -173,7 +173,7 @@ struct ProjectAuthorizationProvider: AuthorizationProvider {
 
     init(_ authorization: ProjectAuthorization) {
         switch authorization.scheme {
-        case .token: credential = .apiKey(authorization.credential)
+        case .token: credential = .authorization(scheme: ProjectAuthorization.Scheme.token.rawValue, authorization.credential)
         case .bearer: credential = .bearer(authorization.credential)
         }
     }

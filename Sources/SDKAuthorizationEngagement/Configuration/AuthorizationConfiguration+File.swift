@@ -12,7 +12,7 @@ extension AuthorizationConfiguration {
     }
 
     /// The Engagement keys a configuration file may hold, besides the keys of the modes registered
-    /// with the registry that reads it (``ProviderRegistry/modeSettingKeys``).
+    /// with the registry that reads it (`ProviderRegistry.modeSettingKeys`).
     ///
     /// | key | type | |
     /// | --- | --- | --- |
@@ -76,7 +76,7 @@ extension AuthorizationConfiguration {
     /// dictionary of plain values) before it is parsed.
     ///
     /// The file may hold the Engagement keys (``fileKeys``) and the keys of the modes registered
-    /// with `registry` (``ProviderRegistry/modeSettingKeys``), each under its name or a vendor's
+    /// with `registry` (`ProviderRegistry.modeSettingKeys`), each under its name or a vendor's
     /// spelling, and a vendor's dictionary (Braze's `Braze`) holding a registered mode's keys.
     /// `EnableSDKAuthentication` true in a `Braze` dictionary chooses the signature mode, as
     /// Braze's integration guide says; without it the mode stays off and ``notes`` says so.
@@ -143,7 +143,7 @@ extension AuthorizationConfiguration {
                 throw error.placed(in: file)
             }
         }
-        try registry.checkRegistrations()
+        try registry.checkEngagementRegistrations()
         let modeKeys = ModeKeys(registry.modeSettingKeys)
         // Keys no registered mode owns, none close to a known key, in a file whose providerName
         // names nothing registered: the mode they belong to is not registered, which "unknown key"

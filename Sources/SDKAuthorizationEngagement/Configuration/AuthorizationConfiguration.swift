@@ -184,11 +184,20 @@ public struct AuthorizationConfiguration: Sendable, Equatable, CustomStringConve
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
 
-    /// A provider name: a type name, possibly module-qualified, nested or generic
-    /// (`MyApp.Outer.Provider<Swift.Int>`); at most `ConfigurationError.maximumProviderNameLength`
-    /// (256) Unicode scalars, the length the lookup messages repeat whole. The build-time provider
-    /// registration (`sdkauth-register-providers`) checks a manifest's names with it too.
-    package static func checkProviderName(_ name: String) throws(ConfigurationError) {
+    /// Checks `name` as a configuration's `providerName` is checked: a type name, possibly
+    /// module-qualified, nested or generic (`MyApp.Outer.Provider<Swift.Int>`), or a mode's name
+    /// (`SDKAuthorization.Signature`); letters, digits, `_`, `.`, `<`, `>`, `,` and spaces, no
+    /// surrounding white space, at most `ConfigurationError.maximumProviderNameLength` (256) Unicode
+    /// scalars, the length the lookup messages repeat whole.
+    ///
+    /// A tool that takes provider names from elsewhere checks them with it, so it accepts exactly
+    /// the names a configuration accepts: the build-time provider registration
+    /// (`sdkauth-register-providers`) checks a manifest's names, the authorization doctor a mode
+    /// description's.
+    ///
+    /// - Throws: `ConfigurationError` about the key `providerName`: empty, surrounded by white
+    ///   space, or not a type name.
+    public static func checkProviderName(_ name: String) throws(ConfigurationError) {
         guard !name.allSatisfy(\.isWhitespace) else {
             throw .invalidValue(key: "providerName", reason: "the provider name must not be empty")
         }

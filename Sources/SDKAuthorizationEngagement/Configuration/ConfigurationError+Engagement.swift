@@ -27,9 +27,6 @@ extension ConfigurationError.Code {
     public static let customerTokenEndpointsWithoutAdvancedAuth = Self(rawValue: "customerTokenEndpointsWithoutAdvancedAuth")
     /// A provider was passed to the client, but advanced auth is disabled.
     public static let providerWithoutAdvancedAuth = Self(rawValue: "providerWithoutAdvancedAuth")
-    /// A name was registered twice with one `ProviderRegistry`, or a mode's keys were refused at
-    /// registration; the registry refuses every configuration until the registration is fixed.
-    public static let invalidRegistration = Self(rawValue: "invalidRegistration")
     /// A configuration file chooses a mode that is not registered with the registry reading it,
     /// and gives it keys no registered mode owns; `ConfigurationError.name` is the mode's name,
     /// `ConfigurationError.keys` the keys.
@@ -86,22 +83,6 @@ extension ConfigurationError {
     public static func customerTokenEndpointsWithoutAdvancedAuth(_ endpoints: [String]) -> ConfigurationError {
         make(.customerTokenEndpointsWithoutAdvancedAuth,
              "Endpoints \(endpoints.sorted().joined(separator: ", ")) need a customer token, but advancedAuthEnabled is false.", endpoints: endpoints)
-    }
-
-    /// The name `name` was registered twice with one `ProviderRegistry`: the first registration is
-    /// kept, never replaced without a word, and the registry refuses every configuration until one
-    /// of the two is removed.
-    static func nameRegisteredTwice(_ name: String, first: String, second: String) -> ConfigurationError {
-        make(.invalidRegistration,
-             "The provider registry refuses to start: \(LogText.typeName(name)) is registered twice (\(first), then \(second)); unregister the first to replace it, or register the second under another name.",
-             name: name)
-    }
-
-    /// The mode registered as `name` was refused at registration, for `reason` (a key of another
-    /// product, or a switch another mode owns); the registry refuses every configuration until the
-    /// registration is fixed.
-    static func modeRefused(_ name: String, reason: String) -> ConfigurationError {
-        make(.invalidRegistration, "The provider registry refuses to start: the mode \(LogText.typeName(name)) cannot be registered: \(reason).", name: name)
     }
 
     /// The file chooses `name` (`providerName`), which is not registered, and gives it `keys`,

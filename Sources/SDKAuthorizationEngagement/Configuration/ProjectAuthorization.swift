@@ -59,6 +59,12 @@ public struct ProjectAuthorization: Sendable, Equatable, CustomStringConvertible
         if scheme == .bearer, HeaderFieldRules.checkBearer(credential) != .valid {
             throw .invalidValue(key: "authorization", reason: "the \(field) is not an RFC 6750 bearer token")
         }
+        // Sent as `Credential.authorization(scheme: "Token", key)`, which sends only an RFC 7235
+        // token68 (letters, digits, `-._~+/`, trailing `=`): a key it would refuse on every request
+        // is refused here, when the configuration is made.
+        if scheme == .token, HeaderFieldRules.checkBearer(credential) != .valid {
+            throw .invalidValue(key: "authorization", reason: "the \(field) is not an RFC 7235 token68 (letters, digits, -._~+/ and a trailing =)")
+        }
         self.scheme = scheme
         self.credential = credential
     }

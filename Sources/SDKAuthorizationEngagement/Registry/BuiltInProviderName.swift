@@ -1,4 +1,5 @@
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// The names of the built-in modes, which a configuration (in code or in a file, as
 /// `providerName`) chooses once the app registers the mode with its ``ProviderRegistry``.
@@ -71,17 +72,13 @@ public enum BuiltInProviderName {
     /// characters are compared by case only.
     static func nearestName(to name: String) -> String? {
         let lowered = name.lowercased()
-        var best: (name: String, distance: Int)?
         for builtIn in modes.keys.sorted() {
             let builtInLowered = builtIn.lowercased()
             let lastPart = builtInLowered.split(separator: ".").last.map(String.init) ?? builtInLowered
             if lowered == builtInLowered || lowered == lastPart { return builtIn }
-            var work = 0
-            guard lowered.unicodeScalars.count <= NearestName.maximumLength,
-                  let distance = NearestName.distance(Array(lowered.unicodeScalars), Array(builtInLowered.unicodeScalars), limit: 2, work: &work) else { continue }
-            if best == nil || distance < best!.distance { best = (builtIn, distance) }
         }
-        return best?.name
+        var nearest = NearestName(candidates: modes.keys)
+        return nearest.nearest(to: name)
     }
 
     /// Each built-in mode's product and registration.

@@ -5,6 +5,7 @@ import EngagementTestSupport
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationEngagement
 
 /// Counts its instances; each instance answers with a token naming it.

@@ -147,6 +147,27 @@ struct AuthorizedHTTPClientTests {
         #expect(transport.requests.first?.value(forHeader: "Authorization") == nil)
     }
 
+    /// The API key goes out as `Authorization: Token <key>` through the core's generic
+    /// `Credential.authorization(scheme:_:)`: every key the configuration accepts is sent as written,
+    /// and one the credential would refuse on every request is refused when the configuration is made.
+    @Test(arguments: ["2jfsdg9ot7xsk1d3i3ntg8mo9rhg2u5c1y7tp4tmsz2l0ytyiq4g6qe0mnvqntbn", "api-key-1", "a.b_c~d+e/f==", "Token Ab-9"])
+    func everyAPIKeyTheConfigurationAcceptsIsSentAsTheTokenScheme(configured: String) async throws {
+        let transport = RecordingTransport()
+        let configuration = try AuthorizationConfiguration(projectToken: "project-1", baseURL: "https://api.example.com", authorization: configured)
+        let client = try AuthorizedHTTPClient(configuration: configuration, transport: transport, diagnostics: RecordingDiagnosticsSink())
+        _ = try await client.send(.trackEvents, body: Data("{}".utf8))
+        let key = configured.hasPrefix("Token ") ? String(configured.dropFirst("Token ".count)) : configured
+        #expect(transport.requests.first?.value(forHeader: "Authorization") == "Token \(key)")
+        #expect(configuration.authorization.map(String.init(describing:)) == "Token Authorization (token redacted)")
+    }
+
+    @Test(arguments: ["key:with", "key!", "a=b", "=abc"])
+    func anAPIKeyThatIsNoToken68IsRefusedWhenTheConfigurationIsMadeNotOnEveryRequest(key: String) {
+        #expect(throws: ConfigurationError.invalidValue(key: "authorization", reason: "the authorization token is not an RFC 7235 token68 (letters, digits, -._~+/ and a trailing =)")) {
+            try AuthorizationConfiguration(projectToken: "project-1", baseURL: "https://api.example.com", authorization: "Token \(key)")
+        }
+    }
+
     @Test func callerSuppliedAuthorizationHeaderIsReplaced() async throws {
         let transport = RecordingTransport()
         let client = try client(transport: transport)

@@ -43,6 +43,7 @@ struct ConfigurationFileTests {
         ("42", ConfigurationError.wrongType(key: "authorizationToken", expected: "a string")),
         ("\"Basic dXNlcjpwYXNz\"", ConfigurationError.basicAuthenticationNotSupported),
         ("\"Token a\\r\\nX: y\"", ConfigurationError.credentialContainsControlCharacters(field: "authorization token")),
+        ("\"Token key:with!punctuation\"", ConfigurationError.invalidValue(key: "authorizationToken", reason: "the authorization token is not an RFC 7235 token68 (letters, digits, -._~+/ and a trailing =)")),
     ])
     func aBadValueUnderTheFlutterSpellingIsRefusedNamingThatKey(value: String, error: ConfigurationError) {
         #expect(throws: error) {

@@ -4,6 +4,7 @@ import EngagementTestSupport
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationEngagement
 
 /// Every configuration error says where: the file, and for a malformed one the line and column;

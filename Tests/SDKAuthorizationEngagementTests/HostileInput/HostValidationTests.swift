@@ -90,7 +90,7 @@ struct HostValidationTests {
     @Test(arguments: ["https://api%2Eexample.com/track/v2/projects/project-1/customers", "https://api.example.com%00/track/v2/projects/project-1/customers",
                       "https://api.example.com%2F/track/v2/projects/project-1/customers"])
     func requestHostHoldingAPercentNeverMatchesACatalogueOrigin(url: String) throws {
-        let authorizer = try RequestAuthorizer(policy: .engagement(advancedAuthEnabled: false), providers: [.apiKey: ScriptedProvider(.credential(.apiKey("key")))],
+        let authorizer = try RequestAuthorizer(policy: .engagement(advancedAuthEnabled: false), providers: [.apiKey: ScriptedProvider(.credential(.authorization(scheme: "Token", "key")))],
                                                baseURL: URL(string: "https://api.example.com"), pathParameters: ["projectToken": "project-1"],
                                                diagnostics: RecordingDiagnosticsSink())
         let request = OutgoingRequest(method: "POST", url: try #require(URL(string: url)))

@@ -114,7 +114,7 @@ struct AmbiguousPathTests {
 
     @Test(arguments: ["/track/v2/projects/project-1/%2e/customers", "/track/v2/projects/..;/customers", "/track/v2/projects/..%2f..%2fadmin/customers"])
     func aCatalogueEndpointMatchedByItsPathRefusesAPathAServerMayResolveElsewhere(path: String) async throws {
-        let provider = ScriptedProvider(.credential(.apiKey("key")))
+        let provider = ScriptedProvider(.credential(.authorization(scheme: "Token", "key")))
         let authorizer = try RequestAuthorizer(policy: .engagement(advancedAuthEnabled: false), providers: [.apiKey: provider],
                                                baseURL: URL(string: "https://api.example.com"), pathParameters: ["projectToken": "project-1"],
                                                diagnostics: RecordingDiagnosticsSink())

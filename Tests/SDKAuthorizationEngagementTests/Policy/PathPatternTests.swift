@@ -46,7 +46,7 @@ struct PathPatternTests {
     @Test(arguments: ["/track/v2/projects/project-1/x/../customers", "/admin/../track/v2/projects/project-1/customers",
                       "/track/v2/projects/project-1/%2e/customers"])
     func catalogueEndpointsAreMatchedAfterDotSegmentRemoval(path: String) throws {
-        let authorizer = try RequestAuthorizer(policy: .engagement(advancedAuthEnabled: false), providers: [.apiKey: ScriptedProvider(.credential(.apiKey("key")))],
+        let authorizer = try RequestAuthorizer(policy: .engagement(advancedAuthEnabled: false), providers: [.apiKey: ScriptedProvider(.credential(.authorization(scheme: "Token", "key")))],
                                                baseURL: URL(string: "https://api.example.com"), pathParameters: ["projectToken": "project-1"],
                                                diagnostics: RecordingDiagnosticsSink())
         let request = OutgoingRequest(method: "POST", url: try #require(URL(string: "https://api.example.com\(path)")))

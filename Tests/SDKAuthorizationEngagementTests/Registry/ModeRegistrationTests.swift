@@ -105,6 +105,35 @@ struct ModeRegistrationTests {
             == #"The provider registry refuses to start: the mode Partner.Keyed cannot be registered: its key "baseURL" is an Engagement key of every configuration file; a mode cannot own it."#)
     }
 
+    @Test func aModeOwningAnEngagementKeyIsRefusedBeforeAnyProviderIsMadeWithTheRegistryInTheKit() throws {
+        let made = Locked(0)
+        let registry = ProviderRegistry()
+        registry.register(name: "Partner.Keyed", settingKeys: [ModeSettingKey("projectToken", type: .string, meaning: "Which project.")]) { _ in
+            made.withLock { $0 += 1 }
+            return PartnerProvider()
+        }
+        // The kit's registry itself refuses nothing: the key is Engagement's to reserve.
+        #expect(message { try registry.checkRegistrations() } == nil)
+        let expected = #"The provider registry refuses to start: the mode Partner.Keyed cannot be registered: its key "projectToken" is an Engagement key of every configuration file; a mode cannot own it."#
+        let configuration = try engagementConfiguration(advancedAuthEnabled: true, providerLookup: .implicitName("Partner.Keyed"))
+        #expect(message {
+            _ = try AuthorizedHTTPClient(configuration: configuration, registry: registry, transport: RecordingTransport(),
+                                         diagnostics: RecordingDiagnosticsSink())
+        } == expected)
+        #expect(message { _ = try read(#""advancedAuthEnabled": true, "providerName": "Partner.Keyed""#, registry) } == expected)
+        #expect(made.withLock { $0 } == 0)
+    }
+
+    @Test func aModeOwningAnEngagementKeyRegisteredAfterStartIsRefusedAtTheNextReload() async throws {
+        let registry = ProviderRegistry()
+        registry.register(ExampleAuthProvider.self, as: "ExponeaAuthProvider")
+        let client = try AuthorizedHTTPClient(configuration: engagementConfiguration(advancedAuthEnabled: true), registry: registry,
+                                              transport: RecordingTransport(), diagnostics: RecordingDiagnosticsSink())
+        registry.register(name: "Partner.Keyed", settingKeys: [ModeSettingKey("baseURL", type: .url, meaning: "Where.")]) { _ in PartnerProvider() }
+        await #expect(throws: ConfigurationError.self) { try await client.identityDidChange() }
+        #expect(client.provider == nil)
+    }
+
     // MARK: Two modes may own keys of one name
 
     @Test func twoModesOwningAKeyOfOneNameEachReadItForTheFileThatChoosesThem() throws {

@@ -4,6 +4,7 @@ import EngagementTestSupport
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+@testable import SDKAuthorizationModeKit
 @testable import SDKAuthorizationEngagement
 
 @Suite("Provider lookup by name and its documented diagnostics", .hangLimit)

@@ -219,7 +219,7 @@ struct RequestAuthorizerTests {
     @Test(arguments: [
         Credential.header("X Bad", value: "v"), .header("", value: "v"), .header("X-Sig", value: "a\r\nX-Injected: 1"),
         .header("X-Sig", value: "caf\u{E9}"), .header("X-Sig", value: "a\u{2028}b"), .header("X-Sig", value: "a\u{202E}b"),
-        .header("\u{212A}ey", value: "v"), .bearer("two words"), .bearer("a=b"), .bearer("tok\u{0}en"), .apiKey("key\u{7F}"),
+        .header("\u{212A}ey", value: "v"), .bearer("two words"), .bearer("a=b"), .bearer("tok\u{0}en"), .authorization(scheme: "Token", "key\u{7F}"),
     ])
     func credentialThatCannotGoIntoAHeaderFailsTheRequestLocally(credential: Credential) async throws {
         let authorizer = try authorizer(rulePolicy(try AuthorizationRule(host: "api.example.com", scheme: .bearer)), [.bearer: ScriptedProvider(.credential(credential))])
@@ -228,7 +228,7 @@ struct RequestAuthorizerTests {
         }
     }
 
-    @Test(arguments: [Credential.bearer(""), .bearer("   "), .header("X-Sig", value: ""), .apiKey(" ")])
+    @Test(arguments: [Credential.bearer(""), .bearer("   "), .header("X-Sig", value: ""), .authorization(scheme: "Token", " ")])
     func emptyCredentialFailsTheRequestLocally(credential: Credential) async throws {
         let authorizer = try authorizer(rulePolicy(try AuthorizationRule(host: "api.example.com", scheme: .bearer)), [.bearer: ScriptedProvider(.credential(credential))])
         await #expect(throws: RequestError.emptyCredential(endpoint: nil)) {
@@ -245,7 +245,7 @@ struct RequestAuthorizerTests {
 
     @Test func credentialDescriptionsAndMirrorsNeverShowTheSecret() {
         let secret = "eyJhbGciOiJSUzI1NiJ9.payload-that-is-secret.signature"
-        for credential in [Credential.bearer(secret), .apiKey(secret), .header("X-Sig", value: secret)] {
+        for credential in [Credential.bearer(secret), .authorization(scheme: "Token", secret), .header("X-Sig", value: secret)] {
             var dumped = ""
             dump(credential, to: &dumped)
             for text in [credential.description, credential.debugDescription, String(reflecting: credential), dumped] {

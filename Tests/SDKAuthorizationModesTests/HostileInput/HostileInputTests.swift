@@ -270,7 +270,7 @@ struct HostileInputTests {
         struct LeakyError: Error, CustomStringConvertible { let token: String; var description: String { "failed with \(token)" } }
         let error = RequestError.providerFailed(LeakyError(token: jwt), endpoint: .appInboxFetch)
         let subjects: [Any] = [client, client.authorizer, store, cache, configuration, configuration.authorization as Any, request, response, error,
-                               Credential.bearer(jwt), Credential.apiKey(apiKey)]
+                               Credential.bearer(jwt), Credential.authorization(scheme: "Token", apiKey)]
         for subject in subjects {
             var dumped = ""
             dump(subject, to: &dumped)

@@ -43,7 +43,7 @@ struct GeneralCaseTests {
         for text in [credential.description, credential.debugDescription, String(reflecting: credential), dumped] {
             #expect(!text.contains("key-123"), "\(text)")
         }
-        #expect(credential != Credential.apiKey("key-123"))
+        #expect(credential != Credential.authorization(scheme: "Token", "key-123"))
     }
 
     @Test func policyMadeOfRulesGivesEachRequestTheSchemeOfTheFirstRuleThatMatches() async throws {

@@ -72,6 +72,23 @@ struct CoreAccessLevelTests {
         #expect(declared == [], "make these public (with DocC) or internal: a mode must use only the core's public API")
     }
 
+    /// No `package` member joins a mode and the tools (the doctor, the build-time registration):
+    /// what the doctor needs of the registry (registering a described mode by its keys, whether a
+    /// name is registered, the "did you mean" hint) and of the Engagement mode (its provider-name
+    /// check) is public, so an outside tool can do what the doctor does (issue 37).
+    @Test(arguments: ["SDKAuthorizationEngagement", "SDKAuthorizationIDToken", "SDKAuthorizationSignature", "SDKAuthorizationTokenExchange"])
+    func noModeDeclaresAnythingWithPackageAccess(target: String) throws {
+        let files = Self.swiftFiles(in: Self.sources.appendingPathComponent(target))
+        try #require(!files.isEmpty, "the sources are at \(Self.sources.appendingPathComponent(target).path)")
+        var declared: [String] = []
+        for file in files {
+            for (line, name) in try Self.packageDeclarations(in: try String(contentsOf: file, encoding: .utf8)) {
+                declared.append("\(file.lastPathComponent):\(line) \(name)")
+            }
+        }
+        #expect(declared == [], "make these public (with DocC) or internal: a tool uses a mode's public API only")
+    }
+
     @Test func noOtherSourceTargetUsesAnAllowedPackageName() throws {
         let targets = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).filter { $0 != "SDKAuthorization" && $0 != "SDKAuthorizationModeKit" }
         try #require(targets.contains("SDKAuthorizationEngagement"))

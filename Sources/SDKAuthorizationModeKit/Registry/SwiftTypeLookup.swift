@@ -8,7 +8,7 @@ import SDKAuthorization
 /// a class, a struct or an enum, so the combinations are tried, at most ``maximumAttempts`` (81) of them: enough for four nested parts, or a generic type with one argument nested two deep.
 /// Names are checked first: ASCII identifiers, 2 to 6 parts, at most 3 generic arguments nested at
 /// most 2 deep, at most `ConfigurationError.maximumProviderNameLength` (256) characters.
-package enum SwiftTypeLookup {
+enum SwiftTypeLookup {
     static let maximumAttempts = 81
 
     static func type(named name: String) -> Any.Type? {
@@ -22,9 +22,9 @@ package enum SwiftTypeLookup {
         return nil
     }
 
-    /// Whether `name` is a name this lookup can look for (the rules above), without looking: the
-    /// build-time provider registration (`sdkauth-register-providers`) accepts exactly these.
-    package static func isTypeName(_ name: String) -> Bool {
+    /// Whether `name` is a name this lookup can look for (the rules above), without looking
+    /// (``ProviderRegistry/isTypeName(_:)``).
+    static func isTypeName(_ name: String) -> Bool {
         name.utf8.count <= 256 && TypeReference(parsing: Substring(name), depth: 0) != nil
     }
 

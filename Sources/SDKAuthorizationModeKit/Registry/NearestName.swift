@@ -1,19 +1,25 @@
 /// "Did you mean": the candidate closest to a misspelt name (the same but for case, or at most
-/// ``limit`` letters inserted, removed or changed), with bounded work whatever the input holds.
+/// two (`limit`) letters inserted, removed or changed), with bounded work whatever the input holds.
 ///
 /// A file may name thousands of unknown keys and a registry may hold thousands of keys (a mode
-/// description of 1 MiB): the work is capped, not quadratic. Per name, at most ``maximumCandidates``
-/// candidates of a near length are compared, each with a distance banded to ``limit`` (at most
+/// description of 1 MiB): the work is capped, not quadratic. Per name, at most 2,048
+/// (`maximumCandidates`) candidates of a near length are compared, each with a distance banded to `limit` (at most
 /// `(2 × limit + 1) × maximumLength` cells); an error hints at most ``maximumNames`` names. ``work``
 /// counts what was done, so a test bounds it by counting, not timing.
 ///
-/// The authorization doctor uses it too, to say which class in an app's sources a misspelt
-/// provider name may mean (the registry's other `package` members are the doctor's as well).
-package struct NearestName {
+/// The registry's hints use it (``ProviderRegistry/hint(forUnresolvedName:otherNames:modeSettings:)``),
+/// as do a configuration reader's "did you mean" for an unknown key and the authorization doctor's
+/// for a misspelt class name.
+///
+/// ```swift
+/// var nearest = NearestName(candidates: ["tokenExchangeURL", "signatureAuthenticationEnabled"])
+/// nearest.nearest(to: "tokenExchangeUrl")   // "tokenExchangeURL"
+/// ```
+public struct NearestName: Sendable {
     /// The most candidates compared with one name: those of a near length, in sorted order.
     static let maximumCandidates = 2_048
     /// The most names one error gives a hint for (the caller stops asking after that).
-    static let maximumNames = 8
+    public static let maximumNames = 8
     /// Names longer than this, in Unicode scalars, are matched by case only.
     static let maximumLength = 64
     /// The largest distance suggested.
@@ -22,16 +28,16 @@ package struct NearestName {
     /// The candidates, sorted and without repeats, each lowercased.
     private let candidates: [(name: String, lowered: [Unicode.Scalar])]
     /// The steps taken: candidates looked at and distance cells computed.
-    private(set) var work = 0
+    public private(set) var work = 0
 
     /// Looks among `candidates` (sorted here, once).
-    package init(candidates: some Sequence<String>) {
+    public init(candidates: some Sequence<String>) {
         self.candidates = Set(candidates).sorted().map { ($0, Array($0.lowercased().unicodeScalars)) }
     }
 
     /// The candidate closest to `name` (the first in sorted order among equals), or nil when none
-    /// is within ``limit``; never `name` itself.
-    package mutating func nearest(to name: String) -> String? {
+    /// is within two letters; never `name` itself.
+    public mutating func nearest(to name: String) -> String? {
         let lowered = Array(name.lowercased().unicodeScalars)
         var best: (name: String, distance: Int)?
         var compared = 0
