@@ -284,7 +284,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         let method = request.method.uppercased()
         // The path is decoded once for every route, and only when a route of this origin may match.
         var path: RequestPath?
-        if let origin = Origin(request.url) {
+        // A policy of rules alone (the quick start's) parses no origin here: its rules read the host.
+        if !routeOrder.isEmpty, let origin = Origin(request.url) {
             for route in routeOrder where route.method == method {
                 guard let matcher = route.matcher, matcher.origin == origin else { continue }
                 if path == nil { path = RequestPath(request.url.percentEncodedPathForMatching) }
