@@ -40,33 +40,28 @@ public final class URLSessionHTTPTransport: HTTPTransport {
     }
 
     public func send(_ request: OutgoingRequest) async throws -> ServerResponse {
-        try await send(request, timeLimit: nil)
+        try await send(request, deadline: nil)
     }
 
-    /// Sends `request` and cancels its data task when `deadline` passes, if no response came first.
+    /// Sends `request` and cancels its data task when `deadline` passes on `clock`, if no response
+    /// came first.
     ///
-    /// The time left is read on `clock` when the send starts and then runs on the system's
-    /// monotonic time (a dispatch timer, not a task): with ``SystemClock`` that is the deadline
-    /// itself; a manual clock sets how long the send may take, not when it ends.
+    /// The deadline is an alarm on `clock` (``Alarms``, the framework's one timer source): with
+    /// ``SystemClock`` it is the deadline itself; with a manual clock the send is cancelled when
+    /// the clock is moved past it.
     public func send(_ request: OutgoingRequest, deadline: RequestDeadline, clock: any AuthorizationClock) async throws -> ServerResponse {
-        try await send(request, timeLimit: deadline.remaining(on: clock))
+        try await send(request, deadline: (deadline, Alarms(clock: clock)))
     }
 
     /// `true`: a send with a deadline cancels its data task when the deadline passes.
     public var endsByDeadline: Bool { true }
 
-    /// Sends `request`; with a time limit (seconds), cancels the data task when it runs out.
-    private func send(_ request: OutgoingRequest, timeLimit: TimeInterval?) async throws -> ServerResponse {
+    /// Sends `request`; with a deadline, cancels the data task when an alarm at it rings.
+    private func send(_ request: OutgoingRequest, deadline: (RequestDeadline, Alarms)?) async throws -> ServerResponse {
         let urlRequest = URLRequest(request)
         let task = TaskBox()
-        var timer: DispatchWorkItem?
-        if let timeLimit {
-            // Bounded so that no time limit can overflow the conversion to nanoseconds.
-            let expiry = DispatchWorkItem { task.cancel() }
-            DispatchQueue.global().asyncAfter(deadline: .now() + min(timeLimit, 1e9), execute: expiry)
-            timer = expiry
-        }
-        defer { timer?.cancel() }
+        let alarm = deadline.map { deadline, alarms in (alarms, alarms.schedule(at: deadline.uptime) { task.cancel() }) }
+        defer { if let (alarms, alarm) = alarm { alarms.cancel(alarm) } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ServerResponse, any Error>) in
                 let dataTask = session.dataTask(with: urlRequest) { data, response, error in

@@ -241,6 +241,27 @@ struct RequestsInTheCallersTaskTests {
             _ = try await transport.send(request, deadline: deadline, clock: clock)
         }
     }
+
+    /// The deadline is an alarm on the clock the send is given: the send goes on while the clock
+    /// stands before it, and is cancelled once the clock passes it.
+    @Test func theURLSessionTransportCancelsASendWhenItsClockPassesTheDeadlineNotBefore() async throws {
+        let listener = try SilentListener()
+        defer { listener.close() }
+        let transport = URLSessionHTTPTransport(timeout: 3600)
+        let request = OutgoingRequest(method: "GET", url: URL(string: "http://127.0.0.1:\(listener.port)/hangs")!)
+        let deadline = RequestDeadline(seconds: 5, from: clock)
+        let ended = Counter()
+        let send = Task { () -> Bool in
+            defer { _ = ended.increment() }
+            do { _ = try await transport.send(request, deadline: deadline, clock: clock); return false } catch { return error is URLError }
+        }
+        clock.advance(by: 4.999)
+        for _ in 0..<2_000 { await Task.yield() }
+        #expect(ended.current == 0)
+        clock.advance(by: 0.001)
+        await eventually("the send was cancelled at its deadline", { ended.current == 1 })
+        #expect(await send.value)
+    }
     #endif
 }
 
