@@ -296,7 +296,7 @@ public final class ProviderRegistry: Sendable {
     /// makes its provider; settings given to a name that is not a mode are refused.
     ///
     /// - Returns: `nil` when nothing is registered under `name` and the run-time lookup finds no
-    ///   type: the schema throws its own "not found" message, with ``hint(forUnresolvedName:otherNames:modeSettings:)``.
+    ///   type: the schema throws its own "not found" message, with ``hint(forUnresolvedName:otherNames:otherModes:modeSettings:)``.
     /// - Throws: `ConfigurationError`: a refused registration, a setting the mode refuses, or one given
     ///   to a provider that is not a mode; a factory's `ConfigurationError` as it is, any other
     ///   error it throws as `providerCreationFailed`.
