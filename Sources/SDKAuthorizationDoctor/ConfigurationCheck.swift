@@ -17,11 +17,14 @@ import SDKAuthorizationTokenExchange
 ///    told which: see ``Target/linkedProducts``) and every provider the target's `ProviderManifest`
 ///    declares; nothing is sent.
 ///
-/// A built-in name whose product the app does not link, or a name close to a built-in one, is an
-/// error with the hint the app's registry adds (`BuiltInProviderName.hint(forUnresolvedName:)`).
-/// A mode written outside the framework is in the registry when its description (`sdkauth-mode.json`,
-/// ``ModeDescription``) was passed: its keys are checked as the app's registry checks them, but not
-/// their values (the mode's validation is code the doctor cannot load).
+/// A mode is known from its description, the same for every mode: the built-in ones
+/// (`BuiltInProviderName.modes`) and those written outside the framework (`sdkauth-mode.json`,
+/// `ModeDescription`, passed with `--mode-description`). A described mode whose product the app
+/// links is in the registry: its keys are checked as the app's registry checks them, but not their
+/// values (an outside mode's validation is code the doctor cannot load). A described mode whose
+/// product the app does not link (`--linked-products`) is only described, as the app's registry
+/// knows it: a name of it, or close to it, is an error with the hint the app's registry adds
+/// (`ProviderRegistry.hint(forUnresolvedName:otherNames:otherModes:modeSettings:)`).
 ///
 /// Without a manifest the doctor cannot see providers the app registers in code, so another
 /// provider that is not found is a warning (with the message the client will log if it is indeed
@@ -95,13 +98,13 @@ package enum ConfigurationCheck {
         }
         // A described mode: what the doctor could not check.
         if configuration.advancedAuthEnabled, let name = lookedUpName(configuration),
-           let described = target.describedModes.first(where: { $0.description.providerName == name }) {
+           let described = target.describedModes.first(where: { $0.description.providerName == name }), links(described.description, target) {
             findings.append(Finding(.note, file: displayPath,
                                     "\(LogText.typeName(name)) is the mode of the product \(LogText.readable(described.description.product, limit: 128)), known from its description \(LogText.readable(described.shownAs, limit: 512)): its keys' names and types, required keys, defaults and vendor spellings are checked; the app checks the values with the mode's own validation"))
         }
         // A built-in name resolves in the doctor, which links every mode; say what the app needs.
         if target.linkedProducts == nil, configuration.advancedAuthEnabled, let name = lookedUpName(configuration),
-           target.manifest?.declares(name) != true, let product = BuiltInProviderName.product(for: name) {
+           target.manifest?.declares(name) != true, let product = builtInMode(name)?.product {
             findings.append(Finding(.note, file: displayPath,
                                     "\(LogText.typeName(name)) resolves only in an app that links \(product); the doctor was not told which products the app links (the authorization-doctor plugin tells it; sdkauth-config takes --linked-products), so it assumed \(product) is linked"))
         }
@@ -129,7 +132,7 @@ package enum ConfigurationCheck {
     static func unseenMode(_ configuration: AuthorizationConfiguration, target: Target) -> String? {
         guard configuration.advancedAuthEnabled, let name = lookedUpName(configuration),
               let entry = target.manifest?.entries.first(where: { $0.name == name }), entry.mode == .factory,
-              BuiltInProviderName.product(for: name) == nil,
+              builtInMode(name) == nil,
               !target.describedModes.contains(where: { $0.description.providerName == name }) else { return nil }
         let typeModule = entry.type.split(separator: ".").first.map(String.init) ?? ""
         var text = "\(LogText.typeName(name)) is the mode \(LogText.typeName(entry.type)) that \(ProviderManifest.fileName) registers, and the doctor has no description of it (\(ModeDescription.fileName) under that name) and cannot load its code: its keys are not checked here (a required key missing, a wrong type or a value the mode refuses fails at start, not here)"
@@ -154,15 +157,14 @@ package enum ConfigurationCheck {
     /// The error a client made from `configuration` in `target` would refuse to start with, if any.
     static func startUpError(_ configuration: AuthorizationConfiguration, target: Target) -> ConfigurationError? {
         let registry = registry(for: target)
-        // A built-in name whose product the app does not link is not found there: what its registry throws.
-        if let linked = target.linkedProducts, let name = lookedUpName(configuration),
-           let product = BuiltInProviderName.product(for: name), !linked.contains(product) {
-            let error = notFound(configuration.providerLookup)
+        // A described mode whose product the app does not link is not found there: what its registry throws.
+        if let name = lookedUpName(configuration), let mode = knownModes(target).first(where: { $0.providerName == name }), !links(mode, target) {
+            let error = notFound(configuration.providerLookup, target: target)
             registry.register(name: name) { _ in throw error }
         }
         for entry in target.manifest?.entries ?? [] {
             // A built-in mode the manifest registers by type is the real mode, registered above with its keys.
-            if let product = BuiltInProviderName.product(for: entry.name), target.linkedProducts?.contains(product) ?? true { continue }
+            if let mode = builtInMode(entry.name), links(mode, target) { continue }
             // So is a described mode the manifest registers (mode `factory`), with the keys of its description.
             if target.describedModes.contains(where: { $0.description.providerName == entry.name }) { continue }
             // A name registered above (a built-in mode whose product is not linked) is not registered
@@ -179,12 +181,12 @@ package enum ConfigurationCheck {
         do {
             _ = try AuthorizedHTTPClient(configuration: configuration, registry: registry, transport: NoTransport(), diagnostics: SilentSink())
             return nil
-        } catch where error.message == notFound(configuration.providerLookup).message {
+        } catch where error.message == notFound(configuration.providerLookup, target: target).message {
             // The app's registry says "did you mean" among its names and the module-qualified names
             // of its classes: the manifest's customer-token classes are among them there.
             let known = (target.manifest?.entries ?? []).flatMap { $0.mode == .customerToken ? [$0.name, $0.type] : [$0.name] }
-            // A built-in name's hint (link the product, or the name it may mean) is there already.
-            guard !known.isEmpty, let name = lookedUpName(configuration), BuiltInProviderName.hint(forUnresolvedName: name) == nil else { return error }
+            // A described mode's hint (link the product, or the name it may mean) is there already.
+            guard !known.isEmpty, let name = lookedUpName(configuration), describedHint(name, target: target) == nil else { return error }
             // The doctor's registry lacks the manifest's class types: the app's holds them.
             return registry.hint(forUnresolvedName: name, otherNames: known).map(error.appendingHint) ?? error
         } catch {
@@ -207,7 +209,7 @@ package enum ConfigurationCheck {
     /// doctor was not told), as the app registers them; their collaborators are never called.
     static func builtInModes(linked: Set<String>?) -> ProviderRegistry {
         let registry = ProviderRegistry()
-        func links(_ name: String) -> Bool { linked.map { $0.contains(BuiltInProviderName.product(for: name) ?? "") } ?? true }
+        func links(_ name: String) -> Bool { linked.map { $0.contains(builtInMode(name)?.product ?? "") } ?? true }
         if links(BuiltInProviderName.idTokenRefresh) { registry.register(IDTokenRefreshMode(refresh: nil)) }
         if links(BuiltInProviderName.signature) { registry.register(SignatureMode()) }
         if links(BuiltInProviderName.tokenExchange) {
@@ -222,20 +224,47 @@ package enum ConfigurationCheck {
     static func registry(for target: Target) -> ProviderRegistry {
         let registry = builtInModes(linked: target.linkedProducts)
         for mode in target.describedModes {
-            registry.register(name: mode.description.providerName, settingKeys: mode.description.settingKeys) { _ in DeclaredProvider() }
+            if links(mode.description, target) {
+                registry.register(name: mode.description.providerName, settingKeys: mode.description.settingKeys) { _ in DeclaredProvider() }
+            } else {
+                // The app does not link the mode's product: its registry cannot hold the mode.
+                registry.describe(mode.description)
+            }
         }
         return registry
     }
 
+    /// The built-in mode named `name`, if it is one.
+    static func builtInMode(_ name: String) -> ModeDescription? {
+        BuiltInProviderName.modes.first { $0.providerName == name }
+    }
+
+    /// Every mode the doctor knows a description of: the built-in ones and those passed to it.
+    static func knownModes(_ target: Target) -> [ModeDescription] {
+        BuiltInProviderName.modes + target.describedModes.map(\.description)
+    }
+
+    /// Whether the app links the product of `mode` (taken as linked when the doctor was not told).
+    static func links(_ mode: ModeDescription, _ target: Target) -> Bool {
+        target.linkedProducts?.contains(mode.product) ?? true
+    }
+
+    /// The hint the app's registry gives for `name` from the modes it knows of without holding
+    /// them (a described mode's name, or one close to it), or nil.
+    static func describedHint(_ name: String, target: Target) -> String? {
+        let unlinked = target.describedModes.map(\.description).filter { !links($0, target) }
+        return ProviderRegistry().hint(forUnresolvedName: name, otherModes: unlinked + BuiltInProviderName.modes)
+    }
+
     /// What the app's registry throws for a name it does not find, with its hint.
-    static func notFound(_ lookup: ProviderLookup) -> ConfigurationError {
+    static func notFound(_ lookup: ProviderLookup, target: Target) -> ConfigurationError {
         switch lookup {
         case .implicitName(let name):
-            return BuiltInProviderName.hint(forUnresolvedName: name).map(ConfigurationError.advancedAuthEnabledWithoutProvider.appendingHint)
+            return describedHint(name, target: target).map(ConfigurationError.advancedAuthEnabledWithoutProvider.appendingHint)
                 ?? .advancedAuthEnabledWithoutProvider
         case .registeredClassName(let name):
             let error = ConfigurationError.registeredClassNotFound(name: name ?? "")
-            return BuiltInProviderName.hint(forUnresolvedName: name ?? "").map(error.appendingHint) ?? error
+            return describedHint(name ?? "", target: target).map(error.appendingHint) ?? error
         }
     }
 
@@ -255,7 +284,7 @@ package enum ConfigurationCheck {
         let notFound: Set<ConfigurationError.Code> = [.advancedAuthEnabledWithoutProvider, .registeredClassNotFound]
         let name = lookedUpName(configuration) ?? ""
         // A built-in name (unlinked) or one close to it: the app fails for certain.
-        guard notFound.contains(error.code), BuiltInProviderName.hint(forUnresolvedName: name) == nil else {
+        guard notFound.contains(error.code), describedHint(name, target: target) == nil else {
             return Finding(.error, file: file, key: key(of: error), error.message)
         }
         // What the doctor cannot see, it says it cannot see: never "has not been found" for a

@@ -5,7 +5,8 @@ import SDKAuthorizationModeKit
 import SDKAuthorizationEngagement
 
 /// The contents of `sdkauth-mode.json`: a mode written outside the framework, described for the
-/// doctor, which cannot load its code (`NamedProviderFactory.modeDescription(product:)` writes it).
+/// doctor, which cannot load its code (`NamedProviderFactory.modeDescription(product:)` writes it),
+/// read as the mode kit's `ModeDescription`, the description start-up uses.
 ///
 /// ```json
 /// {
@@ -23,19 +24,12 @@ import SDKAuthorizationEngagement
 /// refused, and so is a file larger than ``maximumFileSize``, before it is read), the same strict
 /// JSON reader, and every problem reported at its `line:column`. An unknown member is refused, so
 /// a misspelt `requried` is not silently ignored.
-package struct ModeDescription: Sendable {
+extension ModeDescription {
     /// The file name the plugin looks for in the folders of a target's dependencies.
     package static let fileName = "sdkauth-mode.json"
 
     /// Larger than any real description: a bigger file is refused before it is read.
     package static let maximumFileSize = 1 << 20
-
-    /// The name a configuration chooses the mode by.
-    package let providerName: String
-    /// The product an app links to get the mode.
-    package let product: String
-    /// The mode's keys, in the file's order; their validation accepts every value of their type.
-    package let settingKeys: [ModeSettingKey]
 
     /// One problem in a description: `path:line:column: error: key "name": message`.
     package struct Problem: Error, Sendable, Equatable {
@@ -89,8 +83,8 @@ package struct ModeDescription: Sendable {
         if let (name, position) = providerName {
             do {
                 try AuthorizationConfiguration.checkProviderName(name)
-                if let product = BuiltInProviderName.product(for: name) {
-                    problems.append(Problem(at: position, "\(quoted(name)) is a built-in mode (product \(product)); the doctor knows its keys, and a description cannot replace them"))
+                if let builtIn = BuiltInProviderName.modes.first(where: { $0.providerName == name }) {
+                    problems.append(Problem(at: position, "\(quoted(name)) is a built-in mode (product \(builtIn.product)); the doctor knows its keys, and a description cannot replace them"))
                 }
             } catch {
                 problems.append(Problem(at: position, "invalid providerName: \(error.reason ?? error.message)"))
@@ -121,7 +115,7 @@ package struct ModeDescription: Sendable {
             }
         }
         guard problems.isEmpty, let (name, _) = providerName, let (productName, _) = product else { return .failure(Problems(list: problems)) }
-        return .success(ModeDescription(providerName: name, product: productName, settingKeys: keys))
+        return .success(ModeDescription(providerName: name, settingKeys: keys, product: productName))
     }
 
     /// One key of `settingKeys`, or nil after adding its problems.

@@ -240,6 +240,46 @@ struct DoctorMatchesStartUpTests {
         #expect(findings == [Finding(.error, file: "authorization.json", key: "providerName", expected)])
     }
 
+    // MARK: A described mode the app does not link: the built-in modes' hints, the same path
+
+    /// The app's registry that knows the outside mode from its description only (its product not linked).
+    private func describingRegistry() -> ProviderRegistry {
+        let registry = ProviderRegistry()
+        registry.describe(ModeDescription(providerName: AudienceMode.providerName, settingKeys: AudienceMode.settingKeys, product: "PartnerKit"))
+        return registry
+    }
+
+    /// The doctor's errors for `authorization.json`, told of the outside mode and that the app links no mode's product.
+    private func doctorErrorsWithTheModeUnlinked(_ package: ScratchPackage) throws -> [String] {
+        try package.write("partner/sdkauth-mode.json", AudienceMode.modeDescription(product: "PartnerKit"))
+        return doctorErrors(package, "--linked-products", "SDKAuthorizationEngagement", "--mode-description", "partner/sdkauth-mode.json", "authorization.json")
+    }
+
+    @Test(arguments: [
+        (#""providerName": "Partner.Audience""#,
+         #"Advanced authorization flag has been enabled without provider ("Partner.Audience" is a mode in the product PartnerKit: link PartnerKit to the app's target and register the mode with the registry)"#),
+        (#""providerConvention": "registeredClass", "providerName": "Partner.Audience""#,
+         #"Registered Partner.Audience class has not been found ("Partner.Audience" is a mode in the product PartnerKit: link PartnerKit to the app's target and register the mode with the registry)"#),
+        (#""providerName": "Partner.Audiense""#,
+         #"Advanced authorization flag has been enabled without provider ("Partner.Audiense" is not registered; did you mean "Partner.Audience"?)"#),
+        (#""audience": "api""#,
+         "Unknown configuration keys: 'audience'. (in 'authorization.json'; 'audience' is a key of the mode Partner.Audience, which is not registered: register the mode (product PartnerKit) with the registry that reads the file)"),
+    ])
+    func aDescribedModeWhoseProductIsNotLinkedIsHintedByTheDoctorAsByTheApp(members: String, expected: String) throws {
+        let package = try ScratchPackage()
+        let url = try package.write("authorization.json", Files.advanced(members))
+        #expect(appError(contentsOf: url, registry: describingRegistry()) == expected)
+        #expect(try doctorErrorsWithTheModeUnlinked(package) == [expected])
+    }
+
+    @Test func aDescribedModeWhoseProductIsLinkedIsOkForTheDoctorAsForTheAppThatRegistersIt() throws {
+        let package = try ScratchPackage()
+        let url = try package.write("authorization.json", Files.advanced(#""providerName": "Partner.Audience", "audience": "api""#))
+        try package.write("partner/sdkauth-mode.json", AudienceMode.modeDescription(product: "PartnerKit"))
+        #expect(appError(contentsOf: url, registry: audienceRegistry()) == nil)
+        #expect(doctorErrors(package, "--linked-products", "SDKAuthorizationEngagement,PartnerKit", "--mode-description", "partner/sdkauth-mode.json", "authorization.json") == [])
+    }
+
     @Test func aKeyBesideAClassTheManifestRegistersIsAnUnknownKeyForTheDoctorAsForTheApp() throws {
         let package = try ScratchPackage()
         try package.write("Sources/App/sdkauth-providers.json", Files.manifest("App.Provider"))

@@ -144,12 +144,13 @@ extension AuthorizationConfiguration {
             }
         }
         try registry.checkEngagementRegistrations()
-        let modeKeys = ModeKeys(registry.modeSettingKeys)
+        let described = registry.describedModes + BuiltInProviderName.modes
+        let modeKeys = ModeKeys(registry.modeSettingKeys, described: described)
         // Keys no registered mode owns, none close to a known key, in a file whose providerName
         // names nothing registered: the mode they belong to is not registered, which "unknown key"
-        // would not say. (A built-in name's keys get their own hint: link and register the mode.)
+        // would not say. (A described mode's keys get their own hint: link and register the mode.)
         var unregisteredMode: String?
-        if case .string(let name)? = values["providerName"], BuiltInProviderName.product(for: name) == nil, !registry.resolves(name) {
+        if case .string(let name)? = values["providerName"], !described.contains(where: { $0.providerName == name }), !registry.resolves(name) {
             unregisteredMode = name
         }
         do throws(ConfigurationError) {

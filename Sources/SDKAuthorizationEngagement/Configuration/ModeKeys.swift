@@ -19,8 +19,12 @@ struct ModeKeys {
     }
 
     let spellings: [Spelling]
+    /// The modes the registry knows of without holding them (described, or built in): a file key
+    /// of one names the mode to register.
+    let described: [ModeDescription]
 
-    init(_ keys: [(providerName: String, key: ModeSettingKey)]) {
+    init(_ keys: [(providerName: String, key: ModeSettingKey)], described: [ModeDescription] = []) {
+        self.described = described
         spellings = keys.flatMap { entry in
             [Spelling(providerName: entry.providerName, key: entry.key, path: [entry.key.name], vendor: nil, choosesMode: false)]
                 + entry.key.vendorSpellings.filter { (1...2).contains($0.path.count) }.map {
@@ -73,13 +77,13 @@ struct ModeKeys {
         throw said.isEmpty ? ConfigurationError.unknownKeys(unknown) : ConfigurationError.unknownKeys(unknown).appendingHint(said)
     }
 
-    /// "did you mean", or which built-in mode to register, for an unknown key.
+    /// "did you mean", or which described mode to register, for an unknown key.
     private func hint(forUnknown key: String, nearest: inout NearestName) -> String? {
         let shown = LogText.escaped(key, limit: 64)
         let head = String(key.prefix { $0 != "." })
-        if let mode = BuiltInProviderName.owner(ofKey: head), let registration = BuiltInProviderName.registration(for: mode),
-           let product = BuiltInProviderName.product(for: mode), !spellings.contains(where: { $0.providerName == mode }) {
-            return "\(shown) is a key of the mode \(mode), which is not registered: register \(registration) (product \(product)) with the registry that reads the file"
+        if let mode = described.first(where: { $0.owns(fileKey: head) && !isRegistered($0.providerName) }) {
+            let registration = mode.registration.map { LogText.readable($0, limit: 128) } ?? "the mode"
+            return "\(shown) is a key of the mode \(LogText.typeName(mode.providerName)), which is not registered: register \(registration) (product \(LogText.readable(mode.product, limit: 128))) with the registry that reads the file"
         }
         return nearest.nearest(to: key).map { "\(shown): did you mean '\($0)'?" }
     }
@@ -152,6 +156,11 @@ struct ModeKeys {
                     : "the mode \(entry.mode) is off: the \(entry.spelling.prefix { $0 != "." }) dictionary has no \(entry.spelling.split(separator: ".").last ?? "") set to true, which turns it on"
             }
         }
+    }
+
+    /// Whether a mode registered with the registry has the name `providerName` (and keys).
+    private func isRegistered(_ providerName: String) -> Bool {
+        spellings.contains { $0.providerName == providerName }
     }
 
     /// The keys of the registered mode `providerName`, or `nil` when no registered mode has the name.

@@ -2,7 +2,8 @@ import SDKAuthorization
 import SDKAuthorizationModeKit
 
 /// The names of the built-in modes, which a configuration (in code or in a file, as
-/// `providerName`) chooses once the app registers the mode with its ``ProviderRegistry``.
+/// `providerName`) chooses once the app registers the mode with its ``ProviderRegistry``, and
+/// their descriptions (``modes``).
 ///
 /// | name | mode to register | product to link | file keys of the mode |
 /// | --- | --- | --- | --- |
@@ -12,9 +13,11 @@ import SDKAuthorizationModeKit
 ///
 /// A mode lives in a product of its own and is registered as any mode is, with what it needs from
 /// the app (the refresh callback, the payload signer), so the provider it makes is complete when
-/// the client starts. These names are known here only to say what to link and register when a
-/// configuration names one the registry does not hold. Token mode needs no provider (advanced auth
-/// disabled); customer-token mode names the app's own ``AuthorizationProviderType`` class.
+/// the client starts. The Engagement configuration reads every file and starts every client with
+/// these descriptions besides the registry's own (`ProviderRegistry.describe(_:)`), so a
+/// configuration that names a built-in mode the registry does not hold hears what to link and
+/// register, as it would for any mode the app describes. Token mode needs no provider (advanced
+/// auth disabled); customer-token mode names the app's own ``AuthorizationProviderType`` class.
 public enum BuiltInProviderName {
     /// The async refresh-callback mode, `IDTokenRefreshMode` in `SDKAuthorizationIDToken`.
     public static let idTokenRefresh = "SDKAuthorization.IDTokenRefresh"
@@ -25,66 +28,27 @@ public enum BuiltInProviderName {
     /// The payload-signing and token-exchange mode, `TokenExchangeMode` in `SDKAuthorizationTokenExchange`.
     public static let tokenExchange = "SDKAuthorization.TokenExchange"
 
-    /// The product that holds the mode named `name`, or `nil` when `name` is not a built-in
-    /// name: `SDKAuthorizationIDToken` for ``idTokenRefresh``. The name resolves only in an app that
-    /// links that product and registers the mode.
-    public static func product(for name: String) -> String? {
-        modes[name]?.product
-    }
-
-    /// How the mode named `name` is registered (`SignatureMode()`), or `nil` when `name` is not a
-    /// built-in name.
-    public static func registration(for name: String) -> String? {
-        modes[name]?.registration
-    }
-
-    /// The built-in mode that owns the configuration key `key` (as a file spells it, or the first
-    /// part of a nested key: `Braze`), or `nil`: how a file reader says which mode to register
-    /// for a key no registered mode owns.
-    public static func owner(ofKey key: String) -> String? {
-        switch key {
-        case "signatureAuthenticationEnabled", "EnableSDKAuthentication", "Braze": signature
-        case "tokenExchangeURL": tokenExchange
-        default: nil
-        }
-    }
-
-    /// What to do when no provider is found under `name`: for a built-in name, link its product;
-    /// for a name close to one (another case, a letter or two off, or without the
-    /// `SDKAuthorization.` prefix), the built-in name it may mean; otherwise `nil`. The registry
-    /// adds it to its "not found" errors with `ConfigurationError.appendingHint(_:)`, and the
-    /// authorization doctor reports the same.
-    ///
-    /// ```
-    /// Advanced authorization flag has been enabled without provider ("SDKAuthorization.IDTokenRefrsh" is not registered; did you mean "SDKAuthorization.IDTokenRefresh"?)
-    /// ```
-    public static func hint(forUnresolvedName name: String) -> String? {
-        let quoted = LogText.doubleQuoted(name, limit: 80)
-        if let product = product(for: name), let registration = registration(for: name) {
-            return "\(quoted) is a built-in mode in the product \(product): link \(product) to the app's target and register \(registration) with the registry"
-        }
-        guard let meant = nearestName(to: name) else { return nil }
-        return "\(quoted) is not registered; did you mean \"\(meant)\"?"
-    }
-
-    /// The built-in name `name` is closest to, if it is close: the same but for case, its last part
-    /// alone, or at most two letters inserted, removed or changed. Bounded: names longer than 64
-    /// characters are compared by case only.
-    static func nearestName(to name: String) -> String? {
-        let lowered = name.lowercased()
-        for builtIn in modes.keys.sorted() {
-            let builtInLowered = builtIn.lowercased()
-            let lastPart = builtInLowered.split(separator: ".").last.map(String.init) ?? builtInLowered
-            if lowered == builtInLowered || lowered == lastPart { return builtIn }
-        }
-        var nearest = NearestName(candidates: modes.keys)
-        return nearest.nearest(to: name)
-    }
-
-    /// Each built-in mode's product and registration.
-    static let modes: [String: (product: String, registration: String)] = [
-        idTokenRefresh: ("SDKAuthorizationIDToken", "IDTokenRefreshMode(refresh:)"),
-        signature: ("SDKAuthorizationSignature", "SignatureMode()"),
-        tokenExchange: ("SDKAuthorizationTokenExchange", "TokenExchangeMode(signer:)"),
+    /// The built-in modes described: name, keys, product and registration, as each mode describes
+    /// itself (`SignatureMode.modeDescription`), for an app that does not link the mode's product.
+    /// The keys' checks are the modes' own: these say only what a file may spell and which mode
+    /// owns it.
+    public static let modes: [ModeDescription] = [
+        ModeDescription(providerName: idTokenRefresh, product: "SDKAuthorizationIDToken", registration: "IDTokenRefreshMode(refresh:)"),
+        ModeDescription(
+            providerName: signature,
+            settingKeys: [
+                ModeSettingKey("signatureAuthenticationEnabled", type: .bool, default: .bool(true),
+                               meaning: "The signature mode's switch: `false` keeps the mode but sends no signature.",
+                               vendorSpellings: [.init(["EnableSDKAuthentication"], vendor: "Braze"),
+                                                 .init(["Braze", "EnableSDKAuthentication"], vendor: "Braze", choosesMode: true)]),
+            ],
+            product: "SDKAuthorizationSignature", registration: "SignatureMode()"),
+        ModeDescription(
+            providerName: tokenExchange,
+            settingKeys: [
+                ModeSettingKey("tokenExchangeURL", type: .url, required: true,
+                               meaning: "Where signed payloads are exchanged: `https` (`http` on a loopback host only), no user info, query or fragment."),
+            ],
+            product: "SDKAuthorizationTokenExchange", registration: "TokenExchangeMode(signer:)"),
     ]
 }

@@ -68,13 +68,13 @@ extension ProviderRegistry {
 }
 
 extension ConfigurationError {
-    /// A "not found" error with a hint after its documented message, when there is one: first
-    /// ``BuiltInProviderName/hint(forUnresolvedName:)`` (a built-in mode whose product the app does
-    /// not link, or a name close to one), else the registry's own
-    /// (`ProviderRegistry.hint(forUnresolvedName:otherNames:modeSettings:)`: "did you mean" a
-    /// registered name, or "register the mode" when the configuration gives mode settings).
+    /// A "not found" error with a hint after its documented message, when there is one: the
+    /// registry's (`ProviderRegistry.hint(forUnresolvedName:otherNames:otherModes:modeSettings:)`),
+    /// which knows the modes described to it and the built-in ones (``BuiltInProviderName/modes``)
+    /// alike: a described mode's product to link and what to register, "did you mean" a registered
+    /// or described name, or "register the mode" when the configuration gives mode settings.
     func hinted(forUnresolved name: String, in registry: ProviderRegistry, modeSettings: ModeSettings) -> ConfigurationError {
-        let hint = BuiltInProviderName.hint(forUnresolvedName: name) ?? registry.hint(forUnresolvedName: name, modeSettings: modeSettings)
+        let hint = registry.hint(forUnresolvedName: name, otherModes: BuiltInProviderName.modes, modeSettings: modeSettings)
         return hint.map(appendingHint) ?? self
     }
 }

@@ -11,9 +11,9 @@ import SDKAuthorizationModeKit
 /// configuration opts into caching) and instantiated again after every identity change, as the
 /// vendor SDKs do, while a native provider is kept and told through
 /// `AuthorizationProvider.identityDidChange()`. Failures carry the Exponea SDKs' documented
-/// messages; when the name is a built-in mode's whose product the app does not link, or close to a
-/// built-in one, a hint follows in parentheses (``BuiltInProviderName/hint(forUnresolvedName:)``),
-/// else the registry's "did you mean".
+/// messages; when the name is a mode's the registry does not hold but knows of (described with
+/// `describe(_:)`, or built in: ``BuiltInProviderName/modes``), or close to a registered or
+/// described name, a hint follows in parentheses (`hint(forUnresolvedName:otherNames:otherModes:modeSettings:)`).
 ///
 /// ```swift
 /// let registry = ProviderRegistry()

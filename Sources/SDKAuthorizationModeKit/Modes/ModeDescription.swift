@@ -1,6 +1,69 @@
 import Foundation
 import SDKAuthorization
 
+/// A mode as an app, a registry and the authorization doctor know it without its code: the name a
+/// configuration chooses it by, its configuration keys, the product that provides it and how it is
+/// registered.
+///
+/// Every mode has one (``NamedProviderFactory/modeDescription``), and a registry told of a mode it
+/// does not hold (``ProviderRegistry/describe(_:)``) gives the same hints for it as for a built-in
+/// mode: a configuration that chooses it hears which product to link and what to register, a name
+/// close to it hears "did you mean", and a file key of the mode names the mode.
+///
+/// ```swift
+/// registry.describe(ModeDescription(providerName: "PartnerSDK.PartnerToken", product: "PartnerMode",
+///                                   registration: "PartnerTokenMode(session:)"))
+/// ```
+public struct ModeDescription: Sendable {
+    /// The name a configuration chooses the mode by (``NamedProviderFactory/providerName``).
+    public let providerName: String
+    /// The configuration keys the mode owns (``NamedProviderFactory/settingKeys``).
+    public let settingKeys: [ModeSettingKey]
+    /// The product an app links to get the mode.
+    public let product: String
+    /// How the app registers the mode, as hints show it (`SignatureMode()`,
+    /// `TokenExchangeMode(signer:)`); `nil` when the mode does not say, and hints say "the mode".
+    public let registration: String?
+
+    /// A description of the mode `providerName`.
+    ///
+    /// - Parameters:
+    ///   - providerName: The name a configuration chooses the mode by.
+    ///   - settingKeys: The configuration keys the mode owns; none by default.
+    ///   - product: The product an app links to get the mode.
+    ///   - registration: How the app registers the mode (`PartnerTokenMode(session:)`), or `nil`.
+    public init(providerName: String, settingKeys: [ModeSettingKey] = [], product: String, registration: String? = nil) {
+        self.providerName = providerName
+        self.settingKeys = settingKeys
+        self.product = product
+        self.registration = registration
+    }
+
+    /// Whether the mode owns the file key `key`: one of its keys, or the first part of one of its
+    /// vendors' spellings (a top-level key or a vendor's dictionary: `Braze`).
+    public func owns(fileKey key: String) -> Bool {
+        settingKeys.contains { $0.name == key || $0.vendorSpellings.contains { $0.path.first == key } }
+    }
+
+    /// What the app does to choose the mode: "link P to the app's target and register R with the
+    /// registry", as the hints say it.
+    var linkAndRegister: String {
+        "link \(shownProduct) to the app's target and register \(shownRegistration) with the registry"
+    }
+
+    /// The product as messages show it: escaped, cut short.
+    var shownProduct: String { LogText.readable(product, limit: 128) }
+
+    /// The registration as messages show it (`the mode` when the description does not say).
+    var shownRegistration: String {
+        registration.map { LogText.readable($0, limit: 128) } ?? "the mode"
+    }
+
+    /// Whether the mode ships with the framework: its product is one of the framework's
+    /// (`SDKAuthorization…`), so hints call it a built-in mode.
+    var isBuiltIn: Bool { product.hasPrefix("SDKAuthorization") }
+}
+
 extension NamedProviderFactory {
     /// The text of the mode's `sdkauth-mode.json`: its ``providerName`` and ``settingKeys`` as the
     /// authorization doctor reads them, for a mode written outside the framework.
@@ -21,6 +84,9 @@ extension NamedProviderFactory {
     ///   ]
     /// }
     /// ```
+    ///
+    /// The file does not carry the mode's registration (``ModeDescription/registration``): the
+    /// doctor's hints for a described mode say "register the mode".
     ///
     /// The text is deterministic: the members in the order above, each key on a line of its own in
     /// the order of ``settingKeys`` with `name`, `type` (`bool`, `string`, `url`, `number` or

@@ -321,6 +321,18 @@ public protocol NamedProviderFactory: Sendable {
     static var providerName: String { get }
     /// The configuration keys the mode owns; none by default.
     static var settingKeys: [ModeSettingKey] { get }
+    /// The mode described: ``providerName``, ``settingKeys``, the product that provides it and how
+    /// it is registered. By default the product is the module that declares the type and the
+    /// registration is not said; a mode whose registration needs arguments says it, so a
+    /// registry's hints name it:
+    ///
+    /// ```swift
+    /// public static var modeDescription: ModeDescription {
+    ///     ModeDescription(providerName: providerName, settingKeys: settingKeys, product: "PartnerMode",
+    ///                     registration: "PartnerTokenMode(session:)")
+    /// }
+    /// ```
+    static var modeDescription: ModeDescription { get }
     /// The provider for the configuration being loaded; ``ProviderFactoryContext/modeSettings``
     /// holds the mode's keys, checked against ``settingKeys``, defaults filled in.
     func makeProvider(for context: ProviderFactoryContext) throws -> any AuthorizationProvider
@@ -329,6 +341,12 @@ public protocol NamedProviderFactory: Sendable {
 extension NamedProviderFactory {
     /// No keys.
     public static var settingKeys: [ModeSettingKey] { [] }
+
+    /// The mode's name and keys, its product the module that declares it, its registration not said.
+    public static var modeDescription: ModeDescription {
+        let module = String(reflecting: Self.self).prefix { $0 != "." }
+        return ModeDescription(providerName: providerName, settingKeys: settingKeys, product: String(module))
+    }
 }
 
 /// A mode that needs nothing from the app, so it can be registered by its type alone: how the

@@ -7,7 +7,7 @@
 /// `(2 × limit + 1) × maximumLength` cells); an error hints at most ``maximumNames`` names. ``work``
 /// counts what was done, so a test bounds it by counting, not timing.
 ///
-/// The registry's hints use it (``ProviderRegistry/hint(forUnresolvedName:otherNames:modeSettings:)``),
+/// The registry's hints use it (``ProviderRegistry/hint(forUnresolvedName:otherNames:otherModes:modeSettings:)``),
 /// as do a configuration reader's "did you mean" for an unknown key and the authorization doctor's
 /// for a misspelt class name.
 ///

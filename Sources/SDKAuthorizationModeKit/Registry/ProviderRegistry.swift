@@ -75,6 +75,8 @@ public final class ProviderRegistry: Sendable {
 
     private struct State {
         var entries: [String: Entry] = [:]
+        /// The modes described (``describe(_:)``), by name.
+        var descriptions: [String: ModeDescription] = [:]
         var lookups = 0
         /// The first registration refused: the registry refuses every configuration with it
         /// (``checkRegistrations()``), so a refused registration is never silently lost.
@@ -193,6 +195,29 @@ public final class ProviderRegistry: Sendable {
         register(name: name) { _ in provider }
     }
 
+    /// Tells the registry of a mode it does not hold: the app may not link the mode's product, or
+    /// may forget to register it. Nothing resolves under the name until the mode is registered;
+    /// meanwhile a configuration that chooses the name hears which product to link and what to
+    /// register, a name close to it hears "did you mean", and a file key of the mode names the mode
+    /// (``hint(forUnresolvedName:otherNames:otherModes:modeSettings:)``) — the hints the built-in
+    /// modes get.
+    ///
+    /// ```swift
+    /// registry.describe(ModeDescription(providerName: "PartnerSDK.PartnerToken", product: "PartnerMode",
+    ///                                   registration: "PartnerTokenMode(session:)"))
+    /// ```
+    ///
+    /// A later description of the same name replaces the earlier one; a mode registered under the
+    /// name is used whatever describes it.
+    public func describe(_ description: ModeDescription) {
+        state.withLock { $0.descriptions[description.providerName] = description }
+    }
+
+    /// The modes described with ``describe(_:)``, in the order of their names.
+    public var describedModes: [ModeDescription] {
+        state.withLock { $0.descriptions.values.sorted { $0.providerName < $1.providerName } }
+    }
+
     /// Removes whatever is registered under `name`.
     public func unregister(_ name: String) {
         state.withLock { $0.entries[name] = nil }
@@ -271,7 +296,7 @@ public final class ProviderRegistry: Sendable {
     /// makes its provider; settings given to a name that is not a mode are refused.
     ///
     /// - Returns: `nil` when nothing is registered under `name` and the run-time lookup finds no
-    ///   type: the schema throws its own "not found" message, with ``hint(forUnresolvedName:otherNames:modeSettings:)``.
+    ///   type: the schema throws its own "not found" message, with ``hint(forUnresolvedName:otherNames:otherModes:modeSettings:)``.
     /// - Throws: `ConfigurationError`: a refused registration, a setting the mode refuses, or one given
     ///   to a provider that is not a mode; a factory's `ConfigurationError` as it is, any other
     ///   error it throws as `providerCreationFailed`.
@@ -293,32 +318,60 @@ public final class ProviderRegistry: Sendable {
         }
     }
 
-    /// What to add to a "not found" error when nothing resolves under `name`, or `nil`:
+    /// What to add to a "not found" error when nothing resolves under `name`, or `nil`, the same
+    /// for every mode, built-in or not:
+    /// - when a mode described here (``describe(_:)``) or in `otherModes` has the name: the product
+    ///   to link and what to register;
     /// - "did you mean" a name registered here (a mode or provider of the app's own), the
-    ///   module-qualified name of a class registered here, or one of `otherNames`, when `name` is
-    ///   close to one: the same but for case, or at most two letters off (``NearestName``, bounded
-    ///   however many names there are);
+    ///   module-qualified name of a class registered here, a described mode's name, or one of
+    ///   `otherNames`, when `name` is close to one: the same but for case, at most two letters off
+    ///   (``NearestName``, bounded however many names there are), or a described mode's name
+    ///   without its module (`TokenExchange`);
     /// - otherwise, when the configuration gives mode settings (`modeSettings`, which only a mode
     ///   takes), that the name is a mode's the app did not register, and what to do.
     ///
     /// ```
+    /// "PartnerSDK.PartnerToken" is a mode in the product PartnerMode: link PartnerMode to the app's target and register PartnerTokenMode(session:) with the registry
     /// "PartnerSDK.PartnerTokn" is not registered; did you mean "PartnerSDK.PartnerToken"?
     /// ```
+    ///
+    /// A mode of the framework's own products (`SDKAuthorization…`) is called a built-in mode.
     ///
     /// - Parameters:
     ///   - name: The name that did not resolve.
     ///   - otherNames: Names registered in the registry the configuration is really read with,
     ///     that this one lacks: a tool that checks an app's configuration without the app's code
     ///     (the authorization doctor) passes the names the app declares.
+    ///   - otherModes: Modes described besides those described here: a configuration schema passes
+    ///     the modes it knows of (the Engagement schema, the built-in modes).
     ///   - modeSettings: The settings the configuration gives.
-    public func hint(forUnresolvedName name: String, otherNames: [String] = [], modeSettings: ModeSettings = ModeSettings()) -> String? {
-        var nearest = NearestName(candidates: registeredNames + otherNames)
-        if let meant = nearest.nearest(to: name) {
-            return "\(LogText.doubleQuoted(name, limit: 80)) is not registered; did you mean \(LogText.doubleQuoted(meant, limit: 80))?"
+    public func hint(forUnresolvedName name: String, otherNames: [String] = [], otherModes: [ModeDescription] = [],
+                     modeSettings: ModeSettings = ModeSettings()) -> String? {
+        let described = describedModes + otherModes
+        let quoted = LogText.doubleQuoted(name, limit: 80)
+        if let mode = described.first(where: { $0.providerName == name }) {
+            return "\(quoted) is a \(mode.isBuiltIn ? "built-in mode" : "mode") in the product \(mode.shownProduct): \(mode.linkAndRegister)"
+        }
+        if let meant = Self.nearestDescribed(to: name, in: described) ?? {
+            var nearest = NearestName(candidates: registeredNames + described.map(\.providerName) + otherNames)
+            return nearest.nearest(to: name)
+        }() {
+            return "\(quoted) is not registered; did you mean \(LogText.doubleQuoted(meant, limit: 80))?"
         }
         guard !modeSettings.values.isEmpty else { return nil }
         let keys = modeSettings.values.keys.sorted().map { LogText.escaped($0, limit: 64) }.joined(separator: ", ")
-        return "\(LogText.doubleQuoted(name, limit: 80)) is not registered, and the configuration gives it the mode \(modeSettings.values.count == 1 ? "setting" : "settings") \(keys): register the mode with the registry (ProviderRegistry.register(_:)) before the client starts"
+        return "\(quoted) is not registered, and the configuration gives it the mode \(modeSettings.values.count == 1 ? "setting" : "settings") \(keys): register the mode with the registry (ProviderRegistry.register(_:)) before the client starts"
+    }
+
+    /// The described mode whose name is `name` but for case, or whose name's last part it is
+    /// (`TokenExchange` for `SDKAuthorization.TokenExchange`), if any.
+    private static func nearestDescribed(to name: String, in modes: [ModeDescription]) -> String? {
+        guard name.utf8.count <= 256 else { return nil }
+        let lowered = name.lowercased()
+        return modes.map(\.providerName).sorted().first { candidate in
+            let candidateLowered = candidate.lowercased()
+            return candidate != name && (candidateLowered == lowered || candidateLowered.split(separator: ".").last.map(String.init) == lowered)
+        }
     }
 
     /// Every name registered here, and the module-qualified name of every class registered: the

@@ -57,14 +57,15 @@ struct ProviderRegistryTests {
         #expect(error?.code == .advancedAuthEnabledWithoutProvider)
         #expect(error?.message == expected)
         #expect(logged == [expected])
-        #expect(BuiltInProviderName.product(for: BuiltInProviderName.signature) == "SDKAuthorizationSignature")
-        #expect(BuiltInProviderName.product(for: BuiltInProviderName.tokenExchange) == "SDKAuthorizationTokenExchange")
-        #expect(BuiltInProviderName.product(for: "ExponeaAuthProvider") == nil)
+        let products = Dictionary(uniqueKeysWithValues: BuiltInProviderName.modes.map { ($0.providerName, $0.product) })
+        #expect(products[BuiltInProviderName.signature] == "SDKAuthorizationSignature")
+        #expect(products[BuiltInProviderName.tokenExchange] == "SDKAuthorizationTokenExchange")
+        #expect(products["ExponeaAuthProvider"] == nil)
     }
 
     @Test func aNameFarFromEveryBuiltInNameGetsNoHint() throws {
         for name in ["ExponeaAuthProvider", "MyApp.ExampleAuthProvider", "SDKAuthorization.Other", String(repeating: "x", count: 300)] {
-            #expect(BuiltInProviderName.hint(forUnresolvedName: name) == nil, "\(name)")
+            #expect(ProviderRegistry().hint(forUnresolvedName: name, otherModes: BuiltInProviderName.modes) == nil, "\(name)")
         }
         var work = 0
         #expect(NearestName.distance(Array("abc".unicodeScalars), Array("abd".unicodeScalars), limit: 2, work: &work) == 1)

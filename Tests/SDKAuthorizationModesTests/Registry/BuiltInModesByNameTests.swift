@@ -442,6 +442,21 @@ struct BuiltInModesByNameTests {
         #expect(SignatureMode.settingKeys.map(\.name) == ["signatureAuthenticationEnabled"])
         #expect(TokenExchangeMode.settingKeys.map(\.name) == ["tokenExchangeURL"])
         #expect(IDTokenRefreshMode.settingKeys.isEmpty)
-        #expect(BuiltInProviderName.modes.keys.sorted() == [BuiltInProviderName.idTokenRefresh, BuiltInProviderName.signature, BuiltInProviderName.tokenExchange])
+        #expect(BuiltInProviderName.modes.map(\.providerName) == [BuiltInProviderName.idTokenRefresh, BuiltInProviderName.signature, BuiltInProviderName.tokenExchange])
+    }
+
+    /// Engagement describes the built-in modes for an app that does not link them: each
+    /// description is the mode's own (name, product, every key's declaration), so a key added,
+    /// renamed or respelt in a mode shows here.
+    @Test(arguments: [
+        (IDTokenRefreshMode.modeDescription, "IDTokenRefreshMode(refresh:)"),
+        (SignatureMode.modeDescription, "SignatureMode()"),
+        (TokenExchangeMode.modeDescription, "TokenExchangeMode(signer:)"),
+    ])
+    func engagementDescribesEachBuiltInModeAsTheModeDoes(own: ModeDescription, registration: String) throws {
+        let described = try #require(BuiltInProviderName.modes.first { $0.providerName == own.providerName })
+        #expect(described.product == own.product)
+        #expect(described.registration == registration)
+        #expect(described.settingKeys.map(ModeDescriptionText.object(for:)) == own.settingKeys.map(ModeDescriptionText.object(for:)))
     }
 }

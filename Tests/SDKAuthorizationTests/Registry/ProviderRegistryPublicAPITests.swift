@@ -88,6 +88,35 @@ struct ProviderRegistryPublicAPITests {
             == #""Unrelated.Name" is not registered, and the configuration gives it the mode setting 'audience': register the mode with the registry (ProviderRegistry.register(_:)) before the client starts"#)
     }
 
+    @Test func aDescribedModeGetsTheSameHintsWhetherTheRegistryOrTheSchemaKnowsIt() throws {
+        let partner = ModeDescription(providerName: "Partner.Token", settingKeys: Self.keys, product: "PartnerKit", registration: "PartnerTokenMode(session:)")
+        let linkAndRegister = #""Partner.Token" is a mode in the product PartnerKit: link PartnerKit to the app's target and register PartnerTokenMode(session:) with the registry"#
+        // Told to the registry, or passed by the schema that reads with it: the same words.
+        let registry = ProviderRegistry()
+        registry.describe(partner)
+        #expect(try registry.resolve("Partner.Token", context: context([:])) == nil)
+        #expect(registry.hint(forUnresolvedName: "Partner.Token") == linkAndRegister)
+        #expect(ProviderRegistry().hint(forUnresolvedName: "Partner.Token", otherModes: [partner]) == linkAndRegister)
+        // Mode settings given to it do not hide what to link.
+        #expect(registry.hint(forUnresolvedName: "Partner.Token", modeSettings: ModeSettings(["partnerURL": .string("x")])) == linkAndRegister)
+        #expect(registry.hint(forUnresolvedName: "Partner.Tokn") == #""Partner.Tokn" is not registered; did you mean "Partner.Token"?"#)
+        #expect(registry.hint(forUnresolvedName: "token") == #""token" is not registered; did you mean "Partner.Token"?"#)
+        // A mode of the framework's own products is called built-in.
+        let builtIn = ModeDescription(providerName: "SDKAuthorization.Example", product: "SDKAuthorizationExample")
+        #expect(ProviderRegistry().hint(forUnresolvedName: "SDKAuthorization.Example", otherModes: [builtIn])
+            == #""SDKAuthorization.Example" is a built-in mode in the product SDKAuthorizationExample: link SDKAuthorizationExample to the app's target and register the mode with the registry"#)
+    }
+
+    @Test func aDescriptionOwnsItsKeysAndItsVendorsTopLevelSpellings() {
+        let mode = ModeDescription(providerName: "Partner.Token", settingKeys: [
+            ModeSettingKey("partnerRegion", type: .string, meaning: "The region.", vendorSpellings: [.init(["Partner", "Region"], vendor: "Partner")]),
+        ], product: "PartnerKit")
+        #expect(mode.owns(fileKey: "partnerRegion"))
+        #expect(mode.owns(fileKey: "Partner"))
+        #expect(!mode.owns(fileKey: "Region"))
+        #expect(!mode.owns(fileKey: "partnerregion"))
+    }
+
     @Test func theRegistryRefusesNoKeyAsASchemasUntilTheSchemaReservesIt() throws {
         let registry = ProviderRegistry()
         registry.register(name: "Partner.Keyed", settingKeys: [ModeSettingKey("advancedAuthEnabled", type: .bool, meaning: "A switch.")]) { _ in
