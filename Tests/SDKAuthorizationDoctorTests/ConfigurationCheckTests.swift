@@ -147,7 +147,7 @@ struct ConfigurationCheckTests {
                          "authorization.json", "registered-authorization.json")
         #expect(report.exitStatus == 1)
         #expect(errors(report) == [Finding(.error, file: "authorization.json", key: "providerName",
-                                           #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.IDTokenRefresh" is a built-in mode in the product SDKAuthorizationIDToken: link SDKAuthorizationIDToken to the app's target and register IDTokenRefreshMode(refresh:) with the registry)"#)])
+                                           #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.IDTokenRefresh" is a mode in the product SDKAuthorizationIDToken: link SDKAuthorizationIDToken to the app's target and register IDTokenRefreshMode(refresh:) with the registry)"#)])
         #expect(report.findings.last?.file == "registered-authorization.json")
         #expect(report.findings.last?.message.hasPrefix("ok: ") == true)
         // Linked: ok, and no note about what is linked.

@@ -58,10 +58,6 @@ public struct ModeDescription: Sendable {
     var shownRegistration: String {
         registration.map { LogText.readable($0, limit: 128) } ?? "the mode"
     }
-
-    /// Whether the mode ships with the framework: its product is one of the framework's
-    /// (`SDKAuthorization…`), so hints call it a built-in mode.
-    var isBuiltIn: Bool { product.hasPrefix("SDKAuthorization") }
 }
 
 extension NamedProviderFactory {

@@ -335,7 +335,7 @@ public final class ProviderRegistry: Sendable {
     /// "PartnerSDK.PartnerTokn" is not registered; did you mean "PartnerSDK.PartnerToken"?
     /// ```
     ///
-    /// A mode of the framework's own products (`SDKAuthorization…`) is called a built-in mode.
+    /// The words are the same for a built-in mode and for one of your own.
     ///
     /// - Parameters:
     ///   - name: The name that did not resolve.
@@ -350,7 +350,7 @@ public final class ProviderRegistry: Sendable {
         let described = describedModes + otherModes
         let quoted = LogText.doubleQuoted(name, limit: 80)
         if let mode = described.first(where: { $0.providerName == name }) {
-            return "\(quoted) is a \(mode.isBuiltIn ? "built-in mode" : "mode") in the product \(mode.shownProduct): \(mode.linkAndRegister)"
+            return "\(quoted) is a mode in the product \(mode.shownProduct): \(mode.linkAndRegister)"
         }
         if let meant = Self.nearestDescribed(to: name, in: described) ?? {
             var nearest = NearestName(candidates: registeredNames + described.map(\.providerName) + otherNames)

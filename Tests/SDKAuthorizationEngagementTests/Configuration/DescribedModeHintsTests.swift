@@ -79,7 +79,7 @@ struct DescribedModeHintsTests {
             == "Registered Partner.Audience class has not been found " + Self.linkAndRegister)
         // The built-in mode, through the same path, in the same words but "built-in".
         #expect(message { try start(inCode(.implicitName(BuiltInProviderName.signature)), registry: registry) }
-            == #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.Signature" is a built-in mode in the product SDKAuthorizationSignature: link SDKAuthorizationSignature to the app's target and register SignatureMode() with the registry)"#)
+            == #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.Signature" is a mode in the product SDKAuthorizationSignature: link SDKAuthorizationSignature to the app's target and register SignatureMode() with the registry)"#)
     }
 
     @Test func aDescribedModeChosenFromAFileSaysWhichProductToLinkAndWhatToRegister() throws {

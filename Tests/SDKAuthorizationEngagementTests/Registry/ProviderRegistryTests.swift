@@ -53,7 +53,7 @@ struct ProviderRegistryTests {
     @Test func aBuiltInNameTheRegistryDoesNotHoldSaysWhichProductToLinkAndWhatToRegister() throws {
         // Linked or not, a built-in mode is found only once registered: no type-name table, no run-time lookup.
         let (error, logged) = try failure(.implicitName(BuiltInProviderName.idTokenRefresh), registry: ProviderRegistry())
-        let expected = #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.IDTokenRefresh" is a built-in mode in the product SDKAuthorizationIDToken: link SDKAuthorizationIDToken to the app's target and register IDTokenRefreshMode(refresh:) with the registry)"#
+        let expected = #"Advanced authorization flag has been enabled without provider ("SDKAuthorization.IDTokenRefresh" is a mode in the product SDKAuthorizationIDToken: link SDKAuthorizationIDToken to the app's target and register IDTokenRefreshMode(refresh:) with the registry)"#
         #expect(error?.code == .advancedAuthEnabledWithoutProvider)
         #expect(error?.message == expected)
         #expect(logged == [expected])

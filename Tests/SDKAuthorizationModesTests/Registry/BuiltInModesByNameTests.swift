@@ -189,7 +189,7 @@ struct BuiltInModesByNameTests {
     @Test func aModeNamedInAFileButNotRegisteredIsNotFoundAndSaysWhatToRegister() throws {
         let configuration = try file(#""advancedAuthEnabled": true, "providerName": "SDKAuthorization.Signature""#)
         #expect(throws: ConfigurationError.advancedAuthEnabledWithoutProvider.appendingHint(
-            #""SDKAuthorization.Signature" is a built-in mode in the product SDKAuthorizationSignature: link SDKAuthorizationSignature to the app's target and register SignatureMode() with the registry"#)) {
+            #""SDKAuthorization.Signature" is a mode in the product SDKAuthorizationSignature: link SDKAuthorizationSignature to the app's target and register SignatureMode() with the registry"#)) {
             try AuthorizedHTTPClient(configuration: configuration, registry: ProviderRegistry(), transport: RecordingTransport(), diagnostics: sink, clock: clock)
         }
     }

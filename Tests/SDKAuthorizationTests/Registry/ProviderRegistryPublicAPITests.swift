@@ -104,7 +104,7 @@ struct ProviderRegistryPublicAPITests {
         // A mode of the framework's own products is called built-in.
         let builtIn = ModeDescription(providerName: "SDKAuthorization.Example", product: "SDKAuthorizationExample")
         #expect(ProviderRegistry().hint(forUnresolvedName: "SDKAuthorization.Example", otherModes: [builtIn])
-            == #""SDKAuthorization.Example" is a built-in mode in the product SDKAuthorizationExample: link SDKAuthorizationExample to the app's target and register the mode with the registry"#)
+            == #""SDKAuthorization.Example" is a mode in the product SDKAuthorizationExample: link SDKAuthorizationExample to the app's target and register the mode with the registry"#)
     }
 
     @Test func aDescriptionOwnsItsKeysAndItsVendorsTopLevelSpellings() {
