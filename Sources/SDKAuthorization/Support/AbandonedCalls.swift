@@ -14,7 +14,8 @@ final class AbandonedCalls: Sendable {
     enum Callee: Hashable, Sendable {
         case object(ObjectIdentifier)
         case provider(scheme: String)
-        case transport(type: String)
+        /// A transport that is not an object, by its type (its metatype's identity: no name is built per request).
+        case transport(type: ObjectIdentifier)
 
         /// `provider`, the provider of `scheme`.
         static func provider(_ provider: any AuthorizationProvider, scheme: AuthorizationScheme) -> Callee {
@@ -22,7 +23,7 @@ final class AbandonedCalls: Sendable {
         }
 
         static func transport(_ transport: any HTTPTransport) -> Callee {
-            type(of: transport) is AnyClass ? .object(ObjectIdentifier(transport as AnyObject)) : .transport(type: String(reflecting: type(of: transport)))
+            type(of: transport) is AnyClass ? .object(ObjectIdentifier(transport as AnyObject)) : .transport(type: ObjectIdentifier(type(of: transport)))
         }
     }
 
