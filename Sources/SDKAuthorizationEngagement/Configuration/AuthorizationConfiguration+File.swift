@@ -101,39 +101,13 @@ extension AuthorizationConfiguration {
 
     private init(file configurationFile: ConfigurationFile, registry: ProviderRegistry) throws(ConfigurationError) {
         let file = SourceFile(name: configurationFile.name, path: configurationFile.path)
-        do throws(ConfigurationError) {
-            self = try Self(values: configurationFile.values, registry: registry, source: file)
-            sourceFile = file
-        } catch where error.code == .missingKey {
-            // A missing key names the file.
-            throw error.placed(in: file)
-        }
-    }
-
-    private init(values: [String: JWTClaimValue], registry: ProviderRegistry, source file: SourceFile) throws(ConfigurationError) {
-        let fileName = file.name
+        let values = configurationFile.values
         try registry.checkEngagementRegistrations()
-        let described = registry.describedModes + BuiltInProviderName.modes
-        let modeKeys = ModeKeys(registry.modeSettingKeys, described: described)
-        // Keys no registered mode owns, none close to a known key, in a file whose providerName
-        // names nothing registered: the mode they belong to is not registered, which "unknown key"
-        // would not say. (A described mode's keys get their own hint: link and register the mode.)
-        var unregisteredMode: String?
-        if case .string(let name)? = values["providerName"], !described.contains(where: { $0.providerName == name }), !registry.resolves(name) {
-            unregisteredMode = name
-        }
-        do throws(ConfigurationError) {
-            try modeKeys.refuseUnknownKeys(in: values, fileName: fileName, unregisteredMode: unregisteredMode)
-        } catch where error.code == .modeNotRegistered {
-            throw error.placed(in: file)
-        }
-        // A value of a mode's key that its type, range or validation refuses names the file.
-        let modes: ModeKeys.Read
-        do throws(ConfigurationError) {
-            modes = try modeKeys.read(values)
-        } catch {
-            throw error.placed(in: file)
-        }
+        // The kit reads the registered modes' keys: every key neither Engagement's nor a registered
+        // mode's is refused, and a value of a mode's key that its type, range or validation refuses
+        // names the file.
+        let modes = try ConfigurationFile.Modes(of: configurationFile, registry: registry, modeKey: "providerName",
+                                                schemaKeys: Self.fileKeys, otherModes: BuiltInProviderName.modes)
 
         let lookup: ProviderLookup
         var name = try Self.string(values, "providerName")
@@ -143,12 +117,10 @@ extension AuthorizationConfiguration {
         case .bool(let flag)?: advanced = flag
         default: throw .wrongType(key: "advancedAuthEnabled", expected: "a boolean")
         }
-        let chosen = try modes.chosen(providerName: name)
+        // The vendor's switch chooses the mode, as the vendor's own file does (a providerName naming
+        // another mode is refused).
+        let chosen = try modes.switchedOn(naming: name)
         if let (mode, spelling) = chosen {
-            // The vendor's switch chooses the mode, as the vendor's own file does.
-            if let name, name != mode {
-                throw .invalidValue(key: spelling, reason: "it turns on the mode \(mode), but providerName names \(LogText.typeName(name)); keep one")
-            }
             if values["advancedAuthEnabled"] == .bool(false) {
                 throw .invalidValue(key: spelling, reason: "it turns on the mode \(mode), which sends customer tokens, but advancedAuthEnabled is false; keep one")
             }
@@ -171,8 +143,8 @@ extension AuthorizationConfiguration {
         case (.number?, _?): throw .wrongType(key: "customerTokenCacheMaximumAge", expected: "a number of seconds")
         default: throw .wrongType(key: "customerTokenCacheLeeway", expected: "a number of seconds")
         }
-        guard let projectToken = try Self.string(values, "projectToken") else { throw .missingKey("projectToken") }
-        guard let baseURL = try Self.string(values, "baseURL") else { throw .missingKey("baseURL") }
+        guard let projectToken = try Self.string(values, "projectToken") else { throw ConfigurationError.missingKey("projectToken").placed(in: file) }
+        guard let baseURL = try Self.string(values, "baseURL") else { throw ConfigurationError.missingKey("baseURL").placed(in: file) }
         // The Flutter SDK spells the key `authorizationToken`; one file names one of the two.
         if values["authorization"] != nil, values["authorizationToken"] != nil {
             throw .invalidValue(key: "authorizationToken", reason: "the file also names authorization; authorizationToken is the Flutter SDK's spelling of the same key, keep one")
@@ -193,14 +165,9 @@ extension AuthorizationConfiguration {
         if !advanced, let name, let ignored = modes.keysGiven(to: name).first {
             throw ConfigurationError.keyIgnoredWithoutAdvancedAuth(ignored, mode: name).placed(in: file)
         }
-        let settings: ModeSettings
-        do throws(ConfigurationError) {
-            // A mode that is off needs none of its keys, and carries no default; another mode's
-            // key is still refused.
-            settings = try modes.settings(forProviderName: advanced ? name : nil, keys: modeKeys)
-        } catch where error.code != .missingKey {
-            throw error.placed(in: file)
-        }
+        // A mode that is off needs none of its keys, and carries no default; another mode's key is
+        // still refused.
+        let settings = try modes.settings(for: advanced ? name : nil)
         try self.init(
             projectToken: projectToken,
             baseURL: baseURL,
@@ -210,7 +177,8 @@ extension AuthorizationConfiguration {
             customerTokenCaching: caching,
             modeSettings: settings
         )
-        notes = chosen == nil ? modes.offNotes(providerName: name) : []
+        notes = chosen == nil ? modes.notes(for: name) : []
+        sourceFile = file
     }
 
     private static func string(_ values: [String: JWTClaimValue], _ key: String) throws(ConfigurationError) -> String? {
