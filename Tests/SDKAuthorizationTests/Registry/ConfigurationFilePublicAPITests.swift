@@ -7,7 +7,8 @@ import SDKAuthorizationModeKit
 
 /// The mode kit's configuration file reader through its public API only: a mode author reads a
 /// JSON or property-list file of their own keys, bounded and BOM-tolerant, with the file and the
-/// position in every error, and no vendor's key anywhere.
+/// position in every error, and the settings of the mode the file chooses, checked against the
+/// registered mode's keys, with the registry's hints for keys nothing owns. No vendor's key anywhere.
 @Suite("A configuration file read through the mode kit's public API", .hangLimit)
 struct ConfigurationFilePublicAPITests {
     let directory: URL
@@ -118,5 +119,97 @@ struct ConfigurationFilePublicAPITests {
             == "The configuration key 'issuer' is required. (in 'partner.json', line 1, column 2)")
         // Bytes read without a file: nothing to name.
         #expect(try ConfigurationFile(data: Data(Self.json.utf8), format: .json).placing(.missingKey("issuer")) == .missingKey("issuer"))
+    }
+
+    // MARK: The settings of the mode a file chooses
+
+    struct PartnerProvider: AuthorizationProvider {
+        func credential(for context: AuthorizationContext) async throws -> Credential { .bearer("partner-token") }
+    }
+
+    static let partnerKeys = [
+        ModeSettingKey("audience", type: .string, required: true, meaning: "Who the token is for."),
+        ModeSettingKey("maxTokenAge", type: .number, default: .number(600), range: 60...3600, meaning: "Seconds a token is kept."),
+    ]
+
+    /// A registry holding the outside mode `Partner.Mode`, and another mode with a key of its own.
+    static func registry() -> ProviderRegistry {
+        let registry = ProviderRegistry()
+        registry.register(name: "Partner.Mode", settingKeys: partnerKeys) { _ in PartnerProvider() }
+        registry.register(name: "Partner.Other", settingKeys: [ModeSettingKey("issuer", type: .string, meaning: "Who signs.")]) { _ in PartnerProvider() }
+        return registry
+    }
+
+    /// The mode author's own schema: `mode` chooses the mode, `enabled` is theirs.
+    private func settings(_ text: String, name: String = "partner.json", byteOrderMark: Bool = false,
+                          registry: ProviderRegistry = Self.registry()) throws -> ModeSettings {
+        try ConfigurationFile(contentsOf: write(text, to: name, byteOrderMark: byteOrderMark))
+            .modeSettings(registry: registry, modeKey: "mode", schemaKeys: ["enabled"])
+    }
+
+    private func settingsMessage(_ text: String, name: String = "partner.json", registry: ProviderRegistry = Self.registry(),
+                                 otherModes: [ModeDescription] = []) -> String? {
+        message {
+            _ = try ConfigurationFile(contentsOf: write(text, to: name))
+                .modeSettings(registry: registry, modeKey: "mode", schemaKeys: ["enabled"], otherModes: otherModes)
+        }
+    }
+
+    @Test func anOutsideModesSettingsAreReadFromAJSONOrAPropertyListFileWithTheirDefaults() throws {
+        let expected = ModeSettings(["audience": .string("partner-app"), "maxTokenAge": .number(600)])
+        #expect(try settings(Self.json.replacingOccurrences(of: #", "vendor": {"flag": true}"#, with: "")) == expected)
+        let plist = Self.plist.replacingOccurrences(of: "<key>vendor</key><dict><key>flag</key><true/></dict>", with: "")
+        #expect(try settings(plist, name: "partner.plist") == expected)
+        #expect(try settings(plist, name: "bom.plist", byteOrderMark: true) == expected)
+        // The default fills in; the schema's own key is no mode's and no error.
+        #expect(try settings(#"{"mode": "Partner.Mode", "audience": "a", "enabled": true}"#, byteOrderMark: true)
+            == ModeSettings(["audience": .string("a"), "maxTokenAge": .number(600)]))
+        // No mode chosen: no settings.
+        #expect(try settings(#"{"enabled": true}"#) == ModeSettings())
+    }
+
+    @Test func aNumberKeyIsReadAtTheEdgesOfItsRangeAndRefusedPastThem() throws {
+        #expect(try settings(#"{"mode": "Partner.Mode", "audience": "a", "maxTokenAge": 60}"#)["maxTokenAge"] == .number(60))
+        #expect(try settings(#"{"mode": "Partner.Mode", "audience": "a", "maxTokenAge": 3600}"#)["maxTokenAge"] == .number(3600))
+        #expect(settingsMessage(#"{"mode": "Partner.Mode", "audience": "a", "maxTokenAge": 3600.5}"#)
+            == "The configuration key 'maxTokenAge' is invalid: 3600.5 is outside the range; expected a number from 60 to 3600. (in 'partner.json')")
+        #expect(settingsMessage(#"{"mode": "Partner.Mode", "audience": "a", "maxTokenAge": 59}"#)
+            == "The configuration key 'maxTokenAge' is invalid: 59 is outside the range; expected a number from 60 to 3600. (in 'partner.json')")
+        #expect(settingsMessage(#"{"mode": "Partner.Mode", "audience": "a", "maxTokenAge": "600"}"#)
+            == "The configuration key 'maxTokenAge' must be a number from 60 to 3600. (in 'partner.json')")
+    }
+
+    @Test func aRequiredKeyMissingIsRefusedNamingTheKeyAndTheFile() {
+        #expect(settingsMessage(#"{"mode": "Partner.Mode", "maxTokenAge": 600}"#)
+            == "The configuration key 'audience' is required. (in 'partner.json')")
+    }
+
+    @Test func anUnknownKeyIsRefusedWithDidYouMean() {
+        #expect(settingsMessage(#"{"mode": "Partner.Mode", "audiense": "a"}"#)
+            == "Unknown configuration keys: 'audiense'. (in 'partner.json'; 'audiense': did you mean 'audience'?)")
+        // Close to a key of the schema itself.
+        #expect(settingsMessage(#"{"mode": "Partner.Mode", "audience": "a", "enabeld": true}"#)
+            == "Unknown configuration keys: 'enabeld'. (in 'partner.json'; 'enabeld': did you mean 'enabled'?)")
+    }
+
+    @Test func aKeyOfAnotherRegisteredModeIsRefusedNamingTheModeKeyToSet() {
+        #expect(settingsMessage(#"{"mode": "Partner.Mode", "audience": "a", "issuer": "b"}"#)
+            == "The configuration key 'issuer' is invalid: it applies only to the mode Partner.Other; set mode to Partner.Other or remove it. (in 'partner.json')")
+    }
+
+    @Test func keysOfAModeTheRegistryDoesNotHoldNameTheModeToRegister() {
+        // Chosen under the schema's mode key, not registered, its keys close to none known.
+        #expect(settingsMessage(#"{"mode": "Partner.Unregistered", "tenant": "t"}"#)
+            == "The mode Partner.Unregistered is not registered: the file chooses it (mode) and gives it the key 'tenant', which only a registered mode declares; register the mode with the registry that reads the file (ProviderRegistry.register(_:)), or correct mode. (in 'partner.json')")
+        // A mode the schema knows of without the app registering it: link and register it.
+        let described = ModeDescription(providerName: "Partner.Described",
+                                        settingKeys: [ModeSettingKey("tenant", type: .string, meaning: "The tenant.")],
+                                        product: "PartnerKit", registration: "PartnerMode()")
+        #expect(settingsMessage(#"{"mode": "Partner.Described", "tenant": "t"}"#, otherModes: [described])
+            == "Unknown configuration keys: 'tenant'. (in 'partner.json'; 'tenant' is a key of the mode Partner.Described, which is not registered: register PartnerMode() (product PartnerKit) with the registry that reads the file)")
+    }
+
+    @Test func aModeKeyThatIsNotAStringIsRefused() {
+        #expect(settingsMessage(#"{"mode": 1, "audience": "a"}"#) == "The configuration key 'mode' must be a string. (in 'partner.json')")
     }
 }
