@@ -15,8 +15,9 @@ extension ConfigurationFile {
     /// ```swift
     /// let file = try ConfigurationFile(contentsOf: url)
     /// let modes = try ConfigurationFile.Modes(of: file, registry: registry, modeKey: "mode", schemaKeys: ["mode", "enabled"])
-    /// let chosen = modes.switchedOn(naming: nil)?.mode ?? name(in: file)
-    /// let settings = try modes.settings(for: chosen)
+    /// var named: String?
+    /// if case .string(let name)? = file.values["mode"] { named = name }
+    /// let settings = try modes.settings(for: modes.switchedOn(naming: named)?.mode ?? named)
     /// ```
     public struct Modes {
         private let file: ConfigurationFile

@@ -6,8 +6,10 @@ import SDKAuthorization
 /// byte-order mark skipped.
 ///
 /// It knows no key: a configuration schema (the Engagement configuration, or a mode's or an SDK's
-/// own) reads the ``values`` it owns, and places the errors its values earn in the file
-/// (``placing(_:line:column:)``).
+/// own) reads the ``values`` it owns and places the errors its values earn in the file
+/// (``placing(_:line:column:)``); with a ``ProviderRegistry``, it takes the settings of the mode the
+/// file chooses, checked against that mode's keys (``modeSettings(registry:modeKey:schemaKeys:otherModes:)``,
+/// or ``Modes`` for a schema that chooses the mode in more ways).
 ///
 /// ```swift
 /// let file = try ConfigurationFile(contentsOf: url)
