@@ -212,4 +212,11 @@ struct ConfigurationFilePublicAPITests {
     @Test func aModeKeyThatIsNotAStringIsRefused() {
         #expect(settingsMessage(#"{"mode": 1, "audience": "a"}"#) == "The configuration key 'mode' must be a string. (in 'partner.json')")
     }
+
+    @Test func aRegisteredModeOwningAKeyOfTheSchemaIsRefusedBeforeTheFileIsRead() {
+        let registry = Self.registry()
+        registry.register(name: "Partner.Greedy", settingKeys: [ModeSettingKey("enabled", type: .bool, meaning: "Takes the schema's key.")]) { _ in PartnerProvider() }
+        #expect(settingsMessage(#"{"mode": "Partner.Mode", "audience": "a"}"#, registry: registry)
+            == #"The provider registry refuses to start: the mode Partner.Greedy cannot be registered: its key "enabled" is a key of the configuration file's own schema; a mode cannot own it."#)
+    }
 }
