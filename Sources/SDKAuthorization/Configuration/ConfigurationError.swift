@@ -50,7 +50,7 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
         public static let malformedFile = Code(rawValue: "malformedFile")
         /// A configuration file could not be read.
         public static let unreadableFile = Code(rawValue: "unreadableFile")
-        /// A configuration file is larger than `AuthorizationConfiguration.maximumFileSize`.
+        /// A configuration file is larger than the reader's limit (`ConfigurationFile.maximumSize`, 64 KB).
         public static let fileTooLarge = Code(rawValue: "fileTooLarge")
         /// A configuration file names a key twice.
         public static let duplicateKey = Code(rawValue: "duplicateKey")

@@ -27,10 +27,6 @@ extension ConfigurationError.Code {
     public static let customerTokenEndpointsWithoutAdvancedAuth = Self(rawValue: "customerTokenEndpointsWithoutAdvancedAuth")
     /// A provider was passed to the client, but advanced auth is disabled.
     public static let providerWithoutAdvancedAuth = Self(rawValue: "providerWithoutAdvancedAuth")
-    /// A configuration file chooses a mode that is not registered with the registry reading it,
-    /// and gives it keys no registered mode owns; `ConfigurationError.name` is the mode's name,
-    /// `ConfigurationError.keys` the keys.
-    public static let modeNotRegistered = Self(rawValue: "modeNotRegistered")
 }
 
 extension ConfigurationError {
@@ -83,15 +79,6 @@ extension ConfigurationError {
     public static func customerTokenEndpointsWithoutAdvancedAuth(_ endpoints: [String]) -> ConfigurationError {
         make(.customerTokenEndpointsWithoutAdvancedAuth,
              "Endpoints \(endpoints.sorted().joined(separator: ", ")) need a customer token, but advancedAuthEnabled is false.", endpoints: endpoints)
-    }
-
-    /// The file chooses `name` (`providerName`), which is not registered, and gives it `keys`,
-    /// which no registered mode owns: the keys are the unregistered mode's, not misspelt ones.
-    static func modeNotRegistered(_ name: String, keys: [String]) -> ConfigurationError {
-        let shownKeys = keys.sorted().map { LogText.escaped($0, limit: 64) }.joined(separator: ", ")
-        return ConfigurationError(.modeNotRegistered,
-             "The mode \(LogText.typeName(name)) is not registered: the file chooses it (providerName) and gives it \(keys.count == 1 ? "the key" : "the keys") \(shownKeys), which only a registered mode declares; register the mode with the registry that reads the file (ProviderRegistry.register(_:)), or correct providerName.",
-             keys: keys, name: name)
     }
 
     /// `key` sets a setting of the mode `mode`, but advanced auth is disabled, so no provider is

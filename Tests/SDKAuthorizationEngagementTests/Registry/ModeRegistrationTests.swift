@@ -215,7 +215,7 @@ struct ModeRegistrationTests {
     @Test func didYouMeanOverThousandsOfKeysAndUnknownKeysDoesBoundedWork() throws {
         // 19,263 keys of one mode (a 1 MiB description's worth) and a file naming 2,000 unknown keys.
         let keys = (0..<19_263).map { ModeSettingKey("partnerKey\($0)", type: .string, meaning: "k") }
-        let modeKeys = ModeKeys(keys.map { (providerName: "Partner.Big", key: $0) })
+        let modeKeys = ModeKeys(keys.map { (providerName: "Partner.Big", key: $0) }, schemaKeys: AuthorizationConfiguration.fileKeys, modeKey: "providerName")
         var values: [String: JWTClaimValue] = [:]
         for index in 0..<2_000 { values["partnerKey\(index)x"] = .string("v") }
         var work = 0

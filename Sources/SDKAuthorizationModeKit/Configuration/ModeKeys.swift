@@ -1,10 +1,10 @@
 import Foundation
 import SDKAuthorization
-import SDKAuthorizationModeKit
 
 /// The configuration keys of the modes registered with the registry that reads a file: how the
-/// reader accepts exactly those keys (besides the Engagement keys), under their names and their
-/// vendors' spellings, top-level or in a vendor's dictionary.
+/// reader accepts exactly those keys (besides the keys of the file's own schema), under their names
+/// and their vendors' spellings, top-level or in a vendor's dictionary. Its public face is
+/// ``ConfigurationFile/Modes``.
 struct ModeKeys {
     /// One way a file may spell one mode's key.
     struct Spelling {
@@ -19,12 +19,19 @@ struct ModeKeys {
     }
 
     let spellings: [Spelling]
+    /// The keys of the file's own schema (the Engagement configuration's `advancedAuthEnabled`, say).
+    let schemaKeys: Set<String>
+    /// The schema's key whose value names the mode the file chooses, as messages name it.
+    let modeKey: String
     /// The modes the registry knows of without holding them (described, or built in): a file key
     /// of one names the mode to register.
     let described: [ModeDescription]
 
-    init(_ keys: [(providerName: String, key: ModeSettingKey)], described: [ModeDescription] = []) {
+    init(_ keys: [(providerName: String, key: ModeSettingKey)], described: [ModeDescription] = [], schemaKeys: Set<String> = [],
+         modeKey: String = "mode") {
         self.described = described
+        self.schemaKeys = schemaKeys
+        self.modeKey = modeKey
         spellings = keys.flatMap { entry in
             [Spelling(providerName: entry.providerName, key: entry.key, path: [entry.key.name], vendor: nil, choosesMode: false)]
                 + entry.key.vendorSpellings.filter { (1...2).contains($0.path.count) }.map {
@@ -36,7 +43,7 @@ struct ModeKeys {
     /// The top-level names that are a vendor's dictionary of mode keys (`Braze`).
     var dictionaryNames: Set<String> { Set(spellings.filter { $0.path.count == 2 }.map { $0.path[0] }) }
 
-    /// Refuses every key that is neither an Engagement key nor a registered mode's, naming the
+    /// Refuses every key that is neither the schema's nor a registered mode's, naming the
     /// file, the key, and the key it may mean or the mode to register.
     ///
     /// `unregisteredMode` is the name the file chooses when nothing is registered under it: unknown
@@ -50,7 +57,7 @@ struct ModeKeys {
     /// The same, adding the steps its "did you mean" took to `work` (``NearestName/work``).
     func refuseUnknownKeys(in values: [String: JWTClaimValue], fileName: String?, unregisteredMode: String? = nil,
                            work: inout Int) throws(ConfigurationError) {
-        let topLevel = AuthorizationConfiguration.fileKeys.union(spellings.filter { $0.path.count == 1 }.map(\.path[0])).union(dictionaryNames)
+        let topLevel = schemaKeys.union(spellings.filter { $0.path.count == 1 }.map(\.path[0])).union(dictionaryNames)
         var unknown: [String] = []
         for key in values.keys where !topLevel.contains(key) { unknown.append(key) }
         var membersByDictionary: [String: Set<String>] = [:]
@@ -70,7 +77,7 @@ struct ModeKeys {
         let hints = unknown.prefix(NearestName.maximumNames).map { key in hint(forUnknown: key, nearest: &nearest) }
         work += nearest.work
         if let unregisteredMode, hints.allSatisfy({ $0 == nil }) {
-            throw ConfigurationError.modeNotRegistered(unregisteredMode, keys: unknown)
+            throw ConfigurationError.modeNotRegistered(unregisteredMode, keys: unknown, modeKey: modeKey)
         }
         let place = fileName.map { "in \(LogText.escaped($0, limit: 128))" }
         let said = ([place].compactMap { $0 } + hints.compactMap { $0 }).joined(separator: "; ")
@@ -105,13 +112,13 @@ struct ModeKeys {
         ///
         /// - Throws: `ConfigurationError` when the switches turn on several modes and `providerName`
         ///   names none of them.
-        func chosen(providerName: String?) throws(ConfigurationError) -> (mode: String, spelling: String)? {
+        func chosen(providerName: String?, modeKey: String) throws(ConfigurationError) -> (mode: String, spelling: String)? {
             guard let first = choosers.first else { return nil }
             if let providerName, let named = choosers.first(where: { $0.mode == providerName }) { return named }
             let modes = choosers.map(\.mode).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
             guard modes.count > 1 else { return first }
             guard providerName == nil else { return first }   // the caller says the switch and providerName disagree
-            throw .invalidValue(key: first.spelling, reason: "it turns on the modes \(modes.map(LogText.typeName).joined(separator: " and ")); set providerName to the one meant")
+            throw .invalidValue(key: first.spelling, reason: "it turns on the modes \(modes.map(LogText.typeName).joined(separator: " and ")); set \(modeKey) to the one meant")
         }
 
         /// The settings of the mode `providerName` chooses, checked against its keys; a key of
@@ -122,13 +129,13 @@ struct ModeKeys {
             for mode in given.keys.sorted() where mode != providerName {
                 // A vendor's switch left off is the vendor's way of saying "mode off".
                 for entry in given[mode]! where !isSwitchOff(entry.spelled) && !chosenSpellings.contains(entry.spelled) {
-                    throw .invalidValue(key: entry.spelled, reason: "it applies only to the mode \(mode); set providerName to \(mode) or remove it")
+                    throw .invalidValue(key: entry.spelled, reason: "it applies only to the mode \(mode); set \(keys.modeKey) to \(mode) or remove it")
                 }
             }
             for mode in refused.keys.sorted() where mode != providerName {
                 // A refused value under a spelling the chosen mode does not own either.
                 if case let key? = refused[mode]?.key, !chosenSpellings.contains(key) {
-                    throw .invalidValue(key: key, reason: "it applies only to the mode \(mode); set providerName to \(mode) or remove it")
+                    throw .invalidValue(key: key, reason: "it applies only to the mode \(mode); set \(keys.modeKey) to \(mode) or remove it")
                 }
             }
             guard let providerName, let modeKeys = keys.keys(of: providerName) else { return ModeSettings() }
@@ -251,5 +258,23 @@ struct ModeKeys {
             return .integer(whole)
         default: throw .wrongType(key: spelled, expected: key.expected)
         }
+    }
+}
+
+extension ConfigurationError.Code {
+    /// A configuration file chooses a mode that is not registered with the registry reading it,
+    /// and gives it keys no registered mode owns; `ConfigurationError.name` is the mode's name,
+    /// `ConfigurationError.keys` the keys.
+    public static let modeNotRegistered = Self(rawValue: "modeNotRegistered")
+}
+
+extension ConfigurationError {
+    /// The file chooses `name` (under `modeKey`), which is not registered, and gives it `keys`,
+    /// which no registered mode owns: the keys are the unregistered mode's, not misspelt ones.
+    static func modeNotRegistered(_ name: String, keys: [String], modeKey: String) -> ConfigurationError {
+        let shownKeys = keys.sorted().map { LogText.escaped($0, limit: 64) }.joined(separator: ", ")
+        return ConfigurationError(.modeNotRegistered,
+             "The mode \(LogText.typeName(name)) is not registered: the file chooses it (\(modeKey)) and gives it \(keys.count == 1 ? "the key" : "the keys") \(shownKeys), which only a registered mode declares; register the mode with the registry that reads the file (ProviderRegistry.register(_:)), or correct \(modeKey).",
+             keys: keys, name: name)
     }
 }
