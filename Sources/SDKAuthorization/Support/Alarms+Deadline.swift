@@ -69,8 +69,11 @@ extension Alarms {
         } else {
             task = Task { await wait.run() }
         }
-        // A call that answered without waiting (a token at hand) needs no alarm.
-        let alarm = wait.hasEnded ? nil : deadline.map { schedule(at: $0.uptime) { wait.expire() } }
+        // A call that answered without waiting (a token at hand) needs no alarm and no suspension.
+        if let answered = wait.takeAnswer() {
+            return try answered.get()
+        }
+        let alarm = deadline.map { schedule(at: $0.uptime) { wait.expire() } }
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { wait.register($0) }
         } onCancel: {
@@ -147,6 +150,16 @@ private final class DeadlineWait<Answer: Sendable>: Sendable {
     /// The deadline came: ends the wait with ``RequestError/Code/deadlineExceeded``.
     func expire() {
         end(.failure(RequestError.deadlineExceeded(endpoint: endpoint, after: deadline?.seconds ?? 0)))
+    }
+
+    /// The work's answer when it has ended already, before anyone waited (taken once: the wait is
+    /// then over); `nil` while the work runs.
+    func takeAnswer() -> Result<Answer, any Error>? {
+        state.withLock { state in
+            guard case .ended(let result) = state.slot else { return nil }
+            state.slot = .resumed
+            return result
+        }
     }
 
     func register(_ continuation: UnsafeContinuation<Result<Answer, any Error>, Never>) {
