@@ -13,9 +13,10 @@ struct AuthorizationDoctor: CommandPlugin {
         let process = Process()
         process.executableURL = tool.url
         // The tool reads relative paths, and looks for files, from the package directory. It is
-        // told which SDKAuthorization products each source target links (directly or through other
-        // targets), and all of them together for files outside every target (test targets left
-        // out), so a built-in mode name whose product is not linked is an error, as in the app.
+        // told which modules each source target links (directly or through other targets), and all
+        // of them together for files outside every target (test targets left out), so a mode whose
+        // product is not linked (a built-in one, or one described by its sdkauth-mode.json, whose
+        // product is its module) is an error, as in the app.
         var linked: Set<String> = []
         var perTarget: [String] = []
         // A mode written outside the framework describes itself in an sdkauth-mode.json in its
@@ -23,7 +24,7 @@ struct AuthorizationDoctor: CommandPlugin {
         // or a dependency package) is passed once, so a configuration choosing the mode is checked.
         var descriptions: [String] = []
         for case let target as SourceModuleTarget in context.package.targets where target.kind != .test {
-            let names = Set(target.recursiveTargetDependencies.map(\.name).filter { $0.hasPrefix("SDKAuthorization") })
+            let names = Set(target.recursiveTargetDependencies.map(\.name))
             linked.formUnion(names)
             // The directory as a string: directoryURL needs tools 6.1, and Path's own accessors are deprecated.
             perTarget += ["--target-products", "\(String(describing: target.directory))=\(names.sorted().joined(separator: ","))"]
