@@ -462,7 +462,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         if credentialStore != nil, identity.withLock({ $0 }) == nil { throw RequestError.noUserNamed(endpoint: context.endpoint) }
         let clock = clock, leeway = options.staleLeeway
         let isFresh = { (token: IDToken) in token.isFresh(on: clock, leeway: leeway) }
-        let required = context.issuedGeneration?.generation(for: self)
+        let required = context.requiredGeneration(for: self)
         // Read before asking: a logout during the wait makes the token older than this, never newer.
         let generation = required ?? refresh.generation
         // A retry is served only in the generation its first credential came from (the wait below

@@ -235,7 +235,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         if store != nil, binding.withLock({ $0.identity }) == nil { throw RequestError.noUserNamed(endpoint: context.endpoint) }
         loadFromStoreOnce()
         let clock = clock, leeway = options.expiryLeeway
-        let required = context.issuedGeneration?.generation(for: self)
+        let required = context.requiredGeneration(for: self)
         // Read before asking: a logout during the wait makes the token older than this, never newer.
         let generation = required ?? refresh.generation
         if refresh.usableValue({ $0.isFresh(on: clock, leeway: leeway) }) == nil, let refusal = backoffError() {

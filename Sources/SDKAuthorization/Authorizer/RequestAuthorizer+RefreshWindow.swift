@@ -5,12 +5,12 @@ import Foundation
 /// notes the generation a request's credential was issued in; a rejection that arrives after a
 /// logout then fails the request with ``RequestError/Code/credentialCleared`` instead of refreshing
 /// and retrying it, and the retry's context carries the generation
-/// (``AuthorizationContext/issuedGeneration``) so the provider serves it only while that generation
-/// is current:
+/// (``AuthorizationContext/requiredGeneration(for:)``) so the provider serves it only while that
+/// generation is current:
 ///
 /// ```swift
 /// let outcome = await refresh.value(deadline: context.deadline,
-///                                   generation: context.issuedGeneration?.generation(for: self),
+///                                   generation: context.requiredGeneration(for: self),
 ///                                   isUsable: isFresh, join: .wait(start: startRefresh))
 /// ```
 public protocol GenerationalProvider: AuthorizationProvider, AnyObject {
@@ -19,11 +19,11 @@ public protocol GenerationalProvider: AuthorizationProvider, AnyObject {
 }
 
 /// The provider that issued a request's credential, and the generation it was issued in: on a
-/// retry's context (``AuthorizationContext/issuedGeneration``). It knows the provider the authorizer
+/// retry's context (`AuthorizationContext.issuedGeneration`). It knows the provider the authorizer
 /// asked when that one is a ``GenerationalProvider``, and every provider that noted its generation
 /// on the request itself (``AuthorizationContext/noteIssued(by:generation:)``), however deep behind
 /// an app's decorator.
-public struct IssuedGeneration: Sendable {
+struct IssuedGeneration: Sendable {
     let provider: ObjectIdentifier?
     let generation: UInt64
     /// What the providers of the request noted, whatever wraps them.
@@ -44,7 +44,7 @@ public struct IssuedGeneration: Sendable {
 
     /// The generation `provider` must still be in to serve the request; `nil` when another
     /// provider issued the credential.
-    public func generation(for provider: AnyObject) -> UInt64? {
+    func generation(for provider: AnyObject) -> UInt64? {
         if let issuer = self.provider, ObjectIdentifier(provider) == issuer { return generation }
         return issuance?.generation(for: provider)
     }

@@ -25,11 +25,19 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     /// requests) hands the gate on by setting it there, so the window bounds that provider's refreshes too.
     public var refreshWindow: RefreshWindowGate?
     /// For a retry: the provider that issued the rejected credential, and the generation it was
-    /// issued in (``GenerationalProvider``), as the authorizer saw it or as the provider noted it
-    /// (``noteIssued(by:generation:)``) behind whatever decorator wraps it. A provider serves the
-    /// retry only while that generation is current, so a logout in between fails it as cleared
-    /// instead of refreshing for it.
-    public internal(set) var issuedGeneration: IssuedGeneration?
+    /// issued in, as the authorizer saw it or as the provider noted it behind whatever decorator
+    /// wraps it (read with ``requiredGeneration(for:)``).
+    var issuedGeneration: IssuedGeneration?
+
+    /// For a retry, the generation `provider` must still be in to serve it (``GenerationalProvider``):
+    /// the one the rejected credential was issued in, as the authorizer saw it or as the provider
+    /// noted it (``noteIssued(by:generation:)``) behind whatever decorator wraps it; `nil` for a
+    /// first attempt, or when another provider issued the credential. A provider serves the retry
+    /// only while that generation is current, so a logout in between fails it as cleared instead
+    /// of refreshing for it.
+    public func requiredGeneration(for provider: AnyObject) -> UInt64? {
+        issuedGeneration?.generation(for: provider)
+    }
     /// Where the request's providers note the generation they issue its credential in
     /// (``noteIssued(by:generation:)``): one for the whole request, made by the authorizer; `nil`
     /// for a context made by hand.
@@ -61,7 +69,7 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     /// the request's rejection and its retry as ``RequestError/Code/credentialCleared`` (nothing
     /// refreshed for it, never sent again with a credential fetched after the logout) even when the
     /// app installed the provider behind a decorator of its own, whose type is all the authorizer
-    /// sees: the retry's ``issuedGeneration`` then names `provider` too. Does nothing for a context
+    /// sees: the retry's ``requiredGeneration(for:)`` then names `provider` too. Does nothing for a context
     /// made by hand.
     public func noteIssued(by provider: any GenerationalProvider, generation: UInt64) {
         issuance?.note(provider, generation: generation)

@@ -57,7 +57,7 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
         // The wrapped provider counts its own refreshes in the authorizer's window.
         var shared = AuthorizationContext(request: context.request, endpoint: context.endpoint, scheme: context.scheme, attempt: context.attempt)
         shared.refreshWindow = context.refreshWindow
-        let required = context.issuedGeneration?.generation(for: self)
+        let required = context.requiredGeneration(for: self)
         // Read before asking: a logout during the wait makes the token older than this, never newer.
         let generation = required ?? refresh.generation
         // model: wait, start (-DCACHING: a flight without lifetime)

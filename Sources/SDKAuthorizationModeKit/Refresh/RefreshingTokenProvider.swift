@@ -320,7 +320,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         }
         // Only the gate is held by the refresh start, not the whole context.
         let window = context.refreshWindow
-        let required = context.issuedGeneration?.generation(for: self)
+        let required = context.requiredGeneration(for: self)
         // Read before asking: a logout during the wait can make the token older than this
         // generation, never newer, so a rejection after a logout is always recognised.
         let generation = required ?? refresh.generation

@@ -216,7 +216,7 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
         // Only the gate is held by the token request's start, not the whole context.
         let window = context.refreshWindow
         // Read before waiting: a logout during the wait makes the token older than this, never newer.
-        let required = context.issuedGeneration?.generation(for: self)
+        let required = context.requiredGeneration(for: self)
         let generation = required ?? tokens.generation
         let outcome = await tokens.value(deadline: context.deadline, generation: required,
                                          isUsable: { $0.isFresh(on: clock) }, join: .wait(start: { [self] flight in
