@@ -1,19 +1,14 @@
 import Foundation
 
-/// A provider whose credentials belong to a generation that a logout ends (every provider that
-/// keeps its credential in a `SingleFlight`: its `SingleFlight.generation`). The authorizer
-/// notes the generation a request's credential was issued in; a rejection that arrives after a
-/// logout then fails the request with ``RequestError/Code/credentialCleared`` instead of refreshing
-/// and retrying it, and the retry's context carries the generation
-/// (``AuthorizationContext/requiredGeneration(for:)``) so the provider serves it only while that
-/// generation is current:
-///
-/// ```swift
-/// let outcome = await refresh.value(deadline: context.deadline,
-///                                   generation: context.requiredGeneration(for: self),
-///                                   isUsable: isFresh, join: .wait(start: startRefresh))
-/// ```
-public protocol GenerationalProvider: AuthorizationProvider, AnyObject {
+/// Something that issues credentials in generations that a logout ends: a provider, or the
+/// `CredentialRefresher` (in the mode kit) a provider keeps its credential in. A request's credential
+/// is noted with the generation it was issued in (by the authorizer, for a provider installed as it
+/// is; by the issuer itself, ``AuthorizationContext/noteIssued(by:generation:)``, behind any
+/// decorator); a rejection that arrives after a logout then fails the request with
+/// ``RequestError/Code/credentialCleared`` instead of refreshing and retrying it, and the retry's
+/// context carries the generation (``AuthorizationContext/requiredGeneration(for:)``) so the
+/// issuer serves it only while that generation is current.
+public protocol GenerationalProvider: AnyObject, Sendable {
     /// The generation of the credentials it issues now; a logout or identity change starts a new one.
     var credentialGeneration: UInt64 { get }
 }

@@ -144,38 +144,10 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         }
     }
 
-    private struct State: Sendable {
+    struct State: Sendable {
         let token: Token
         /// When it goes stale on this device's clocks (``TokenExpiry``), judged as it arrived.
         let expiry: TokenExpiry
-        /// The server's answer that rejected it, once one did.
-        var rejection: ServerResponse?
-        var rejected: Bool { rejection != nil }
-    }
-
-    /// The generation each of the latest credentials it handed out was issued in, by the
-    /// credential's fingerprint (never the token itself): a rejection of one issued before the last
-    /// logout is refused here, not only by the authorizer, so a decorator in between cannot
-    /// weaken it.
-    private struct IssuedGenerations {
-        /// How many distinct tokens it remembers: a request's token is forgotten only once 32 newer
-        /// ones were handed out while it was in flight, and a rejection of a forgotten one is
-        /// answered as before (the authorizer's own check still applies when it sees this type).
-        static let limit = 32
-        private var entries: [(fingerprint: Int, generation: UInt64)] = []
-
-        mutating func note(_ credential: Credential, generation: UInt64) {
-            let fingerprint = credential.secretFingerprint
-            entries.removeAll { $0.fingerprint == fingerprint }
-            entries.append((fingerprint, generation))
-            if entries.count > Self.limit { entries.removeFirst() }
-        }
-
-        /// `nil` for a credential it did not hand out (or has forgotten).
-        func generation(of credential: Credential) -> UInt64? {
-            let fingerprint = credential.secretFingerprint
-            return entries.last { $0.fingerprint == fingerprint }?.generation
-        }
     }
 
     /// The options in force.
@@ -183,8 +155,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     private let fetch: @Sendable (RefreshRequest) async throws -> Token
     private let clock: any AuthorizationClock
     private let diagnostics: any DiagnosticsSink
-    private let refresh: SingleFlight<State>
-    private let issued = Locked(IssuedGenerations())
+    /// The token, the one refresh that runs, and the requests that wait for it.
+    let refresher: CredentialRefresher<State>
 
     /// Creates the provider.
     ///
@@ -246,13 +218,14 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         self.fetch = refresh
         self.clock = clock
         self.diagnostics = diagnostics
-        let timeout = options.refreshTimeout
-        self.refresh = SingleFlight(clock: clock, configuration: .init(
-            flightLifetime: timeout,
-            flightTimeoutError: { RequestError.credentialTimedOut(endpoint: nil, after: timeout) },
-            abandonsUnwatchedFlights: true,
-            waitsForAbandonedWork: true
-        ), value: token.map { State(token: $0, expiry: TokenExpiry(token: $0.value, expiresAt: $0.expiresAt, leeway: options.expiryLeeway, clock: clock)) })
+        let leeway = options.expiryLeeway, headerName = options.headerName
+        self.refresher = CredentialRefresher(
+            value: token.map { State(token: $0, expiry: TokenExpiry(token: $0.value, expiresAt: $0.expiresAt, leeway: leeway, clock: clock)) },
+            options: .init(timeout: options.refreshTimeout, rejectionStatuses: options.rejectionStatuses, failures: .refreshFailed),
+            clock: clock, diagnostics: diagnostics,
+            // model: expiry
+            isFresh: { !$0.expiry.isStale(on: clock, leeway: leeway) },
+            credential: { state in headerName.map { .header($0, value: state.token.value) } ?? .bearer(state.token.value) })
     }
 
     /// Creates the provider from a refresh that returns the token alone: its expiry is read from
@@ -276,7 +249,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     }
 
     public var description: String {
-        "RefreshingTokenProvider(token: \(refresh.current == nil ? "none" : "set, redacted"), waiting: \(refresh.waitingCount))"
+        "RefreshingTokenProvider(token: \(refresher.current == nil ? "none" : "set, redacted"), waiting: \(refresher.waitingCount))"
     }
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description, "options": options], displayStyle: .class) }
@@ -287,14 +260,14 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     ///   token is then kept.
     public func setToken(_ token: Token) throws(ConfigurationError) {
         try Self.check(token)
-        refresh.set(state(token))
+        refresher.set(state(token))
     }
 
     /// Forgets the token (logout): waiting requests fail with `RequestError.Code.credentialCleared`,
     /// and a refresh that returns after this is dropped.
     public func clearToken() {
         // model: logout (reset)
-        refresh.reset()
+        refresher.clear()
     }
 
     private static func check(_ token: Token) throws(ConfigurationError) {
@@ -306,99 +279,44 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         State(token: token, expiry: TokenExpiry(token: token.value, expiresAt: token.expiresAt, leeway: options.expiryLeeway, clock: clock))
     }
 
-    private func credential(_ token: Token) -> Credential {
-        options.headerName.map { .header($0, value: token.value) } ?? .bearer(token.value)
-    }
-
     // MARK: AuthorizationProvider
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
-        let clock = clock, leeway = options.expiryLeeway
-        let isFresh = { (state: State) -> Bool in
-            // model: expiry
-            !state.rejected && !state.expiry.isStale(on: clock, leeway: leeway)
-        }
-        // Only the gate is held by the refresh start, not the whole context.
-        let window = context.refreshWindow
-        let required = context.requiredGeneration(for: self)
-        // Read before asking: a logout during the wait can make the token older than this
-        // generation, never newer, so a rejection after a logout is always recognised.
-        let generation = required ?? refresh.generation
-        let outcome = await refresh.value(deadline: context.deadline, generation: required, isUsable: isFresh,
-                                          join: .wait(start: { [self] flight in
-            // Counted in the authorizer's refresh window, however this refresh was started.
-            // model: start (admitRefresh, then the fetch's task)
-            let current = refresh.current
-            if let refused = refresh.admitRefresh(through: window, replacing: current.map { credential($0.token) }) {
-                refresh.finish(flight, with: .failure(refused))
-                return nil
-            }
-            let request = RefreshRequest(reason: current == nil ? .noToken : current?.rejected == true ? .rejected : .expiring,
-                                         replacing: current?.token, rejection: current?.rejection)
-            let work = Task { await runRefresh(flight, request) }
-            return { work.cancel() }
-        }))
-        switch outcome {
-        case .value(let state):
-            let credential = credential(state.token)
-            issued.withLock { $0.note(credential, generation: generation) }
-            // On the request too: behind a decorator, its rejection and retry after a logout fail as cleared.
-            context.noteIssued(by: self, generation: generation)
-            return credential
-        case .failed(let error as RequestError) where error.code == .credentialTimedOut:
+        do {
+            return try await refresher.credential(for: context, fetch: fetchToken)
+        } catch {
+            guard error.code == .credentialTimedOut else { throw error }
             guard options.sendsWithoutTokenOnTimeout else {
                 diagnostics.log(.warning, "The token refresh did not finish within \(options.refreshTimeout) seconds; failing \(context.requestName)",
                                 endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
-                throw error.withEndpoint(context.endpoint)
+                throw error
             }
             diagnostics.log(.warning, "The token refresh did not finish within \(options.refreshTimeout) seconds; sending \(context.requestName) without a token",
                             endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
             return .omitted
-        case .failed(let error):
-            // The refresh window's refusal and an already-expired token come back as they are.
-            throw RequestError.refreshFailed(error, endpoint: context.endpoint)
-        default:
-            throw outcome.requestError(for: context)
         }
     }
 
-    private func runRefresh(_ flight: SingleFlight<State>.Flight, _ request: RefreshRequest) async {
-        do {
-            // model: fetch, then finish
-            let token = try await fetch(request)
-            try Self.check(token)
-            let arrived = state(token)
-            if let remaining = arrived.expiry.remaining(on: clock), remaining <= 0 {
-                // Installing it would only make the next request refresh again, in a loop.
-                if let waiting = refresh.finish(flight, with: .failure(RequestError.refreshedCredentialExpired(endpoint: nil))) {
-                    diagnostics.log(.warning, "The token refresh returned a token that had already expired; \(waiting) waiting requests fail",
-                                    event: RequestError.Code.refreshedCredentialExpired.rawValue)
-                }
-                return
-            }
-            if refresh.finish(flight, with: .success(arrived)) == nil {
-                diagnostics.log(.info, "A token refresh returned after a logout or after every request that waited for it had left; its token was dropped")
-            }
-        } catch {
-            if let waiting = refresh.finish(flight, with: .failure(error)) {
-                diagnostics.log(.warning, "The token refresh failed (\(RequestError.summary(of: error))); \(waiting) waiting requests fail")
-            }
+    /// The app's refresh, told why it is asked; its token checked as it arrives.
+    private func fetchToken(_ refresh: CredentialRefresher<State>.Refresh) async throws -> State {
+        let reason: RefreshRequest.Reason = switch refresh.reason {
+        case .noCredential: .noToken
+        case .expiring: .expiring
+        case .rejected: .rejected
         }
+        let token = try await fetch(RefreshRequest(reason: reason, replacing: refresh.replacing?.token, rejection: refresh.rejection))
+        try Self.check(token)
+        let arrived = state(token)
+        // Installing it would only make the next request refresh again, in a loop.
+        if let remaining = arrived.expiry.remaining(on: clock), remaining <= 0 { throw RequestError.refreshedCredentialExpired(endpoint: nil) }
+        return arrived
     }
 
-    /// A 401 to a request that carried the current token marks it stale and asks for one retry. A
-    /// rejection of a token it handed out before the last ``clearToken()`` or identity change asks
-    /// for none, and refreshes nothing.
+    /// A 401 (or a status of ``Options/rejectionStatuses``) to a request that carried the current
+    /// token marks it stale and asks for one retry. A rejection of a token it handed out before the
+    /// last ``clearToken()`` or identity change asks for none, and refreshes nothing.
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
-        guard options.rejectionStatuses.contains(response.statusCode) else { return .fail }
-        // Here as well as in the authorizer, which sees the generation only when it sees this type:
-        // a decorator an app puts in between must not turn a logout into a refresh.
-        if let issuedIn = issued.withLock({ $0.generation(of: credential) }), issuedIn != refresh.generation { return .fail }
-        // model: evaluate (the stale mark)
-        refresh.modify { state in
-            if let value = credential.value, state?.token.value == value, state?.rejection == nil { state?.rejection = response }
-        }
-        return .retry
+        refresher.rejected(credential, response: response)
     }
 
     /// The user changed: as ``clearToken()``.
@@ -408,9 +326,4 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
 
     /// `true`: every wait ends by the request's deadline or at cancellation.
     public var endsByDeadline: Bool { true }
-}
-
-extension RefreshingTokenProvider: GenerationalProvider {
-    /// Bumped by every ``clearToken()``.
-    public var credentialGeneration: UInt64 { refresh.generation }
 }

@@ -285,13 +285,18 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     /// With `generation`, only while that generation is current: after a reset, ``Outcome/cleared``.
     public func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
                        isUsable: (Value) -> Bool, join: Join) async -> Outcome {
+        if let found = fastValue(generation: generation, isUsable: isUsable) { return found }
+        return await wait(deadline: deadline, waitLimit: waitLimit, generation: generation, isUsable: isUsable, join: join)
+    }
+
+    /// Without waiting: ``Outcome/cleared`` when `generation` is given and no longer current, the
+    /// current value when `isUsable` accepts it, otherwise `nil`.
+    public func fastValue(generation: UInt64?, isUsable: (Value) -> Bool) -> Outcome? {
         // model: wait (the fast path: a usable value, or cleared for an old generation)
-        let found = state.withLock { state -> Outcome? in
+        state.withLock { state -> Outcome? in
             if let generation, state.generation != generation { return .cleared }
             return state.value.flatMap { isUsable($0) ? .value($0) : nil }
         }
-        if let found { return found }
-        return await wait(deadline: deadline, waitLimit: waitLimit, generation: generation, isUsable: isUsable, join: join)
     }
 
     /// Waits for a usable value, as `join` says, until `waitLimit` seconds pass, `deadline`

@@ -18,7 +18,7 @@ struct EachLogoutCheckHoldsAloneTests {
 
     /// A generational provider an app wrote itself: it ignores the generation a retry's context
     /// carries (it serves whatever token it has now), so only the authorizer's checks protect it.
-    final class AppGenerationalProvider: GenerationalProvider, Sendable {
+    final class AppGenerationalProvider: AuthorizationProvider, GenerationalProvider, Sendable {
         private let generation = Locked<UInt64>(0)
         let issued = Counter()
         let rejections = Counter()
@@ -112,11 +112,12 @@ struct EachLogoutCheckHoldsAloneTests {
     @Test func theRefreshingProviderServesARetryOnlyWhileTheGenerationItWasIssuedInIsCurrent() async throws {
         let refreshes = Counter()
         let provider = try RefreshingTokenProvider(token: .init("a0"), clock: clock, diagnostics: sink) { .init("a\(refreshes.increment())") }
-        let issuedIn = provider.credentialGeneration
+        // The refresher keeps the generations, and is what the request notes as the issuer.
+        let issuedIn = provider.refresher.credentialGeneration
         // The logout lands after the authorizer's checks passed, before the provider reads its state.
         provider.clearToken()
         await #expect(throws: RequestError.credentialCleared(endpoint: nil)) {
-            try await provider.credential(for: retryContext(issuedBy: provider, generation: issuedIn))
+            try await provider.credential(for: retryContext(issuedBy: provider.refresher, generation: issuedIn))
         }
         #expect(refreshes.current == 0, "nothing is refreshed for a request issued before the logout")
         // A first try after the logout (no issued generation) is served as usual.
@@ -139,7 +140,7 @@ struct EachLogoutCheckHoldsAloneTests {
     /// As ``AppGenerationalProvider``, but it notes on each request the generation it issued in, as
     /// the built-in providers do: behind a decorator the authorizer sees only the decorator's type,
     /// and what the provider noted is all its checks have.
-    final class NotingAppProvider: GenerationalProvider, Sendable {
+    final class NotingAppProvider: AuthorizationProvider, GenerationalProvider, Sendable {
         let inner = AppGenerationalProvider()
         var credentialGeneration: UInt64 { inner.credentialGeneration }
         func credential(for context: AuthorizationContext) async throws -> Credential {
@@ -190,7 +191,7 @@ struct EachLogoutCheckHoldsAloneTests {
         guard let issuance = sent.issued?.context.issuance else { Issue.record("the request has no record of its issuers"); return }
         var retry = AuthorizationContext(request: request, attempt: 2, deadline: RequestDeadline(seconds: 60, from: clock))
         retry.issuedGeneration = IssuedGeneration(issuance: issuance)
-        #expect(retry.issuedGeneration?.generation(for: provider) == provider.credentialGeneration, "the provider noted its generation")
+        #expect(retry.issuedGeneration?.generation(for: provider.refresher) == provider.refresher.credentialGeneration, "the provider's refresher noted its generation")
         // The logout lands after the authorizer's checks passed, before the provider reads its state.
         provider.clearToken()
         await #expect(throws: RequestError.credentialCleared(endpoint: nil)) {
