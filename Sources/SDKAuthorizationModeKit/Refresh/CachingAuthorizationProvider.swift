@@ -23,7 +23,7 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
     public static let defaultMaximumAge: TimeInterval = 3_600
 
     /// One answer of the wrapped provider: its JWT expiry (wall clock), and when it came (monotonic).
-    private struct Cached: Sendable {
+    struct Cached: Sendable {
         let credential: Credential
         let expiresAt: Date?
         let cachedAt: TimeInterval
@@ -33,7 +33,8 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
     private let leeway: TimeInterval
     private let maximumAge: TimeInterval
     private let clock: any AuthorizationClock
-    private let refresh: SingleFlight<Cached>
+    /// The cached answer, the one call that runs, and the requests that wait for it.
+    let refresher: CredentialRefresher<Cached>
 
     /// Wraps `provider`.
     ///
@@ -48,7 +49,14 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
         self.leeway = leeway
         self.maximumAge = maximumAge
         self.clock = clock
-        refresh = SingleFlight(clock: clock, configuration: .init(abandonsUnwatchedFlights: true, waitsForAbandonedWork: true))
+        // The wrapped provider counts its own refreshes in the authorizer's window; any rejection
+        // drops the cached token, and the wrapped provider decides what it means.
+        refresher = CredentialRefresher(options: .init(rejectionStatuses: [401, 403], countsInRefreshWindow: false), clock: clock,
+                                        isFresh: { cached in
+            // A cached token with a readable `exp` at least `leeway` away, cached less than `maximumAge` ago.
+            guard let expiresAt = cached.expiresAt else { return false }
+            return expiresAt.timeIntervalSince(clock.now()) >= leeway && clock.monotonicNow() - cached.cachedAt < maximumAge
+        }, credential: \.credential)
     }
 
     public func credential(for context: AuthorizationContext) async throws -> Credential {
@@ -57,45 +65,17 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
         // The wrapped provider counts its own refreshes in the authorizer's window.
         var shared = AuthorizationContext(request: context.request, endpoint: context.endpoint, scheme: context.scheme, attempt: context.attempt)
         shared.refreshWindow = context.refreshWindow
-        let required = context.requiredGeneration(for: self)
-        // Read before asking: a logout during the wait makes the token older than this, never newer.
-        let generation = required ?? refresh.generation
         // model: wait, start (-DCACHING: a flight without lifetime)
-        let outcome = await refresh.value(deadline: context.deadline, generation: required, isUsable: isReusable,
-                                          join: .wait(start: { [self, shared] flight in
-            let call = Task { await ask(for: shared, in: flight) }
-            return { call.cancel() }
-        }))
-        switch outcome {
-        case .value(let cached):
-            // On the request: behind an app's decorator, its rejection after an identity change fails as cleared.
-            context.noteIssued(by: self, generation: generation)
-            return cached.credential
-        case .failed(let error):
-            throw error
-        default:
-            throw outcome.requestError(for: context)
-        }
-    }
-
-    /// A cached token with a readable `exp` at least `leeway` away, cached less than `maximumAge` ago.
-    private func isReusable(_ cached: Cached) -> Bool {
-        guard let expiresAt = cached.expiresAt else { return false }
-        return expiresAt.timeIntervalSince(clock.now()) >= leeway && clock.monotonicNow() - cached.cachedAt < maximumAge
-    }
-
-    private func ask(for context: AuthorizationContext, in flight: SingleFlight<Cached>.Flight) async {
-        do {
-            let credential = try await wrapped.credential(for: context)
+        return try await refresher.credential(for: context) { [wrapped, clock, shared] _ in
+            let credential = try await wrapped.credential(for: shared)
             let expiresAt = credential.value.flatMap { try? JWTClaims(decoding: $0).expiresAt }
-            refresh.finish(flight, with: .success(Cached(credential: credential, expiresAt: expiresAt, cachedAt: clock.monotonicNow())))
-        } catch {
-            refresh.finish(flight, with: .failure(error))
+            return Cached(credential: credential, expiresAt: expiresAt, cachedAt: clock.monotonicNow())
         }
     }
 
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
-        refresh.modify { cached in if cached?.credential == credential { cached = nil } }
+        // A rejection of a token cached before an identity change is refused here, whatever wraps the cache.
+        guard refresher.rejected(credential, response: response) == .retry else { return .fail }
         return await wrapped.credentialRejected(credential, response: response, context: context)
     }
 
@@ -105,7 +85,7 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
 
     /// Forgets the cached credential and passes the new user on to the wrapped provider.
     public func identityDidChange(to identity: String?) async {
-        refresh.reset()
+        refresher.clear()
         await wrapped.identityDidChange(to: identity)
     }
 
@@ -125,9 +105,4 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
     public var customMirror: Mirror {
         Mirror(self, children: ["leeway": leeway, "maximumAge": maximumAge], displayStyle: .class)
     }
-}
-
-extension CachingAuthorizationProvider: GenerationalProvider {
-    /// Bumped by every ``identityDidChange()``.
-    public var credentialGeneration: UInt64 { refresh.generation }
 }

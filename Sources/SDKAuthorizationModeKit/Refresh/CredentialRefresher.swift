@@ -110,6 +110,9 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         /// Cancel a fetch once every request waiting for it has left (default `true`). `false` for a
         /// fetch that only asks the app, which answers with ``set(_:)`` later.
         public var cancelsUnwatchedFetch: Bool
+        /// Count each fetch in the refresh window (default `true`). `false` only for a fetch that
+        /// asks another provider, which counts its own refreshes (a cache in front of it).
+        public var countsInRefreshWindow: Bool
         /// What a fetch is called in logs ("token refresh").
         public var name: String
         /// What the waiters of a fetch past ``timeout`` fail with, given the timeout.
@@ -123,16 +126,19 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         ///   - rejectionStatuses: ``rejectionStatuses``.
         ///   - failures: ``failures``.
         ///   - cancelsUnwatchedFetch: ``cancelsUnwatchedFetch``.
+        ///   - countsInRefreshWindow: ``countsInRefreshWindow``.
         ///   - name: ``name``.
         ///   - timeoutError: ``timeoutError``; by default `RequestError.Code.credentialTimedOut`.
         public init(timeout: TimeInterval? = nil, waitLimit: TimeInterval? = nil, rejectionStatuses: Set<Int> = [401],
-                    failures: Failures = .asThrown, cancelsUnwatchedFetch: Bool = true, name: String = "token refresh",
+                    failures: Failures = .asThrown, cancelsUnwatchedFetch: Bool = true, countsInRefreshWindow: Bool = true,
+                    name: String = "token refresh",
                     timeoutError: @escaping @Sendable (TimeInterval) -> RequestError = { RequestError.credentialTimedOut(endpoint: nil, after: $0) }) {
             self.timeout = timeout
             self.waitLimit = waitLimit
             self.rejectionStatuses = rejectionStatuses
             self.failures = failures
             self.cancelsUnwatchedFetch = cancelsUnwatchedFetch
+            self.countsInRefreshWindow = countsInRefreshWindow
             self.name = name
             self.timeoutError = timeoutError
         }
@@ -324,7 +330,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         // model: start (admitRefresh, then the fetch's task)
         let current = flights.current
         // Counted in the authorizer's refresh window, however this fetch was started.
-        if let refused = flights.admitRefresh(through: window, replacing: current.map { credentialOf($0.value) }) {
+        if options.countsInRefreshWindow, let refused = flights.admitRefresh(through: window, replacing: current.map { credentialOf($0.value) }) {
             flights.finish(flight, with: .failure(refused))
             return nil
         }

@@ -127,10 +127,10 @@ struct EachLogoutCheckHoldsAloneTests {
     @Test func theCacheServesARetryOnlyWhileTheGenerationItWasIssuedInIsCurrent() async throws {
         let wrapped = ScriptedProvider(.token(makeJWT(["exp": clock.now().timeIntervalSince1970 + 3_600, "n": 0])), .token("after-logout"))
         let cache = CachingAuthorizationProvider(wrapping: wrapped, clock: clock)
-        let issuedIn = cache.credentialGeneration
+        let issuedIn = cache.refresher.credentialGeneration
         await cache.identityDidChange()
         await #expect(throws: RequestError.credentialCleared(endpoint: nil)) {
-            try await cache.credential(for: retryContext(issuedBy: cache, generation: issuedIn))
+            try await cache.credential(for: retryContext(issuedBy: cache.refresher, generation: issuedIn))
         }
         #expect(wrapped.requestedContexts.isEmpty, "the wrapped provider is not asked for a request issued before the change")
     }
