@@ -77,7 +77,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         case returningToken(@Sendable () async throws -> String)
     }
 
-    /// The token, its `exp` (when readable) and whether the server rejected it.
+    /// The token and its `exp` (when readable).
     ///
     /// Its staleness is judged as `RefreshingTokenProvider` judges its tokens: `exp` on the wall
     /// clock while the device's clock agrees with the token as it arrives (no earlier than its
@@ -86,7 +86,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// monotonic clock from its arrival: a fast device clock causes no refresh storm, and at worst
     /// the token is used until the server refuses it. A token loaded from the credential store did
     /// not just arrive: it is judged on the wall clock.
-    private struct IDToken: Sendable {
+    struct IDToken: Sendable {
         /// How far the device clock may be behind a token's `iat` and still agree with it.
         static let clockTolerance: TimeInterval = 60
 
@@ -94,7 +94,6 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         let expiresAt: Date?
         /// When the device clock disagreed with the token as it arrived: the monotonic time its lifetime ends.
         let lifetimeEndsAt: TimeInterval?
-        var rejected = false
 
         init(_ token: String, arrivedOn clock: (any AuthorizationClock)? = nil, leeway: TimeInterval = 0) {
             let claims = try? JWTClaims(decoding: token)
@@ -114,9 +113,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             return expiresAt?.timeIntervalSince(clock.now())
         }
 
-        /// Not rejected, and its expiry (if readable) at least `leeway` away.
+        /// Its expiry (if readable) at least `leeway` away.
         func isFresh(on clock: any AuthorizationClock, leeway: TimeInterval) -> Bool {
-            guard !rejected else { return false }
             if let remaining = remaining(on: clock), remaining < leeway { return false }
             return true
         }
@@ -142,7 +140,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     private let identity: Locked<String?>
     private let callback = Locked<Callback?>(nil)
     /// The token, the one refresh that runs, and the requests that wait for it.
-    private let refresh: SingleFlight<IDToken>
+    let refresher: CredentialRefresher<IDToken>
     /// Whether a token without a readable expiry has been reported (once per store).
     private let reportedNoExpiry = Locked(false)
 
@@ -236,23 +234,21 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         self.credentialStore = credentialStore
         self.identity = Locked(credentialIdentity)
         let stored = Self.loadStored(from: credentialStore, identity: credentialIdentity, kind: credentialKind, diagnostics: diagnostics)
-        // A refresh lasts at most the timeout: a request that needs a token after that asks again.
-        let configuration = SingleFlight<IDToken>.Configuration(flightLifetime: options.refreshTimeout, flightEnded: { [observer] end, age in
-            let outcome: AuthorizationEvent.Outcome? = switch end {
-            case .succeeded: .succeeded
-            case .failed: .failed
-            case .timedOut: .timedOut
-            case .cleared: .cleared
-            case .abandoned: nil
-            }
-            if let outcome { observer?.observe(AuthorizationEvent(.refreshFinished, duration: age, outcome: outcome)) }
-        })
-        self.refresh = SingleFlight(clock: clock, configuration: configuration, value: stored)
+        let leeway = options.staleLeeway
+        // Each request waits up to the timeout; a refresh lasts at most the timeout too (a request
+        // that needs a token after that asks again). The callback asks the app, which may answer
+        // with setIDToken later: it runs on when the requests leave.
+        self.refresher = CredentialRefresher(
+            value: stored,
+            options: .init(timeout: options.refreshTimeout, waitLimit: options.refreshTimeout, failures: .refreshFailed,
+                           cancelsUnwatchedFetch: false, name: "ID token refresh", timeoutError: nil),
+            clock: clock, diagnostics: diagnostics, observer: observer,
+            isFresh: { $0.isFresh(on: clock, leeway: leeway) }, credential: { .bearer($0.token) })
     }
 
     /// The domains, options and whether a token is set; never the token.
     public var description: String {
-        "IDTokenStore(domains: \(authorizedDomains.map(\.description)), token: \(refresh.current == nil ? "none" : "set, redacted"), waiting: \(waitingRequestCount))"
+        "IDTokenStore(domains: \(authorizedDomains.map(\.description)), token: \(refresher.current == nil ? "none" : "set, redacted"), waiting: \(waitingRequestCount))"
     }
 
     public var customMirror: Mirror {
@@ -281,9 +277,8 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         guard credentialStore == nil || owner != nil else {
             throw .invalidValue(key: "credentialIdentity", reason: "no user is named since the identity changed, and this store keeps the token per user: name the user with identityDidChange(to:) or switchIdentity(to:) first")
         }
-        let generation = refresh.set(idToken)
+        refresher.set(idToken, persist: { self.save(idToken, for: owner) })
         warnIfExpiringSoon(idToken)
-        save(idToken, generation: generation, for: owner)
     }
 
     /// Forgets the token (logout). Requests waiting for a token fail with
@@ -291,7 +286,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// installed nor stored.
     public func clearIDToken() {
         // model: logout (reset, then the slot removed)
-        refresh.reset(thenRemove: { persist { try $0.remove(identity: $1, kind: credentialKind) } })
+        refresher.clear(thenRemove: { persist { try $0.remove(identity: $1, kind: credentialKind) } })
     }
 
     /// The app's user changed to `identity` (their ID), or to no one (`nil`):
@@ -312,7 +307,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         var previous: String?
         var generation: UInt64 = 0
         // model: switchUser (reset, the identity moved in its update, then the old slot removed)
-        refresh.reset(updating: { created in
+        refresher.clear(updating: { created in
             generation = created
             previous = self.identity.withLock { current in
                 defer { current = next }
@@ -328,7 +323,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         })
         if let stored = Self.loadStored(from: credentialStore, identity: next, kind: credentialKind, diagnostics: diagnostics) {
             // A later switch or logout wins.
-            refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
+            refresher.install(stored, ifGeneration: generation)
         }
     }
 
@@ -351,13 +346,13 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         // user's) must not land in it.
         var generation: UInt64 = 0
         // model: switchUser (reset, the identity moved in its update)
-        refresh.reset(updating: { created in
+        refresher.clear(updating: { created in
             generation = created
             self.identity.withLock { $0 = identity }
         })
         if let stored = Self.loadStored(from: credentialStore, identity: identity, kind: credentialKind, diagnostics: diagnostics) {
             // A later switch or logout wins: an overtaken switch installs nothing.
-            refresh.modify(ifGeneration: generation) { token in if token == nil { token = stored } }
+            refresher.install(stored, ifGeneration: generation)
         }
     }
 
@@ -393,16 +388,15 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         }
     }
 
-    /// Stores `token` in the slot of `owner`, the user it was set or fetched for, unless a logout
-    /// or a switch has come since: never in another user's slot.
-    private func save(_ token: IDToken, generation: UInt64, for owner: String?) {
+    /// Stores `token` in the slot of `owner`, the user it was set or fetched for: never in another
+    /// user's slot. Runs under the refresher's persistence lock, only while no logout or switch
+    /// came since the token was set or its fetch began.
+    private func save(_ token: IDToken, for owner: String?) {
         // model: persist (the owner read when the token was set or its fetch started, checked against the slot's identity under the persistence lock)
-        refresh.persist({
-            persist { store, identity in
-                guard let owner, owner.utf8.elementsEqual(identity.utf8) else { return }
-                try store.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: owner, kind: credentialKind)
-            }
-        }, generation: generation)
+        persist { store, identity in
+            guard let owner, owner.utf8.elementsEqual(identity.utf8) else { return }
+            try store.save(StoredCredential(token: token.token, expiresAt: token.expiresAt), identity: owner, kind: credentialKind)
+        }
     }
 
     /// Runs `change` on the credential store and the current identity, if any; a failure is
@@ -440,16 +434,16 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     }
 
     /// The current token, if any (fresh or not).
-    public var currentToken: String? { refresh.current?.token }
+    public var currentToken: String? { refresher.current?.token }
 
     /// How many requests are waiting for a token now.
-    public var waitingRequestCount: Int { refresh.waitingCount }
+    public var waitingRequestCount: Int { refresher.waitingCount }
 
     /// The user whose token the credential store keeps now (for tests).
     var credentialIdentity: String? { identity.withLock { $0 } }
 
     /// Waits and alarms still held; zero when nothing waits (for leak tests).
-    var heldWaitRecords: Int { refresh.heldRecords }
+    var heldWaitRecords: Int { refresher.heldRecords }
 
     // MARK: AuthorizationProvider
 
@@ -460,39 +454,9 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         // A credential store keeps one user's token: after an identity change that named no user,
         // nothing is asked for or stored until one is named.
         if credentialStore != nil, identity.withLock({ $0 }) == nil { throw RequestError.noUserNamed(endpoint: context.endpoint) }
-        let clock = clock, leeway = options.staleLeeway
-        let isFresh = { (token: IDToken) in token.isFresh(on: clock, leeway: leeway) }
-        let required = context.requiredGeneration(for: self)
-        // Read before asking: a logout during the wait makes the token older than this, never newer.
-        let generation = required ?? refresh.generation
-        // A retry is served only in the generation its first credential came from (the wait below
-        // answers cleared at once otherwise).
-        let fresh: IDToken?
-        if let required {
-            fresh = refresh.modify(ifGeneration: required) { token in token.flatMap { isFresh($0) ? $0 : nil } } ?? nil
-        } else {
-            fresh = refresh.usableValue(isFresh)
-        }
-        if let fresh { return issued(fresh, generation: generation, context) }
-        let waitStartedAt = waitStarted(context)
-        let outcome = await refresh.wait(deadline: context.deadline, waitLimit: options.refreshTimeout,
-                                         generation: required, isUsable: isFresh,
-                                         join: .wait(start: { [self, window = context.refreshWindow] flight in
-            // Counted in the authorizer's refresh window, however this refresh was started (a
-            // rejection, a stale mark, an expiry, no token yet).
-            if let refused = refresh.admitRefresh(through: window, replacing: refresh.current.map { .bearer($0.token) }) {
-                refresh.finish(flight, with: .failure(refused))
-                return nil
-            }
-            return startRefresh(flight)
-        }))
-        if let observer, let waitStartedAt {
-            observer.observe(AuthorizationEvent(.waitEnded, endpoint: context.endpoint, duration: clock.monotonicNow() - waitStartedAt, outcome: Self.eventOutcome(outcome)))
-        }
-        switch outcome {
-        case .value(let token):
-            return issued(token, generation: generation, context)
-        case .timedOut:
+        do {
+            return try await refresher.credential(for: context, fetch: fetchToken)
+        } catch let error as RequestError where error.code == .credentialTimedOut {
             switch options.timeoutBehavior {
             case .sendWithoutToken:
                 diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); sending \(context.requestName) without the ID token",
@@ -501,80 +465,31 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
             case .fail:
                 diagnostics.log(.warning, "\(Self.timeoutMessage(after: options.refreshTimeout)); failing \(context.requestName)",
                                 endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)
-                throw RequestError.credentialTimedOut(endpoint: context.endpoint, after: options.refreshTimeout)
+                throw error
             }
-        case .failed(let error):
-            // The refresh window's refusal and an already-expired token come back as they are.
-            throw RequestError.refreshFailed(error, endpoint: context.endpoint)
-        case .deadlineExceeded, .cleared, .cancelled:
-            throw outcome.requestError(for: context)
         }
     }
 
-    /// `token` as the credential of `context`'s request, noted on it with the generation it was
-    /// issued in: behind an app's decorator, a rejection or retry after a logout fails as cleared.
-    private func issued(_ token: IDToken, generation: UInt64, _ context: AuthorizationContext) -> Credential {
-        context.noteIssued(by: self, generation: generation)
-        return .bearer(token.token)
-    }
-
-    private static func eventOutcome(_ outcome: SingleFlight<IDToken>.Outcome) -> AuthorizationEvent.Outcome {
-        switch outcome {
-        case .value: .succeeded
-        case .timedOut: .timedOut
-        case .deadlineExceeded: .deadlineExceeded
-        case .cleared: .cleared
-        case .cancelled: .cancelled
-        case .failed: .failed
-        }
-    }
-
-    /// Reports the wait to the observer, if any, and returns when it began.
-    private func waitStarted(_ context: AuthorizationContext) -> TimeInterval? {
-        observer.map { observer in
-            observer.observe(AuthorizationEvent(.waitStarted, endpoint: context.endpoint))
-            return clock.monotonicNow()
-        }
-    }
-
-    /// Invokes the refresh callback for `flight`: the first request that needs a token and finds
-    /// no refresh running (or the last one past the timeout) does this, once.
-    private func startRefresh(_ flight: SingleFlight<IDToken>.Flight) -> (@Sendable () -> Void)? {
-        observer?.observe(AuthorizationEvent(.refreshStarted))
-        // The user this refresh is for: the identity of the flight's generation.
+    /// Invokes the refresh callback: the first request that needs a token and finds no refresh
+    /// running (or the last one past the timeout) does this, once. Returns the token when the
+    /// callback returns one; otherwise `nil`, and the app answers with ``setIDToken(_:)``.
+    private func fetchToken(_ refresh: CredentialRefresher<IDToken>.Refresh) async throws -> IDToken? {
+        // The user this refresh is for: the identity of its generation.
         let owner = identity.withLock { $0 }
         switch callback.withLock({ $0 }) {
         case .async(let callback)?:
-            Task { await callback() }
+            await callback()
         case .sync(let callback)?:
             DispatchQueue.global().async { callback() }
         case .returningToken(let callback)?:
-            Task { [self] in
-                do {
-                    let token = try checked(try await callback())
-                    if !token.isFresh(on: clock, leeway: 0) {
-                        // Installing it would only make the next request refresh again, in a loop.
-                        if let waiting = refresh.finish(flight, with: .failure(RequestError.refreshedCredentialExpired(endpoint: nil))) {
-                            diagnostics.log(.warning, "The ID token refresh returned a token that had already expired; \(waiting) waiting requests fail",
-                                            event: RequestError.Code.refreshedCredentialExpired.rawValue)
-                        }
-                        return
-                    }
-                    // Stored before the waiting requests resume (a relaunch right after one finds
-                    // it), and taken only while no logout came since the refresh began.
-                    save(token, generation: flight.generation, for: owner)
-                    if refresh.finish(flight, with: .success(token)) != nil {
-                        warnIfExpiringSoon(token)
-                    } else {
-                        diagnostics.log(.info, "The ID token refresh returned after a logout; its token was dropped")
-                    }
-                } catch {
-                    if let waiters = refresh.finish(flight, with: .failure(error)) {
-                        diagnostics.log(.warning, "The ID token refresh callback failed (\(RequestError.summary(of: error))); \(waiters) waiting requests fail now",
-                                        event: AuthorizationEvent.Kind.refreshFinished.rawValue)
-                    }
-                }
-            }
+            let token = try checked(try await callback())
+            // Installing it would only make the next request refresh again, in a loop.
+            if !token.isFresh(on: clock, leeway: 0) { throw RequestError.refreshedCredentialExpired(endpoint: nil) }
+            // Stored before the waiting requests resume (a relaunch right after one finds it), and
+            // only while no logout came since the refresh began.
+            refresh.persist { self.save(token, for: owner) }
+            warnIfExpiringSoon(token)
+            return token
         case nil:
             diagnostics.log(.warning, "A request needs an ID token but no refresh callback is registered; waiting for setIDToken")
         }
@@ -587,10 +502,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         guard response.statusCode == 401, authorizedDomains.contains(where: { $0.matches(context.url) }) else {
             return .fail
         }
-        refresh.modify { token in
-            if let value = credential.value, token?.token == value { token?.rejected = true }
-        }
-        return .retry
+        return refresher.rejected(credential, response: response)
     }
 
     /// The user changed and no new one is named: as ``identityDidChange(to:)`` with `nil`.
@@ -601,12 +513,6 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
 
     /// `true`: every wait ends by the request's deadline or at cancellation.
     public var endsByDeadline: Bool { true }
-}
-
-extension IDTokenStore: GenerationalProvider {
-    /// Bumped by every ``clearIDToken()`` and identity switch: a request rejected after one fails as
-    /// cleared instead of refreshing for it.
-    public var credentialGeneration: UInt64 { refresh.generation }
 }
 
 /// The async refresh-callback mode (`SDKAuthorization.IDTokenRefresh`): an ``IDTokenStore``

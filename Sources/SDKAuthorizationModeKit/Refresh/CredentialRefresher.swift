@@ -96,7 +96,8 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
 
     /// Time limits, rejections and failures.
     public struct Options: Sendable {
-        /// Seconds a fetch may run before its waiters fail with ``timeoutError``; `nil`, no limit.
+        /// Seconds a fetch may run: after it, its waiters fail with ``timeoutError`` (when there is
+        /// one), and the next request that needs a value starts a new fetch; `nil`, no limit.
         public var timeout: TimeInterval?
         /// Seconds each request waits at most, from when it began waiting; past it the request fails
         /// with `RequestError.Code.credentialTimedOut`. `nil`, until its deadline only.
@@ -115,8 +116,9 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         public var countsInRefreshWindow: Bool
         /// What a fetch is called in logs ("token refresh").
         public var name: String
-        /// What the waiters of a fetch past ``timeout`` fail with, given the timeout.
-        public var timeoutError: @Sendable (TimeInterval) -> RequestError
+        /// What the waiters of a fetch past ``timeout`` fail with, given the timeout; `nil` leaves
+        /// them waiting until their own limits (``waitLimit``, their deadline).
+        public var timeoutError: (@Sendable (TimeInterval) -> RequestError)?
 
         /// Creates options.
         ///
@@ -132,7 +134,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         public init(timeout: TimeInterval? = nil, waitLimit: TimeInterval? = nil, rejectionStatuses: Set<Int> = [401],
                     failures: Failures = .asThrown, cancelsUnwatchedFetch: Bool = true, countsInRefreshWindow: Bool = true,
                     name: String = "token refresh",
-                    timeoutError: @escaping @Sendable (TimeInterval) -> RequestError = { RequestError.credentialTimedOut(endpoint: nil, after: $0) }) {
+                    timeoutError: (@Sendable (TimeInterval) -> RequestError)? = { RequestError.credentialTimedOut(endpoint: nil, after: $0) }) {
             self.timeout = timeout
             self.waitLimit = waitLimit
             self.rejectionStatuses = rejectionStatuses
@@ -204,8 +206,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         self.isFresh = isFresh
         self.credentialOf = credential
         var flightTimeoutError: (@Sendable () -> any Error)?
-        if let timeout = options.timeout {
-            let timeoutError = options.timeoutError
+        if let timeout = options.timeout, let timeoutError = options.timeoutError {
             flightTimeoutError = { timeoutError(timeout) }
         }
         var flightEnded: (@Sendable (SingleFlight<Entry>.FlightEnd, TimeInterval) -> Void)?
@@ -249,15 +250,15 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     /// How many requests wait now.
     public var waitingCount: Int { flights.waitingCount }
 
-    /// Waits and alarms still held; zero when nothing waits (for leak tests).
-    var heldRecords: Int { flights.heldRecords }
+    /// Waits and alarms still held; zero when nothing waits (for a mode's leak tests).
+    public var heldRecords: Int { flights.heldRecords }
 
     // MARK: A request's credential
 
     /// The credential for `context`'s request: the current value's when it is fresh; otherwise the
     /// one `fetch` gets, waiting for it (see ``value(for:fetch:)``).
     public func credential(for context: AuthorizationContext,
-                           fetch: @escaping @Sendable (Refresh) async throws -> Value?) async throws(RequestError) -> Credential {
+                           fetch: @escaping @Sendable (Refresh) async throws -> Value?) async throws -> Credential {
         credentialOf(try await value(for: context, fetch: fetch))
     }
 
@@ -269,12 +270,13 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     /// (unless ``Options/cancelsUnwatchedFetch`` is `false`). It returns the new value, or `nil` when
     /// the value comes later through ``set(_:)`` (a callback that asks the app).
     ///
-    /// - Throws: `RequestError`: `credentialCleared` (a logout while it waited, or since the request
-    ///   it retries was sent), `deadlineExceeded`, `cancelled`, `credentialTimedOut`,
+    /// - Throws: `CancellationError` when its task is cancelled; otherwise `RequestError`:
+    ///   `credentialCleared` (a logout while it waited, or since the request it retries was sent),
+    ///   `deadlineExceeded`, `credentialTimedOut`,
     ///   `refreshWindowExceeded`, `refreshWaitsForItself`, or what the fetch threw
     ///   (``Options/failures``).
     public func value(for context: AuthorizationContext,
-                      fetch: @escaping @Sendable (Refresh) async throws -> Value?) async throws(RequestError) -> Value {
+                      fetch: @escaping @Sendable (Refresh) async throws -> Value?) async throws -> Value {
         let isFresh = isFresh
         let isUsable = { (entry: Entry) in entry.rejection == nil && isFresh(entry.value) }
         // A retry is served only in the generation its credential was issued in.
@@ -320,7 +322,8 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         case .cleared:
             throw RequestError.credentialCleared(endpoint: context.endpoint)
         case .cancelled:
-            throw RequestError.cancelled.withEndpoint(context.endpoint)
+            // The caller's own doing: the authorizer reports it as cancelled, without a log line.
+            throw CancellationError()
         }
     }
 
@@ -347,7 +350,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
             // model: fetch, then finish
             guard let value = try await fetch(refresh) else { return }
             if flights.finish(flight, with: .success(Entry(value: value))) == nil {
-                diagnostics.log(.info, "A \(options.name) returned after a logout or after every request that waited for it had left; its token was dropped")
+                diagnostics.log(.info, "The \(options.name) returned after a logout or after every request that waited for it had left; its token was dropped")
             }
         } catch {
             guard let waiting = flights.finish(flight, with: .failure(error)) else { return }

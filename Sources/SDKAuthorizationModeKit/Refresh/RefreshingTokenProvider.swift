@@ -284,8 +284,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
     public func credential(for context: AuthorizationContext) async throws -> Credential {
         do {
             return try await refresher.credential(for: context, fetch: fetchToken)
-        } catch {
-            guard error.code == .credentialTimedOut else { throw error }
+        } catch let error as RequestError where error.code == .credentialTimedOut {
             guard options.sendsWithoutTokenOnTimeout else {
                 diagnostics.log(.warning, "The token refresh did not finish within \(options.refreshTimeout) seconds; failing \(context.requestName)",
                                 endpoint: context.endpoint, scheme: context.scheme, event: RequestError.Code.credentialTimedOut.rawValue)

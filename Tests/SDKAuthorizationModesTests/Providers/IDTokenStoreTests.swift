@@ -102,7 +102,7 @@ struct IDTokenStoreTests {
         }
         #expect(clock.monotonicNow() == 1_000)              // no time passed: nobody sat out the timeout
         #expect(store.heldWaitRecords == 0)
-        #expect(sink.messages(at: .warning).contains { $0.contains("refresh callback failed (RefreshDenied); 3 waiting requests fail now") })
+        #expect(sink.messages(at: .warning).contains { $0.contains("The ID token refresh failed (RefreshDenied); 3 waiting requests fail") })
     }
 
     @Test func tokenRefreshReturningAnUnsendableTokenFailsTheWaitersAndKeepsTheOldToken() async throws {
