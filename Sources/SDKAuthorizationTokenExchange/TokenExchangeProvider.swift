@@ -119,9 +119,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     private let clock: any AuthorizationClock
     private let diagnostics: any DiagnosticsSink
     /// The auth token, the one sign-and-exchange that runs, and the requests that wait for it.
-    private let refresh: SingleFlight<ExchangedToken>
-    /// The token a rejection dropped, until the signing that replaces it asks the refresh window.
-    private let rejectedToken = Locked<String?>(nil)
+    let refresher: CredentialRefresher<ExchangedToken>
     /// The signing timeouts.
     private let alarms: Alarms
     /// Whose token the store keeps, and the generation of ``refresh`` that read it. Changed with the
@@ -129,8 +127,8 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// save or a load of an earlier generation never lands in another user's slot.
     private let binding: Locked<(identity: String?, loadedIn: UInt64?)>
     /// The platform's refusals in a row and when the next exchange may be tried. Ended, with the
-    /// generation, by a switch or a logout (under the lock of ``refresh``, then this one).
-    private let backoff = Locked(ExchangeBackoff())
+    /// generation, by a switch or a logout (under the lock of ``refresher``, then this one).
+    private let backoff: Locked<ExchangeBackoff>
     /// The payload warnings already reported (each once).
     private let payloadWarnings = Locked(Set<PayloadWarning>())
 
@@ -209,19 +207,26 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         self.clock = clock
         self.diagnostics = diagnostics
         self.alarms = Alarms(clock: clock)
-        let lifetime = options.signingTimeout + options.exchangeTimeout
-        self.refresh = SingleFlight<ExchangedToken>(clock: clock, configuration: .init(
-            flightLifetime: lifetime,
-            flightTimeoutError: { RequestError.exchangeFailed(reason: "no auth token within \(lifetime) seconds of signing and exchanging", response: nil, underlyingError: nil) },
-            abandonsUnwatchedFlights: true,
-            // A signing that ignores cancellation (a completion-handler signer) still counts as
-            // running until its lifetime ends: a new request waits for it, never starts a second.
-            waitsForAbandonedWork: true
-        ))
+        let backoff = Locked(ExchangeBackoff())
+        self.backoff = backoff
+        let leeway = options.expiryLeeway
+        self.refresher = CredentialRefresher(
+            options: .init(timeout: options.signingTimeout + options.exchangeTimeout, rejectionStatuses: [401, 403], name: "token exchange",
+                           timeoutError: { lifetime in
+                               .exchangeFailed(reason: "no auth token within \(lifetime) seconds of signing and exchanging", response: nil, underlyingError: nil)
+                           }),
+            clock: clock, diagnostics: diagnostics,
+            isFresh: { token in
+                // While the platform's last refusal holds exchanges back, a token that has not
+                // expired yet still serves: no signing storm.
+                token.isFresh(on: clock, leeway: leeway)
+                    || (backoff.withLock { $0.until > clock.monotonicNow() } && token.isFresh(on: clock, leeway: 0))
+            },
+            credential: { .bearer($0.credential.token) })
     }
 
     public var description: String {
-        let hasToken = refresh.current != nil
+        let hasToken = refresher.current != nil
         return "TokenExchangeProvider(\(LogText.url(exchangeURL)), token: \(hasToken ? "set, redacted" : "none"))"
     }
 
@@ -234,64 +239,21 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         // fetched (it could only be stored for the wrong user, or for no one) until one is named.
         if store != nil, binding.withLock({ $0.identity }) == nil { throw RequestError.noUserNamed(endpoint: context.endpoint) }
         loadFromStoreOnce()
-        let clock = clock, leeway = options.expiryLeeway
-        let required = context.requiredGeneration(for: self)
-        // Read before asking: a logout during the wait makes the token older than this, never newer.
-        let generation = required ?? refresh.generation
-        if refresh.usableValue({ $0.isFresh(on: clock, leeway: leeway) }) == nil, let refusal = backoffError() {
-            // The platform refused the last exchange: no signing storm. A token that has not
-            // expired yet still serves.
-            if let token = refresh.usableValue({ $0.isFresh(on: clock, leeway: 0) }) { return issued(token, generation: generation, context) }
+        // The platform refused the last exchange: no signing storm. A token that has not expired
+        // yet still serves (the refresher counts it fresh meanwhile).
+        let clock = clock
+        if let refusal = backoffError(), refresher.current(where: { $0.isFresh(on: clock, leeway: 0) }) == nil {
             throw refusal.withEndpoint(context.endpoint)
         }
-        // Only the gate is held by the refresh start, not the whole context.
-        let window = context.refreshWindow
-        let outcome = await refresh.value(deadline: context.deadline, generation: required,
-                                          isUsable: { $0.isFresh(on: clock, leeway: leeway) }, join: .wait(start: { [self] flight in
-            // Counted in the authorizer's refresh window, however this signing was started.
-            // The token this signing replaces: the current one, or the one a rejection dropped (its
-            // grant in the window is this signing's place).
-            let replacing = refresh.current.map { $0.credential.token } ?? rejectedToken.withLock { token in defer { token = nil }; return token }
-            if let refused = refresh.admitRefresh(through: window, replacing: replacing.map(Credential.bearer)) {
-                refresh.finish(flight, with: .failure(refused))
-                return nil
-            }
-            let work = Task { await signAndExchange(flight) }
-            return { work.cancel() }
-        }))
-        switch outcome {
-        case .value(let token):
-            return issued(token, generation: generation, context)
-        case .failed(let error as RequestError):
-            throw error.withEndpoint(context.endpoint)
-        case .failed(let error):
-            throw error
-        default:
-            throw outcome.requestError(for: context)
-        }
-    }
-
-    /// `token` as the credential of `context`'s request, noted on it with the generation it was
-    /// issued in: behind an app's decorator, a rejection or retry after a logout fails as cleared.
-    private func issued(_ token: ExchangedToken, generation: UInt64, _ context: AuthorizationContext) -> Credential {
-        context.noteIssued(by: self, generation: generation)
-        return .bearer(token.credential.token)
+        return try await refresher.credential(for: context, fetch: signAndExchange)
     }
 
     /// A 401 or 403 to a request that carried the current token drops it and asks for one retry,
     /// which signs and exchanges anew.
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
-        let generation = refresh.generation
-        let dropped = refresh.modify(ifGeneration: generation) { token -> Bool in
-            guard let current = token, current.credential.token == credential.value else { return false }
-            token = nil
-            return true
-        } ?? false
-        if dropped { rejectedToken.withLock { $0 = credential.value } }
-        // Only while the user it belonged to is still the current one: a switch since leaves the
-        // new user's stored token alone.
-        if dropped { refresh.persist(removeStored, generation: generation) }
-        return .retry
+        // Its stored copy goes too, only while the user it belonged to is still the current one: a
+        // switch since leaves the new user's stored token alone.
+        refresher.rejected(credential, response: response, marked: removeStored)
     }
 
     /// The user changed and no new one is named: as ``identityDidChange(to:)`` with `nil`.
@@ -313,9 +275,8 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             diagnostics.log(.warning, "The identity change named a user ID that is not 1 to 100 UTF-8 bytes; the token-exchange provider keeps no user until one is named")
             next = nil
         }
-        rejectedToken.withLock { $0 = nil }
         var previous: String?
-        refresh.reset(updating: { generation in
+        refresher.clear(updating: { generation in
             binding.withLock { binding in
                 previous = binding.identity
                 // Not read again in this generation: the new user's stored token is read by the next request.
@@ -331,10 +292,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// Forgets the auth token and its stored copy (logout). A sign-and-exchange in flight is
     /// cancelled, and what it returns late is neither used nor stored.
     public func clearUserData() {
-        rejectedToken.withLock { $0 = nil }
         // Not read again in the new generation: if the removal fails, the old token stays out of use.
         var identity: String?
-        refresh.reset(updating: { generation in
+        refresher.clear(updating: { generation in
             identity = binding.withLock { binding in
                 binding.loadedIn = generation
                 return binding.identity
@@ -355,7 +315,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     ///   nothing changes then.
     public func switchIdentity(to identity: String) throws(ConfigurationError) {
         try CredentialIdentity.check(identity, hasStore: false, key: "identity")
-        refresh.reset(updating: { _ in
+        refresher.clear(updating: { _ in
             binding.withLock { $0 = (identity, nil) }
             backoff.withLock { $0 = ExchangeBackoff() }
         })
@@ -377,7 +337,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     }
 
     /// The current auth token, if any (fresh or not).
-    public var currentToken: String? { refresh.current?.credential.token }
+    public var currentToken: String? { refresher.current?.credential.token }
 
 
     // MARK: Signing and exchanging
@@ -386,7 +346,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         guard let store else { return }
         // The generation is read first: a switch or a logout after it bumps it, and the load below
         // is then discarded (the next request of the new generation reads again).
-        let generation = refresh.generation
+        let generation = refresher.credentialGeneration
         guard let identity = binding.withLock({ binding -> String? in
             guard binding.loadedIn != generation else { return nil }
             binding.loadedIn = generation
@@ -399,7 +359,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
                 let remaining = min(expiresAt.timeIntervalSince(clock.now()), Self.maximumLifetime)
                 let token = ExchangedToken(credential: stored, monotonicExpiry: clock.monotonicNow() + remaining, identity: identity)
                 // A logout or a switch while it loaded wins.
-                refresh.modify(ifGeneration: generation) { current in if current == nil { current = token } }
+                refresher.install(token, ifGeneration: generation)
             }
         } catch {
             diagnostics.log(.warning, "The stored auth token could not be read (\(CredentialStoreError.summary(of: error))); a new one is exchanged")
@@ -425,25 +385,21 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// One flight: sign, check, exchange, then store (unless a logout or a switch came meanwhile)
     /// and deliver to the waiting requests, in that order: a request that returns with the token
     /// finds it stored already, so a relaunch right after it does not exchange again.
-    private func signAndExchange(_ flight: SingleFlight<ExchangedToken>.Flight) async {
-        do {
-            // The user this exchange is for: the identity of the flight's generation (a switch or a
-            // logout bumps the generation before it changes the identity, and then nothing is stored).
-            let identity = binding.withLock { $0.identity }
-            // A request that joined just as a refusal came in: neither sign nor exchange.
-            if let refusal = backoffError() { throw refusal }
-            var claims = defaultClaims
-            claims["payload_type"] = .string(SigningPayload.Kind.authToken.rawValue)
-            let signed = try await requestSignature(SigningPayload(kind: .authToken, claims: claims))
-            try checkSignedPayload(signed)
-            var token = try await exchange(signed, flight: flight)
-            token.identity = identity
-            refresh.persist({ save(token) }, generation: flight.generation)
-            guard refresh.finish(flight, with: .success(token)) != nil else { return }
-            backoff.withLock { $0 = ExchangeBackoff() }
-        } catch {
-            refresh.finish(flight, with: .failure(error))
-        }
+    private func signAndExchange(_ refresh: CredentialRefresher<ExchangedToken>.Refresh) async throws -> ExchangedToken {
+        // The user this exchange is for: the identity of the refresh's generation (a switch or a
+        // logout bumps the generation before it changes the identity, and then nothing is stored).
+        let identity = binding.withLock { $0.identity }
+        // A request that joined just as a refusal came in: neither sign nor exchange.
+        if let refusal = backoffError() { throw refusal }
+        var claims = defaultClaims
+        claims["payload_type"] = .string(SigningPayload.Kind.authToken.rawValue)
+        let signed = try await requestSignature(SigningPayload(kind: .authToken, claims: claims))
+        try checkSignedPayload(signed)
+        var token = try await exchange(signed, refresh: refresh)
+        token.identity = identity
+        refresh.persist { save(token) }
+        refresh.whileCurrent { backoff.withLock { $0 = ExchangeBackoff() } }
+        return token
     }
 
     /// Stores `token` in the slot of the user it was fetched for, and only while that user is still
@@ -543,7 +499,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         return bytes.dropFirst().allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
-    private func exchange(_ signed: String, flight: SingleFlight<ExchangedToken>.Flight) async throws(RequestError) -> ExchangedToken {
+    private func exchange(_ signed: String, refresh: CredentialRefresher<ExchangedToken>.Refresh) async throws(RequestError) -> ExchangedToken {
         // Only b64token characters (letters, digits, `-._~+/=`): safe to place in a JSON string as it is.
         guard HeaderFieldRules.checkBearer(signed) == .valid else { throw .signingFailed(reason: "the signed payload is not a compact JWT") }
         let body = Data(#"{"token":"\#(signed)"}"#.utf8)
@@ -558,7 +514,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         do {
             return try token(from: response)
         } catch {
-            backOff(after: error.reason, flight: flight)
+            backOff(after: error.reason, refresh: refresh)
             throw .exchangeFailed(reason: error.reason, response: response, underlyingError: nil)
         }
     }
@@ -600,9 +556,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// Remembers a refused or unusable answer: nothing is exchanged for the next 1, 2, 4, … seconds
     /// (at most ``maximumExchangeBackoff``). Only while `flight`'s generation is current: a refusal
     /// that a switch or a logout overtook does not hold back the next user.
-    private func backOff(after reason: String, flight: SingleFlight<ExchangedToken>.Flight) {
+    private func backOff(after reason: String, refresh: CredentialRefresher<ExchangedToken>.Refresh) {
         let now = clock.monotonicNow()
-        _ = refresh.modify(ifGeneration: flight.generation) { _ in
+        refresh.whileCurrent {
             backoff.withLock { backoff in
                 backoff.refusals += 1
                 let doublings = Double(min(backoff.refusals - 1, 30))
@@ -748,10 +704,4 @@ public struct TokenExchangeMode: NamedProviderFactory {
             diagnostics: context.diagnostics
         )
     }
-}
-
-extension TokenExchangeProvider: GenerationalProvider {
-    /// Bumped by every logout (``clearUserData()``) and identity switch: a request rejected after
-    /// one fails as cleared instead of signing and exchanging for it.
-    public var credentialGeneration: UInt64 { refresh.generation }
 }

@@ -78,6 +78,13 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
             flights.persist(save, generation: generation)
         }
 
+        /// Runs `body` under the refresher's lock only while no logout or identity change came since
+        /// the fetch began, so what a logout resets (a backoff, say) is never changed for the
+        /// generation it ended. `body` must not call back into the refresher.
+        public func whileCurrent(_ body: () -> Void) {
+            _ = flights.modify(ifGeneration: generation) { _ in body() }
+        }
+
         /// The reason and the rejection's status; never the value.
         public var description: String {
             "Refresh(\(reason.rawValue)\(rejection.map { ", HTTP \($0.statusCode)" } ?? ""))"
