@@ -41,7 +41,7 @@ import SDKAuthorizationModeKit
 /// - **Deadlines.** Every wait (for the token, for the app's signer) ends by the request's deadline.
 ///
 /// Its `description` and mirror never show the token, a proof or the key.
-public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, CustomStringConvertible, CustomReflectable {
+public final class DPoPProvider: AuthorizationProvider, CustomStringConvertible, CustomReflectable {
     /// The largest token answer read, in bytes (16 KiB): a larger one is refused before it is parsed.
     public static let maximumTokenResponseSize = 16_384
     /// The longest access token taken, in bytes (8 KiB).
@@ -69,7 +69,7 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
     /// Where the wait for the app's signer is bounded by each request's deadline.
     private let alarms: Alarms
     /// The access token, the one token request that runs, and the requests that wait for it.
-    private let tokens: SingleFlight<DPoPToken>
+    private let tokens: CredentialRefresher<DPoPToken>
 
     /// An access token and when it stops being used.
     struct DPoPToken: Sendable {
@@ -78,11 +78,9 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
         let usableUntil: Date
         /// Monotonic time after which it is not used (a wall clock set back does not extend it).
         let usableUntilUptime: TimeInterval
-        /// Set when the server answered `invalid_token` to it.
-        var isStale = false
 
         func isFresh(on clock: any AuthorizationClock) -> Bool {
-            !isStale && clock.now() < usableUntil && clock.monotonicNow() < usableUntilUptime
+            clock.now() < usableUntil && clock.monotonicNow() < usableUntilUptime
         }
     }
 
@@ -118,15 +116,11 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
         self.clock = clock
         self.diagnostics = diagnostics
         self.alarms = Alarms(clock: clock, keepsIdleDriver: true)
-        let timeout = Self.tokenRequestTimeout
-        self.tokens = SingleFlight(clock: clock, configuration: .init(
-            flightLifetime: timeout,
-            flightTimeoutError: { RequestError.dpopTokenRequestFailed(reason: "no token within \(Int(timeout)) seconds") },
-            abandonsUnwatchedFlights: true,
-            // A token request that ignores cancellation still counts as running until its lifetime
-            // ends: a new request waits for it, never starts a second one.
-            waitsForAbandonedWork: true
-        ))
+        self.tokens = CredentialRefresher(
+            options: .init(timeout: Self.tokenRequestTimeout, name: "DPoP token request",
+                           timeoutError: { .dpopTokenRequestFailed(reason: "no token within \(Int($0)) seconds") }),
+            clock: clock, diagnostics: diagnostics,
+            isFresh: { $0.isFresh(on: clock) }, credential: { .authorization(scheme: "DPoP", $0.value) })
     }
 
     /// The token endpoint and whether a token is held; never the token.
@@ -137,14 +131,11 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
     /// The description only.
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .class) }
 
-    /// Bumped by every ``clearToken()`` and identity change.
-    public var credentialGeneration: UInt64 { tokens.generation }
-
     /// Forgets the token (logout): waiting requests fail with ``RequestError/Code/credentialCleared``,
     /// a token request in flight is cancelled and what it returns is dropped, and a request sent
     /// before and rejected after fails as cleared instead of fetching a token for it.
     public func clearToken() {
-        tokens.reset()
+        tokens.clear()
     }
 
     // MARK: AuthorizationProvider
@@ -152,7 +143,7 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
     /// `Authorization: DPoP <token>` with `DPoP: <a proof for this request>`; fetches a token first
     /// when none is fresh.
     public func credential(for context: AuthorizationContext) async throws -> Credential {
-        let token = try await freshToken(for: context)
+        let token = try await tokens.value(for: context) { [self] _ in try await requestToken() }.value
         let request = context.request
         let nonce = nonces.nonce(for: request.url)
         // The app's signer may never answer: the request waits for it until its deadline only,
@@ -180,10 +171,7 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
             // The token stays: a retry, not a refresh (the authorizer's refresh window does not count it).
             return .retryWithoutRefresh
         case "invalid_token":
-            tokens.modify { token in
-                if let value = credential.value, token?.value == value { token?.isStale = true }
-            }
-            return .retry
+            return tokens.rejected(credential, response: response)
         default:
             let shown = error.map { LogText.escaped($0, limit: 64) } ?? "no DPoP error"
             diagnostics.log(.warning, "The server rejected the DPoP credential of \(context.requestName) (\(shown)); the request fails",
@@ -210,53 +198,6 @@ public final class DPoPProvider: AuthorizationProvider, GenerationalProvider, Cu
     public var endsByDeadline: Bool { true }
 
     // MARK: Tokens
-
-    private func freshToken(for context: AuthorizationContext) async throws -> String {
-        let clock = clock
-        // Only the gate is held by the token request's start, not the whole context.
-        let window = context.refreshWindow
-        // Read before waiting: a logout during the wait makes the token older than this, never newer.
-        let required = context.requiredGeneration(for: self)
-        let generation = required ?? tokens.generation
-        let outcome = await tokens.value(deadline: context.deadline, generation: required,
-                                         isUsable: { $0.isFresh(on: clock) }, join: .wait(start: { [self] flight in
-            // Counted in the authorizer's refresh window, however this token request was started.
-            if let refused = window?.admitRefresh(replacing: tokens.current.map { .authorization(scheme: "DPoP", $0.value) }) {
-                tokens.finish(flight, with: .failure(refused))
-                return nil
-            }
-            let work = Task { await fetchToken(flight) }
-            return { work.cancel() }
-        }))
-        switch outcome {
-        case .value(let token):
-            // Noted on the request: behind an app's decorator, its rejection and retry after a
-            // logout still fail as cleared.
-            context.noteIssued(by: self, generation: generation)
-            return token.value
-        case .failed(let error as RequestError):
-            throw error.withEndpoint(context.endpoint)
-        case .failed(let error):
-            throw error
-        default:
-            throw outcome.requestError(for: context)
-        }
-    }
-
-    /// One flight: the token request (and its one nonce retry), then the token to every waiting request.
-    private func fetchToken(_ flight: SingleFlight<DPoPToken>.Flight) async {
-        do {
-            let token = try await requestToken()
-            if tokens.finish(flight, with: .success(token)) == nil {
-                diagnostics.log(.info, "A DPoP token request returned after a logout or after every request that waited for it had left; its token was dropped")
-            }
-        } catch {
-            if let waiting = tokens.finish(flight, with: .failure(error)) {
-                diagnostics.log(.warning, "The DPoP token request failed (\(RequestError.summary(of: error))); \(waiting) waiting requests fail",
-                                event: RequestError.Code.dpopTokenRequestFailed.rawValue)
-            }
-        }
-    }
 
     private func requestToken() async throws(RequestError) -> DPoPToken {
         var attempt = 1
