@@ -4,9 +4,8 @@ import SDKAuthorization
 /// The one "refresh once, let the others wait" of the framework: a current value, and at most one
 /// flight (a refresh) that produces the next one while any number of requests wait for it.
 ///
-/// Every built-in provider that refreshes keeps its credential here (`IDTokenStore`,
-/// `TokenExchangeProvider`, `CachingAuthorizationProvider`, `RefreshingTokenProvider`), so they
-/// share one set of guarantees; a mode of your own that refreshes a credential can keep it here too:
+/// The engine under ``CredentialRefresher``, which every refreshing provider is built on (the
+/// built-in ones and a mode of your own): its guarantees are these:
 /// - **One flight.** Requests that find no usable value while a flight runs join it; the first one
 ///   that finds none starts it. A flight older than ``Configuration/flightLifetime`` takes no new
 ///   waiters: the next request starts a new one.
@@ -32,9 +31,9 @@ import SDKAuthorization
 /// those whose limit has passed and sets it for the next (the pass is as long as the waits, and
 /// each alarm wake-up ends every wait due by then). A flight's lifetime is an alarm of its own.
 /// Every timer is an `Alarms` alarm, the core's one timer source.
-public final class SingleFlight<Value: Sendable>: Sendable {
+final class SingleFlight<Value: Sendable>: Sendable {
     /// How a wait ended.
-    public enum Outcome: Sendable {
+    enum Outcome: Sendable {
         /// A usable value: the current one, or the one a flight (or ``set(_:)``) delivered.
         case value(Value)
         /// The flight failed with this error.
@@ -50,16 +49,16 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     /// One flight, as its runner holds it: finishing it after a reset or after it was abandoned does nothing.
-    public struct Flight: Sendable, Equatable {
+    struct Flight: Sendable, Equatable {
         /// The flight's number, counting from 1 in each instance.
-        public let number: UInt64
+        let number: UInt64
         /// The generation the flight belongs to: give it to ``SingleFlight/persist(_:generation:)``
         /// to store what the flight delivered.
-        public let generation: UInt64
+        let generation: UInt64
     }
 
     /// How a flight ended, for the owner's events and logs.
-    public enum FlightEnd: Sendable, Equatable {
+    enum FlightEnd: Sendable, Equatable {
         /// It delivered a value.
         case succeeded
         /// It failed.
@@ -73,21 +72,21 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     /// How flights behave: their lifetime, what ends them, and who is told.
-    public struct Configuration: Sendable {
+    struct Configuration: Sendable {
         /// Seconds after which a running flight takes no new waiters (the next request starts a new
         /// one); `nil`, never.
-        public var flightLifetime: TimeInterval?
+        var flightLifetime: TimeInterval?
         /// What a flight that reaches its lifetime fails its waiters with; `nil` leaves them
         /// waiting until their own limits.
-        public var flightTimeoutError: (@Sendable () -> any Error)?
+        var flightTimeoutError: (@Sendable () -> any Error)?
         /// Cancel and forget a flight once every waiter has left it by deadline or cancellation.
-        public var abandonsUnwatchedFlights: Bool
+        var abandonsUnwatchedFlights: Bool
         /// Told when a flight ends, and how, with its age in seconds; outside the lock.
-        public var flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)?
+        var flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)?
         /// With ``abandonsUnwatchedFlights``: one flight's work at a time. An abandoned flight's work
         /// runs until its runner calls ``finish(_:with:)`` (which it must, however the work ends),
         /// and no new flight starts before then.
-        public var waitsForAbandonedWork: Bool
+        var waitsForAbandonedWork: Bool
 
         /// A configuration; by default flights live until they finish, keep running when every
         /// waiter has left, and nobody is told when they end.
@@ -99,7 +98,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
         ///   - waitsForAbandonedWork: ``waitsForAbandonedWork``.
         ///   - flightEnded: ``flightEnded``.
 
-        public init(flightLifetime: TimeInterval? = nil, flightTimeoutError: (@Sendable () -> any Error)? = nil,
+        init(flightLifetime: TimeInterval? = nil, flightTimeoutError: (@Sendable () -> any Error)? = nil,
                      abandonsUnwatchedFlights: Bool = false, waitsForAbandonedWork: Bool = false,
                      flightEnded: (@Sendable (FlightEnd, TimeInterval) -> Void)? = nil) {
             self.flightLifetime = flightLifetime
@@ -111,7 +110,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     /// What a request does when it finds no usable value.
-    public enum Join: Sendable {
+    enum Join: Sendable {
         /// Wait; when no flight runs, call `start` (outside the lock) with the new flight. It may
         /// return what cancels the flight's work, run when the flight is abandoned or reset.
         case wait(start: @Sendable (Flight) -> (@Sendable () -> Void)?)
@@ -241,7 +240,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     ///   - clock: The clock whose monotonic time the waits' limits and the flights' lifetimes are on.
     ///   - configuration: How flights behave.
     ///   - value: The current value to begin with (a stored credential), or `nil`.
-    public init(clock: any AuthorizationClock, configuration: Configuration = Configuration(), value: Value? = nil) {
+    init(clock: any AuthorizationClock, configuration: Configuration = Configuration(), value: Value? = nil) {
         self.clock = clock
         self.configuration = configuration
         self.alarms = Alarms(clock: clock)
@@ -251,39 +250,39 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     // MARK: Reading
 
     /// The current value, usable or not.
-    public var current: Value? { state.withLock { $0.value } }
+    var current: Value? { state.withLock { $0.value } }
 
     /// The current generation: bumped by every ``reset(updating:thenRemove:)``.
-    public var generation: UInt64 { state.withLock { $0.generation } }
+    var generation: UInt64 { state.withLock { $0.generation } }
 
     /// How many requests wait now.
-    public var waitingCount: Int { state.withLock { $0.waitingCount } }
+    var waitingCount: Int { state.withLock { $0.waitingCount } }
 
     /// Waits and alarms still held; zero when nothing waits (for leak tests).
-    public var heldRecords: Int {
+    var heldRecords: Int {
         state.withLock { $0.waiters.entries.count } + alarms.heldRecords
     }
 
     /// Changes the current value under the lock (marking it rejected, say). `body` must not call
     /// back into this instance: the lock is not reentrant.
-    public func modify<Result>(_ body: (inout Value?) -> Result) -> Result {
+    func modify<Result>(_ body: (inout Value?) -> Result) -> Result {
         state.withLock { body(&$0.value) }
     }
 
     /// Changes the current value under the lock only while `generation` is current; nil otherwise.
-    public func modify<Result>(ifGeneration generation: UInt64, _ body: (inout Value?) -> Result) -> Result? {
+    func modify<Result>(ifGeneration generation: UInt64, _ body: (inout Value?) -> Result) -> Result? {
         state.withLock { state in state.generation == generation ? body(&state.value) : nil }
     }
 
     /// The current value, when `isUsable` accepts it. `isUsable` runs under the lock, as in every
     /// call that takes one: keep it short and never call back into this instance.
-    public func usableValue(_ isUsable: (Value) -> Bool) -> Value? {
+    func usableValue(_ isUsable: (Value) -> Bool) -> Value? {
         state.withLock { state in state.value.flatMap { isUsable($0) ? $0 : nil } }
     }
 
     /// The current value when `isUsable` accepts it; otherwise ``wait(deadline:waitLimit:generation:isUsable:join:)``.
     /// With `generation`, only while that generation is current: after a reset, ``Outcome/cleared``.
-    public func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
+    func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
                        isUsable: (Value) -> Bool, join: Join) async -> Outcome {
         if let found = fastValue(generation: generation, isUsable: isUsable) { return found }
         return await wait(deadline: deadline, waitLimit: waitLimit, generation: generation, isUsable: isUsable, join: join)
@@ -291,7 +290,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
 
     /// Without waiting: ``Outcome/cleared`` when `generation` is given and no longer current, the
     /// current value when `isUsable` accepts it, otherwise `nil`.
-    public func fastValue(generation: UInt64?, isUsable: (Value) -> Bool) -> Outcome? {
+    func fastValue(generation: UInt64?, isUsable: (Value) -> Bool) -> Outcome? {
         // model: wait (the fast path: a usable value, or cleared for an old generation)
         state.withLock { state -> Outcome? in
             if let generation, state.generation != generation { return .cleared }
@@ -302,7 +301,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     /// Waits for a usable value, as `join` says, until `waitLimit` seconds pass, `deadline`
     /// passes, or the task is cancelled, whichever comes first. With `generation`, it waits (and
     /// starts a flight) only while that generation is current; otherwise it ends with ``Outcome/cleared``.
-    public func wait(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
+    func wait(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
                       isUsable: (Value) -> Bool, join: Join) async -> Outcome {
         let now = clock.monotonicNow()
         var endsAt = waitLimit.map { now + $0 } ?? .infinity
@@ -558,7 +557,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     ///
     /// - Returns: `nil` when the refresh may start (it is then counted in both); otherwise the error
     ///   its waiting requests fail with (`RequestError.Code.refreshWindowExceeded`).
-    public func admitRefresh(through gate: RefreshWindowGate?, replacing credential: Credential?) -> RequestError? {
+    func admitRefresh(through gate: RefreshWindowGate?, replacing credential: Credential?) -> RequestError? {
         guard let gate else { return nil }
         let window = gate.window
         let now = clock.monotonicNow()
@@ -581,7 +580,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     ///
     /// - Returns: How many waiters it resumed, or `nil` when `result` was discarded.
     @discardableResult
-    public func finish(_ flight: Flight, with result: Result<Value, any Error>) -> Int? {
+    func finish(_ flight: Flight, with result: Result<Value, any Error>) -> Int? {
         let now = clock.monotonicNow()
         // model: finish
         var restart: (Flight, Start)?
@@ -630,7 +629,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     ///
     /// - Returns: The generation it belongs to, for ``persist(_:generation:)``.
     @discardableResult
-    public func set(_ value: Value) -> UInt64 {
+    func set(_ value: Value) -> UInt64 {
         let now = clock.monotonicNow()
         let (resumed, ended, generation) = state.withLock { state in
             state.value = value
@@ -652,7 +651,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     /// what it changed (the identity the new generation belongs to, say); it must not call back into
     /// this instance. `remove` runs after, under the persistence lock, so no save of an earlier
     /// generation can follow it.
-    public func reset(updating update: (_ generation: UInt64) -> Void = { _ in }, thenRemove remove: () -> Void = {}) {
+    func reset(updating update: (_ generation: UInt64) -> Void = { _ in }, thenRemove remove: () -> Void = {}) {
         let now = clock.monotonicNow()
         let (resumed, ended) = state.withLock { state in
             // model: reset
@@ -678,26 +677,12 @@ public final class SingleFlight<Value: Sendable>: Sendable {
     /// Runs `save` under the persistence lock, only while `generation` is still current: a value
     /// that a reset has made obsolete is never written, and a reset's removal never comes before a
     /// save of the generation it ended.
-    public func persist(_ save: () -> Void, generation: UInt64) {
+    func persist(_ save: () -> Void, generation: UInt64) {
         persistence.lock()
         defer { persistence.unlock() }
         // model: persist
         guard state.withLock({ $0.generation }) == generation else { return }
         save()
-    }
-}
-
-extension SingleFlight.Outcome {
-    /// What a request gets from a wait that ended without a value or a flight's failure, as every
-    /// built-in provider reports it: the deadline, a logout, or a cancellation.
-    public func requestError(for context: AuthorizationContext) -> any Error {
-        switch self {
-        case .deadlineExceeded: RequestError.deadlineExceeded(endpoint: context.endpoint, after: context.deadline?.seconds ?? 0)
-        case .cleared: RequestError.credentialCleared(endpoint: context.endpoint)
-        // A wait's own limit is the owner's to report (it knows the limit); any other outcome
-        // here is the caller's cancellation.
-        case .timedOut, .cancelled, .value, .failed: CancellationError()
-        }
     }
 }
 
