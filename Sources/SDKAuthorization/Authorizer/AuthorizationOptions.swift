@@ -5,10 +5,10 @@ import Foundation
 /// again. It stops a server that rejects every new token from turning each request into a refresh
 /// loop (Alamofire's `RefreshWindow`).
 ///
-/// `RefreshingTokenProvider` (and a `CachingAuthorizationProvider` around it) counts every refresh
-/// it starts, whatever started it: no token yet, an expiry, a token marked stale by a rejection. It
-/// also keeps its own count (`SingleFlight.admitRefresh(through:replacing:)`): a provider shared by
-/// several clients refreshes no more than one window allows, not one window per client.
+/// Every provider built on `CredentialRefresher` (in the mode kit: `RefreshingTokenProvider`, the ID
+/// token store, the token exchange) counts every refresh it starts, whatever started it: no token
+/// yet, an expiry, a token marked stale by a rejection. The refresher also keeps its own count: a
+/// provider shared by several clients refreshes no more than one window allows, not one window per client.
 /// For a provider of your own, the authorizer counts each rejected credential that gets a retry.
 public struct RefreshWindow: Sendable, Equatable {
     /// How many refreshes the window allows.

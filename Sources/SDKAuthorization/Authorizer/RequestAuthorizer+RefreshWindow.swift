@@ -88,8 +88,7 @@ final class CredentialIssuance: Sendable {
 public struct RefreshWindowGate: Sendable {
     let admit: @Sendable (_ replacing: Credential?) -> RequestError?
     /// The window of the authorizer that made it: a provider shared by several authorizers counts
-    /// its own refreshes against it too (`SingleFlight.admitRefresh(through:replacing:)`, in the
-    /// mode kit).
+    /// its own refreshes against it too (as `CredentialRefresher`, in the mode kit, does).
     public let window: RefreshWindow
     let refusal: @Sendable () -> RequestError
 
