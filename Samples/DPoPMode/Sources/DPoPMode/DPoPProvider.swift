@@ -160,7 +160,7 @@ public final class DPoPProvider: AuthorizationProvider, CustomStringConvertible,
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
         let nonce = nonces.remember(from: response, for: context.url)
         guard response.statusCode == 401 else { return .fail }
-        let error = AuthenticationChallenges.dpopError(in: response) ?? Self.errorCode(inBodyOf: response)
+        let error = response.authenticationChallenges.first { $0.isScheme("DPoP") && $0.parameter("error") != nil }?.parameter("error") ?? Self.errorCode(inBodyOf: response)
         switch error {
         case "use_dpop_nonce":
             guard nonceRetry, nonce != nil else {

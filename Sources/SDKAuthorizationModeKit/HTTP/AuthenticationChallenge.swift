@@ -1,30 +1,59 @@
 import Foundation
 import SDKAuthorization
 
-/// One challenge of a `WWW-Authenticate` field (RFC 9110 §11.6.1): its scheme and parameters.
-struct AuthenticationChallenge: Equatable {
-    /// The scheme as the server wrote it (`DPoP`, `Bearer`).
-    let scheme: String
-    /// The parameters, by lowercased name; the first of a repeated name wins.
-    var parameters: [String: String] = [:]
-}
+/// One challenge of a `WWW-Authenticate` field (RFC 9110 §11.6.1): its scheme and parameters, as a
+/// mode reads a rejection (`Bearer error="invalid_token"`, `DPoP error="use_dpop_nonce"`) to decide
+/// whether to refresh, retry or fail.
+///
+/// ```swift
+/// let error = response.authenticationChallenges.first { $0.isScheme("Bearer") }?.parameter("error")
+/// if error == "invalid_token" { ... }
+/// ```
+///
+/// The reader is bounded and tolerant: several challenges in one field, parameters with token or
+/// quoted-string values (backslash escapes), a token68 or junk skipped to the next comma. It never
+/// traps, and reads at most ``maximumFieldLength`` bytes (a longer field gives no challenge),
+/// ``maximumChallenges`` challenges and ``maximumParameters`` parameters in each. Its
+/// `description` shows the scheme and the parameters' names, never their values.
+public struct AuthenticationChallenge: Sendable, Equatable, CustomStringConvertible {
+    /// A longer field is not read at all (8 KiB).
+    public static let maximumFieldLength = 8_192
+    /// Challenges past this many are ignored (16).
+    public static let maximumChallenges = 16
+    /// Parameters past this many in one challenge are ignored (32).
+    public static let maximumParameters = 32
 
-/// A bounded, tolerant reader of `WWW-Authenticate` fields: several challenges, parameters with
-/// token or quoted-string values (backslash escapes), a token68 or junk skipped to the next comma.
-/// It never traps and reads at most ``maximumLength`` bytes, ``maximumChallenges`` challenges and
-/// ``maximumParameters`` parameters in each.
-enum AuthenticationChallenges {
-    /// A longer field is not read at all.
-    static let maximumLength = 8_192
-    /// Challenges past this many are ignored.
-    static let maximumChallenges = 16
-    /// Parameters past this many in one challenge are ignored.
-    static let maximumParameters = 32
+    /// The scheme as the server wrote it (`DPoP`, `Bearer`).
+    public let scheme: String
+    /// The parameters, by lowercased name; the first of a repeated name wins.
+    public private(set) var parameters: [String: String]
+
+    /// A challenge of `scheme` with `parameters` (names lowercased by the reader; give them so).
+    public init(scheme: String, parameters: [String: String] = [:]) {
+        self.scheme = scheme
+        self.parameters = parameters
+    }
+
+    /// Whether the challenge's scheme is `name`, compared case-insensitively (ASCII).
+    public func isScheme(_ name: String) -> Bool {
+        scheme.lowercased() == name.lowercased()
+    }
+
+    /// The parameter named `name` (compared case-insensitively), or `nil`.
+    public func parameter(_ name: String) -> String? {
+        parameters[name.lowercased()]
+    }
+
+    /// The scheme and the parameters' names; never their values.
+    public var description: String {
+        let names = parameters.keys.sorted().map { LogText.plain($0, limit: 32) }.joined(separator: ", ")
+        return "\(LogText.plain(scheme, limit: 32))(\(names))"
+    }
 
     /// The challenges in `field`, in order.
-    static func parse(_ field: String) -> [AuthenticationChallenge] {
+    public static func parse(_ field: String) -> [AuthenticationChallenge] {
         let bytes = Array(field.utf8)
-        guard bytes.count <= maximumLength else { return [] }
+        guard bytes.count <= maximumFieldLength else { return [] }
         var reader = Reader(bytes: bytes)
         var challenges: [AuthenticationChallenge] = []
         while true {
@@ -42,8 +71,9 @@ enum AuthenticationChallenges {
                 reader.skip { $0 == .space || $0 == .tab }
                 let value = reader.peek == .quote ? reader.quotedString() : reader.token()
                 let key = name.lowercased()
-                if challenges[challenges.count - 1].parameters.count < maximumParameters, challenges[challenges.count - 1].parameters[key] == nil {
-                    challenges[challenges.count - 1].parameters[key] = value
+                let last = challenges.count - 1
+                if challenges[last].parameters.count < maximumParameters, challenges[last].parameters[key] == nil {
+                    challenges[last].parameters[key] = value
                 }
                 // Whatever follows the value before the next comma is junk.
                 reader.skipPastElement()
@@ -56,13 +86,6 @@ enum AuthenticationChallenges {
             }
         }
         return challenges
-    }
-
-    /// The `error` parameter of the first `DPoP` challenge (scheme compared case-insensitively) in
-    /// `response`'s `WWW-Authenticate` field, or `nil`.
-    static func dpopError(in response: ServerResponse) -> String? {
-        guard let field = response.value(forHeader: "WWW-Authenticate") else { return nil }
-        return parse(field).first { $0.scheme.lowercased() == "dpop" && $0.parameters["error"] != nil }?.parameters["error"]
     }
 
     private struct Reader {
@@ -118,6 +141,15 @@ enum AuthenticationChallenges {
     }
 }
 
+
+extension ServerResponse {
+    /// The challenges of its `WWW-Authenticate` field, read as ``AuthenticationChallenge/parse(_:)``
+    /// reads them; none when it has no such field.
+    public var authenticationChallenges: [AuthenticationChallenge] {
+        value(forHeader: "WWW-Authenticate").map(AuthenticationChallenge.parse) ?? []
+    }
+}
+
 private extension UInt8 {
     static let space = UInt8(ascii: " ")
     static let tab = UInt8(ascii: "\t")
@@ -125,48 +157,4 @@ private extension UInt8 {
     static let equals = UInt8(ascii: "=")
     static let quote = UInt8(ascii: "\"")
     static let backslash = UInt8(ascii: "\\")
-}
-
-/// The nonces servers gave (RFC 9449 §8, §9), one per origin: the token endpoint's and each
-/// resource server's. A nonce that is empty, longer than ``maximumLength`` bytes, or holds anything
-/// but visible ASCII is ignored; at most ``maximumOrigins`` origins are kept (the oldest is dropped).
-final class DPoPNonces: Sendable {
-    /// The longest nonce kept, in bytes.
-    static let maximumLength = 512
-    /// The most origins whose nonce is kept.
-    static let maximumOrigins = 32
-
-    private let nonces = Locked<[(origin: String, nonce: String)]>([])
-
-    /// The nonce last given by `url`'s origin.
-    func nonce(for url: URL) -> String? {
-        guard let origin = Self.origin(of: url) else { return nil }
-        return nonces.withLock { $0.first { $0.origin == origin }?.nonce }
-    }
-
-    /// Keeps the `DPoP-Nonce` of `response`, the answer of `url`'s origin, when it is usable.
-    /// - Returns: The nonce kept, or `nil`.
-    @discardableResult
-    func remember(from response: ServerResponse, for url: URL) -> String? {
-        guard let nonce = response.value(forHeader: "DPoP-Nonce"), Self.isUsable(nonce), let origin = Self.origin(of: url) else { return nil }
-        nonces.withLock { nonces in
-            nonces.removeAll { $0.origin == origin }
-            nonces.append((origin, nonce))
-            if nonces.count > Self.maximumOrigins { nonces.removeFirst() }
-        }
-        return nonce
-    }
-
-    /// 1 to ``maximumLength`` bytes of visible ASCII.
-    static func isUsable(_ nonce: String) -> Bool {
-        let bytes = nonce.utf8
-        return !bytes.isEmpty && bytes.count <= maximumLength && bytes.allSatisfy { (0x21...0x7E).contains($0) }
-    }
-
-    /// `scheme://host:port`, lowercased, with the scheme's default port.
-    static func origin(of url: URL) -> String? {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
-        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
-        return "\(scheme)://\(host):\(port)"
-    }
 }
