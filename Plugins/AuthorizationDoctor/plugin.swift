@@ -3,9 +3,12 @@ import PackagePlugin
 
 /// `swift package authorization-doctor [FILE ...] [--jwt TOKEN]` runs the authorization doctor
 /// (`sdkauth-config`) on the package: with no file, every configuration file in it, knowing the
-/// modes of other packages that describe themselves (`sdkauth-mode.json`). The same code is
-/// `Plugins/ValidateAuthorizationConfiguration/plugin.swift`, the `validate-authorization-config`
-/// alias; keep the two equal (Scripts/check-doctor runs both).
+/// modes of other packages that describe themselves (`sdkauth-mode.json`).
+///
+/// This one file is both command plugins: `Plugins/ValidateAuthorizationConfiguration/plugin.swift`,
+/// the `validate-authorization-config` alias, is a symbolic link to it (git stores it as one; SwiftPM
+/// rejects two plugin targets sharing a source through `path:` or `sources:`, "overlapping sources",
+/// and a plugin cannot depend on a library). Scripts/check-doctor runs both verbs.
 @main
 struct AuthorizationDoctor: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) async throws {

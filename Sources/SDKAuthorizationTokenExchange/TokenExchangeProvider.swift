@@ -500,9 +500,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     }
 
     private func exchange(_ signed: String, refresh: CredentialRefresher<ExchangedToken>.Refresh) async throws(RequestError) -> ExchangedToken {
-        // Only b64token characters (letters, digits, `-._~+/=`): safe to place in a JSON string as it is.
+        // Only b64token characters (letters, digits, `-._~+/=`), which JSON writes as they are.
         guard HeaderFieldRules.checkBearer(signed) == .valid else { throw .signingFailed(reason: "the signed payload is not a compact JWT") }
-        let body = Data(#"{"token":"\#(signed)"}"#.utf8)
+        let body = Data(JSONWriter.object([("token", .string(signed))]).utf8)
         let request = OutgoingRequest(method: "POST", url: exchangeURL, headers: ["Content-Type": "application/json"], body: body)
         let response: ServerResponse
         do {

@@ -156,7 +156,10 @@ private struct Reader<Bytes: RandomAccessCollection<UInt8>> where Bytes.Index ==
             index += 1
             switch byte {
             case UInt8(ascii: "\""):
-                guard let text = String(bytes: buffer, encoding: .utf8) else { throw .syntax(offset: index) }
+                // Valid UTF-8 decodes to the same bytes; invalid bytes decode to U+FFFD. (Foundation's
+                // `String(bytes:encoding:)` would also drop a U+FEFF that starts the string.)
+                let text = String(decoding: buffer, as: UTF8.self)
+                guard text.utf8.elementsEqual(buffer) else { throw .syntax(offset: index) }
                 return text
             case UInt8(ascii: "\\"):
                 guard let escaped = current else { throw .syntax(offset: index) }

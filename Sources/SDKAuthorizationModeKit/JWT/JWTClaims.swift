@@ -294,20 +294,8 @@ public struct JWTClaims: Sendable, Equatable {
         return expiresAt.timeIntervalSince(now) < leeway
     }
 
-    static func base64URLDecode(_ segment: Substring) -> Data? {
-        var base64 = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        guard !base64.contains("=") else { return nil }
-        switch base64.count % 4 {
-        case 0: break
-        case 2: base64 += "=="
-        case 3: base64 += "="
-        default: return nil
-        }
-        return Data(base64Encoded: base64)
-    }
-
     private static func object(_ segment: Substring, name: String) throws(JWTDecodingError) -> [String: JWTClaimValue] {
-        guard !segment.isEmpty, let data = base64URLDecode(segment) else { throw .invalidBase64(segment: name) }
+        guard !segment.isEmpty, let data = Base64URL.decode(segment) else { throw .invalidBase64(segment: name) }
         do {
             guard case .object(let values) = try BoundedJSONReader.parse(data) else { throw JWTDecodingError.notJSON(segment: name) }
             return values

@@ -107,8 +107,8 @@ extension NamedProviderFactory {
     /// - Returns: The file's text, ending with a newline.
     public static func modeDescription(product: String) -> String {
         var text = "{\n"
-        text += "  \"providerName\": \(ModeDescriptionText.quoted(providerName)),\n"
-        text += "  \"product\": \(ModeDescriptionText.quoted(product)),\n"
+        text += "  \"providerName\": \(JSONWriter.string(providerName)),\n"
+        text += "  \"product\": \(JSONWriter.string(product)),\n"
         let keys = settingKeys.map { "    " + ModeDescriptionText.object(for: $0) }
         text += keys.isEmpty ? "  \"settingKeys\": []\n" : "  \"settingKeys\": [\n" + keys.joined(separator: ",\n") + "\n  ]\n"
         return text + "}\n"
@@ -119,7 +119,7 @@ extension NamedProviderFactory {
 enum ModeDescriptionText {
     /// One key as a one-line JSON object.
     static func object(for key: ModeSettingKey) -> String {
-        var members = ["\"name\": \(quoted(key.name))", "\"type\": \(quoted(typeName(key.type)))"]
+        var members = ["\"name\": \(JSONWriter.string(key.name))", "\"type\": \(JSONWriter.string(typeName(key.type)))"]
         if let value = key.defaultValue { members.append("\"default\": \(json(value))") }
         if key.isRequired { members.append("\"required\": true") }
         if let range = key.range {
@@ -127,11 +127,11 @@ enum ModeDescriptionText {
         }
         if !key.vendorSpellings.isEmpty {
             let spellings = key.vendorSpellings.map { spelling in
-                "{\"path\": [\(spelling.path.map(quoted).joined(separator: ", "))], \"vendor\": \(quoted(spelling.vendor)), \"choosesMode\": \(spelling.choosesMode)}"
+                "{\"path\": [\(spelling.path.map(JSONWriter.string).joined(separator: ", "))], \"vendor\": \(JSONWriter.string(spelling.vendor)), \"choosesMode\": \(spelling.choosesMode)}"
             }
             members.append("\"vendorSpellings\": [\(spellings.joined(separator: ", "))]")
         }
-        members.append("\"meaning\": \(quoted(key.meaning))")
+        members.append("\"meaning\": \(JSONWriter.string(key.meaning))")
         return "{" + members.joined(separator: ", ") + "}"
     }
 
@@ -150,32 +150,10 @@ enum ModeDescriptionText {
     static func json(_ value: ModeSettings.Value) -> String {
         switch value {
         case .bool(let flag): "\(flag)"
-        case .string(let text): quoted(text)
-        case .url(let url): quoted(url.absoluteString)
+        case .string(let text): JSONWriter.string(text)
+        case .url(let url): JSONWriter.string(url.absoluteString)
         case .number(let number): ModeSettingKey.text(number)
         case .integer(let number): String(number)
         }
-    }
-
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped, every other
-    /// character as it is.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case "\u{8}": result += "\\b"
-            case "\u{C}": result += "\\f"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16, uppercase: false)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }

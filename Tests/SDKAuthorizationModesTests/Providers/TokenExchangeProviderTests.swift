@@ -54,6 +54,8 @@ struct TokenExchangeProviderTests {
         let body = try #require(request.body.flatMap { try? BoundedJSONReader.parse($0) })
         guard case .object(let fields) = body, case .string(let token)? = fields["token"] else { Issue.record("no token field"); return }
         #expect(try JWTClaims(decoding: token)[claim: "push_token"] == .string("push-1"))
+        // The body's bytes as the platform has always received them: one member, no white space.
+        #expect(request.body == Data(#"{"token":"\#(token)"}"#.utf8))
     }
 
     @Test func aHundredConcurrentCallsShareOneSigningCallback() async throws {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// Makes DPoP proofs (RFC 9449 §4.2): a JWT of type `dpop+jwt`, signed ES256 by the app's key,
 /// whose header carries the public key and whose claims bind it to one request.
@@ -14,16 +15,16 @@ struct DPoPProofMaker: Sendable {
     func proof(method: String, url: URL, accessToken: String?, nonce: String?) async throws(RequestError) -> String {
         let key = signer.publicJWK
         guard key.isP256 else { throw .dpopSigningFailed(reason: "the signer's public key is not a P-256 key (x and y of 32 bytes each)") }
-        let header = #"{"typ":"dpop+jwt","alg":"ES256","jwk":\#(key.json)}"#
-        var claims = [
-            #""jti":\#(JSONText.quoted(Self.randomID()))"#,
-            #""htm":\#(JSONText.quoted(method))"#,
-            #""htu":\#(JSONText.quoted(Self.htu(of: url)))"#,
-            #""iat":\#(Int64(clock.now().timeIntervalSince1970.rounded(.down)))"#,
+        let header = JSONWriter.object([("typ", .string("dpop+jwt")), ("alg", .string("ES256")), ("jwk", key.jwk)])
+        var claims: [(name: String, value: JWTClaimValue)] = [
+            ("jti", .string(Self.randomID())),
+            ("htm", .string(method)),
+            ("htu", .string(Self.htu(of: url))),
+            ("iat", .number(clock.now().timeIntervalSince1970.rounded(.down))),
         ]
-        if let accessToken { claims.append(#""ath":\#(JSONText.quoted(Self.ath(of: accessToken)))"#) }
-        if let nonce { claims.append(#""nonce":\#(JSONText.quoted(nonce))"#) }
-        let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data("{\(claims.joined(separator: ","))}".utf8))
+        if let accessToken { claims.append(("ath", .string(Self.ath(of: accessToken)))) }
+        if let nonce { claims.append(("nonce", .string(nonce))) }
+        let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(JSONWriter.object(claims).utf8))
         let signature: Data
         do {
             signature = try await signer.sign(Data(signingInput.utf8))
@@ -56,22 +57,5 @@ struct DPoPProofMaker: Sendable {
     static func randomID() -> String {
         var generator = SystemRandomNumberGenerator()
         return Base64URL.encode(Data((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }))
-    }
-}
-
-/// JSON text for the few strings a proof holds.
-enum JSONText {
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }

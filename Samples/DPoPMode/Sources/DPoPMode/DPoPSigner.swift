@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SDKAuthorizationModeKit
 
 /// The public half of a DPoP key, as a proof's `jwk` header carries it (RFC 7518 §6.2: an `EC` key
 /// on `P-256`, its coordinates `x` and `y`, 32 bytes each).
@@ -25,9 +26,9 @@ public struct DPoPPublicJWK: Sendable, Equatable, CustomStringConvertible {
     /// Whether both coordinates are 32 bytes, as P-256 needs.
     public var isP256: Bool { x.count == 32 && y.count == 32 }
 
-    /// The `jwk` member of a proof's header, its members in the order RFC 7638 sorts them.
-    var json: String {
-        #"{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(x))","y":"\#(Base64URL.encode(y))"}"#
+    /// The `jwk` member of a proof's header (the writer sorts its members, as RFC 7638 does).
+    var jwk: JWTClaimValue {
+        .object(["crv": .string("P-256"), "kty": .string("EC"), "x": .string(Base64URL.encode(x)), "y": .string(Base64URL.encode(y))])
     }
 
     /// The coordinates (public, as a proof shows them).
@@ -91,14 +92,4 @@ public struct P256DPoPSigner: DPoPSigner, CustomStringConvertible, CustomDebugSt
 
     /// The description only: no child shows the private key.
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .struct) }
-}
-
-/// base64url without padding (RFC 7515 §2), as JWTs and `ath` use it.
-enum Base64URL {
-    static func encode(_ data: Data) -> String {
-        var text = data.base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
-    }
 }
