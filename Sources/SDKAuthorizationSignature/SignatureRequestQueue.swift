@@ -20,9 +20,9 @@ import SDKAuthorizationModeKit
 ///
 /// Two errors are equal when their ``code`` and ``message`` are equal; the message repeats the
 /// context, so the context properties are not compared separately.
-public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct SignatureQueueError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: ErrorShape.Code {
         /// The code's name.
         public let rawValue: String
         /// Creates a code.
@@ -41,9 +41,6 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
         public static let closed = Code(rawValue: "closed")
         /// The queue's name or options are out of range.
         public static let invalidConfiguration = Code(rawValue: "invalidConfiguration")
-
-        /// The code's name.
-        public var description: String { rawValue }
     }
 
     // Held inline rather than in a shared box as RequestError's context is: the journal makes these
@@ -76,25 +73,6 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
         self.maximumBytes = maximumBytes
         self.name = name
         self.reason = reason
-    }
-
-    /// Whether the two errors have the same code and message.
-    public static func == (lhs: SignatureQueueError, rhs: SignatureQueueError) -> Bool {
-        lhs.code == rhs.code && lhs.message == rhs.message
-    }
-
-    /// The ``message``.
-    public var description: String { message }
-
-    /// The ``message``, for code that shows `localizedDescription`.
-    public var errorDescription: String? { message }
-
-    /// The code and the message.
-    public var debugDescription: String { "SignatureQueueError(\(code)): \(message)" }
-
-    /// The code and the message: what `dump` shows.
-    public var customMirror: Mirror {
-        Mirror(self, children: ["code": code.rawValue, "message": message], displayStyle: .struct)
     }
 
     // MARK: Making errors
