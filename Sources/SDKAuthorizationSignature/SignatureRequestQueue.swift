@@ -19,7 +19,8 @@ import SDKAuthorizationModeKit
 /// ```
 ///
 /// Two errors are equal when their ``code`` and ``message`` are equal; the message repeats the
-/// context, so the context properties are not compared separately.
+/// context, so the context properties are not compared separately. Its texts, `dump` and equality
+/// are those of every error of the framework (`ErrorShape.Coded`).
 public struct SignatureQueueError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
     public struct Code: ErrorShape.Code {

@@ -18,8 +18,12 @@ import Foundation
 /// }
 /// ```
 ///
-/// Two errors are equal when their code, endpoint, status, scheme and response body are equal;
-/// the underlying error, the response's header fields and ``wasSent`` are not compared.
+/// It has the shape every error of the framework has (``ErrorShape/Coded``): its `description` and
+/// `localizedDescription` are its ``message``. It shows more than the shape does (its debug text
+/// adds the response and whether it was sent; `dump` adds the endpoint, status and underlying
+/// error's type) and compares more: two errors are equal when their code, endpoint, status, scheme
+/// and response body are equal; the message, the underlying error, the response's header fields
+/// and ``wasSent`` are not compared.
 public struct RequestError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
     public struct Code: ErrorShape.Code {

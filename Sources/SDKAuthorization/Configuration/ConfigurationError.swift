@@ -24,7 +24,8 @@ import Foundation
 ///
 /// Two errors are equal when their ``code`` and ``message`` are equal; the message repeats the
 /// context the developer needs (escaped and cut where it comes from a file), so the context
-/// properties are not compared separately.
+/// properties are not compared separately. Its texts, `dump` and equality are those of every error
+/// of the framework (``ErrorShape/Coded``).
 public struct ConfigurationError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
     public struct Code: ErrorShape.Code {

@@ -111,7 +111,8 @@ public protocol CredentialStore: Sendable {
 /// }
 /// ```
 ///
-/// Two errors are equal when their ``code`` and ``message`` are equal.
+/// Two errors are equal when their ``code`` and ``message`` are equal: its texts, `dump` and
+/// equality are those of every error of the framework (`ErrorShape.Coded`).
 public struct CredentialStoreError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
     public struct Code: ErrorShape.Code {

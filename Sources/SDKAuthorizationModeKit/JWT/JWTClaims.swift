@@ -74,7 +74,8 @@ extension JWTClaimValue: Codable {
 /// holds the token: the one part of a token it repeats, a repeated claim's name, is escaped and
 /// cut to 64 characters. ``name`` holds that name whole.
 ///
-/// Two errors are equal when their ``code`` and ``message`` are equal.
+/// Two errors are equal when their ``code`` and ``message`` are equal: its texts, `dump` and
+/// equality are those of every error of the framework (`ErrorShape.Coded`).
 public struct JWTDecodingError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
     public struct Code: ErrorShape.Code {
