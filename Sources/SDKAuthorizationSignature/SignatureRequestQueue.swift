@@ -253,9 +253,10 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     public struct Undeliverable: Sendable {
         /// Why the queue gave up on a request.
         ///
-        /// A struct rather than an enum, as ``SignatureQueueError/Code`` is: later versions add
-        /// reasons without breaking a caller's exhaustive `switch`.
-        public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// A struct rather than an enum, as ``SignatureQueueError/Code`` is (an `ErrorShape.Code`,
+        /// which prints its raw value): later versions add reasons without breaking a caller's
+        /// exhaustive `switch`.
+        public struct Reason: ErrorShape.Code {
             /// The reason's name.
             public let rawValue: String
             /// Creates a reason.
@@ -268,9 +269,6 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             public static let tooManyAttempts = Reason(rawValue: "tooManyAttempts")
             /// It was queued longer than ``Options/maximumAge``.
             public static let tooOld = Reason(rawValue: "tooOld")
-
-            /// The reason's name.
-            public var description: String { rawValue }
         }
 
         /// The request's queue ID, as ``enqueue(_:)`` returned it.

@@ -96,6 +96,12 @@ struct ErrorShapeTests {
         #expect(error == NewProductError(code: .shapeProbe, message: "The chat message is odd", credential: "another"))
     }
 
+    @Test func theSignatureQueuesUndeliverableReasonIsACodeThatPrintsItsRawValue() {
+        let reasons: [SignatureRequestQueue.Undeliverable.Reason] = [.refused, .tooManyAttempts, .tooOld]
+        #expect(reasons.map { "\($0)" } == ["refused", "tooManyAttempts", "tooOld"])
+        #expect(SignatureRequestQueue.Undeliverable.Reason(rawValue: "tooOld") == .tooOld)
+    }
+
     @Test func twoErrorsKeepTheirCodesApartWhereTheirNamesAreTheSame() {
         // Both core errors have a code named unknownEndpoint; each is a value of its own error's Code.
         #expect(RequestError.Code.unknownEndpoint.rawValue == "unknownEndpoint")
