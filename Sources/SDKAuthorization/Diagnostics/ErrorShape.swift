@@ -42,7 +42,7 @@ import Foundation
 public enum ErrorShape {
     /// A stable, extensible name for what went wrong: a struct rather than an enum, so a later
     /// version or another module adds codes (`static let` in an extension) without breaking any
-    /// caller's exhaustive `switch`. It prints its ``rawValue``.
+    /// caller's exhaustive `switch`. It prints its `rawValue`.
     ///
     /// A conforming type declares its storage and initializer only (`public let rawValue: String`
     /// and `public init(rawValue: String)`); equality, hashing and `description` follow.
@@ -77,7 +77,7 @@ public enum ErrorShape {
 }
 
 extension ErrorShape.Code {
-    /// The code's name: its ``RawRepresentable/rawValue``.
+    /// The code's name: its `rawValue`.
     public var description: String { rawValue }
 }
 
