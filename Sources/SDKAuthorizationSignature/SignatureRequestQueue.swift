@@ -19,10 +19,11 @@ import SDKAuthorizationModeKit
 /// ```
 ///
 /// Two errors are equal when their ``code`` and ``message`` are equal; the message repeats the
-/// context, so the context properties are not compared separately.
-public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+/// context, so the context properties are not compared separately. Its texts, `dump` and equality
+/// are those of every error of the framework (`ErrorShape.Coded`).
+public struct SignatureQueueError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: ErrorShape.Code {
         /// The code's name.
         public let rawValue: String
         /// Creates a code.
@@ -41,9 +42,6 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
         public static let closed = Code(rawValue: "closed")
         /// The queue's name or options are out of range.
         public static let invalidConfiguration = Code(rawValue: "invalidConfiguration")
-
-        /// The code's name.
-        public var description: String { rawValue }
     }
 
     // Held inline rather than in a shared box as RequestError's context is: the journal makes these
@@ -76,25 +74,6 @@ public struct SignatureQueueError: Error, LocalizedError, Sendable, Equatable, C
         self.maximumBytes = maximumBytes
         self.name = name
         self.reason = reason
-    }
-
-    /// Whether the two errors have the same code and message.
-    public static func == (lhs: SignatureQueueError, rhs: SignatureQueueError) -> Bool {
-        lhs.code == rhs.code && lhs.message == rhs.message
-    }
-
-    /// The ``message``.
-    public var description: String { message }
-
-    /// The ``message``, for code that shows `localizedDescription`.
-    public var errorDescription: String? { message }
-
-    /// The code and the message.
-    public var debugDescription: String { "SignatureQueueError(\(code)): \(message)" }
-
-    /// The code and the message: what `dump` shows.
-    public var customMirror: Mirror {
-        Mirror(self, children: ["code": code.rawValue, "message": message], displayStyle: .struct)
     }
 
     // MARK: Making errors
@@ -274,9 +253,10 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
     public struct Undeliverable: Sendable {
         /// Why the queue gave up on a request.
         ///
-        /// A struct rather than an enum, as ``SignatureQueueError/Code`` is: later versions add
-        /// reasons without breaking a caller's exhaustive `switch`.
-        public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// A struct rather than an enum, as ``SignatureQueueError/Code`` is (an `ErrorShape.Code`,
+        /// which prints its raw value): later versions add reasons without breaking a caller's
+        /// exhaustive `switch`.
+        public struct Reason: ErrorShape.Code {
             /// The reason's name.
             public let rawValue: String
             /// Creates a reason.
@@ -289,9 +269,6 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
             public static let tooManyAttempts = Reason(rawValue: "tooManyAttempts")
             /// It was queued longer than ``Options/maximumAge``.
             public static let tooOld = Reason(rawValue: "tooOld")
-
-            /// The reason's name.
-            public var description: String { rawValue }
         }
 
         /// The request's queue ID, as ``enqueue(_:)`` returned it.

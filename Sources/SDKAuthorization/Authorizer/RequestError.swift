@@ -18,11 +18,15 @@ import Foundation
 /// }
 /// ```
 ///
-/// Two errors are equal when their code, endpoint, status, scheme and response body are equal;
-/// the underlying error, the response's header fields and ``wasSent`` are not compared.
-public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+/// It has the shape every error of the framework has (``ErrorShape/Coded``): its `description` and
+/// `localizedDescription` are its ``message``. It shows more than the shape does (its debug text
+/// adds the response and whether it was sent; `dump` adds the endpoint, status and underlying
+/// error's type) and compares more: two errors are equal when their code, endpoint, status, scheme
+/// and response body are equal; the message, the underlying error, the response's header fields
+/// and ``wasSent`` are not compared.
+public struct RequestError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: ErrorShape.Code {
         /// The code's name.
         public let rawValue: String
         /// Creates a code.
@@ -84,8 +88,6 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
         public static let tooManyRedirects = Code(rawValue: "tooManyRedirects")
         /// A redirect that is not followed: to another origin with a body (307/308), or to a scheme other than http(s).
         public static let redirectRefused = Code(rawValue: "redirectRefused")
-
-        public var description: String { rawValue }
     }
 
     /// Everything but `wasSent`, in one shared box: an error is one reference and a flag wide, so
@@ -210,11 +212,9 @@ public struct RequestError: Error, LocalizedError, Sendable, Equatable, CustomSt
             && lhs.scheme == rhs.scheme && lhs.response?.body == rhs.response?.body
     }
 
-    public var description: String { detail }
-
-    /// The same sentence as ``description``, for code that shows `localizedDescription`; never a
-    /// whole credential.
-    public var errorDescription: String? { detail }
+    /// A sentence that says what happened; never a whole credential. It is also the error's
+    /// `description` and `errorDescription` (what `localizedDescription` shows).
+    public var message: String { detail }
 
     /// Code, endpoint, status and whether it was sent; the underlying error shows its type only,
     /// since an app's error may hold a token.

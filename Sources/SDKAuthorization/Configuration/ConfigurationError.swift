@@ -24,10 +24,11 @@ import Foundation
 ///
 /// Two errors are equal when their ``code`` and ``message`` are equal; the message repeats the
 /// context the developer needs (escaped and cut where it comes from a file), so the context
-/// properties are not compared separately.
-public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+/// properties are not compared separately. Its texts, `dump` and equality are those of every error
+/// of the framework (``ErrorShape/Coded``).
+public struct ConfigurationError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: ErrorShape.Code {
         /// The code's name.
         public let rawValue: String
         /// Creates a code.
@@ -64,9 +65,6 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
         public static let duplicateEndpoint = Code(rawValue: "duplicateEndpoint")
         /// The policy was asked to change an endpoint it does not hold.
         public static let unknownEndpoint = Code(rawValue: "unknownEndpoint")
-
-        /// The code's name.
-        public var description: String { rawValue }
     }
 
     /// The context, in one shared box: an error is one reference wide, so every frame that may
@@ -166,25 +164,6 @@ public struct ConfigurationError: Error, LocalizedError, Sendable, Equatable, Cu
     public var endpoint: String? { storage.context.endpoint }
     /// The endpoints concerned, for ``Code/missingProvider`` (and codes a configuration adds).
     public var endpoints: [String]? { storage.context.endpoints }
-
-    /// Whether the two errors have the same code and message.
-    public static func == (lhs: ConfigurationError, rhs: ConfigurationError) -> Bool {
-        lhs.code == rhs.code && lhs.message == rhs.message
-    }
-
-    /// The ``message``.
-    public var description: String { message }
-
-    /// The ``message``, for code that shows `localizedDescription`.
-    public var errorDescription: String? { message }
-
-    /// The code and the message.
-    public var debugDescription: String { "ConfigurationError(\(code)): \(message)" }
-
-    /// The code and the message: what `dump` shows.
-    public var customMirror: Mirror {
-        Mirror(self, children: ["code": code.rawValue, "message": message], displayStyle: .struct)
-    }
 }
 
 // MARK: - Making errors

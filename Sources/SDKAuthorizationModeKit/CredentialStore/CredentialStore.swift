@@ -111,10 +111,11 @@ public protocol CredentialStore: Sendable {
 /// }
 /// ```
 ///
-/// Two errors are equal when their ``code`` and ``message`` are equal.
-public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+/// Two errors are equal when their ``code`` and ``message`` are equal: its texts, `dump` and
+/// equality are those of every error of the framework (`ErrorShape.Coded`).
+public struct CredentialStoreError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: ErrorShape.Code {
         /// The code's name.
         public let rawValue: String
         /// Creates a code.
@@ -143,9 +144,6 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
         /// The slot holds a credential another namespace or provider kind wrote, or one without an
         /// owner; it is not served.
         public static let foreignCredential = Code(rawValue: "foreignCredential")
-
-        /// The code's name.
-        public var description: String { rawValue }
     }
 
     /// What went wrong.
@@ -165,25 +163,6 @@ public struct CredentialStoreError: Error, LocalizedError, Sendable, Equatable, 
 
     /// A sentence that says what happened: `Credential store: ` and the ``reason``.
     public var message: String { "Credential store: \(reason)" }
-
-    /// Whether the two errors have the same code and message.
-    public static func == (lhs: CredentialStoreError, rhs: CredentialStoreError) -> Bool {
-        lhs.code == rhs.code && lhs.message == rhs.message
-    }
-
-    /// The ``message``.
-    public var description: String { message }
-
-    /// The ``message``, for code that shows `localizedDescription`.
-    public var errorDescription: String? { message }
-
-    /// The code and the message.
-    public var debugDescription: String { "CredentialStoreError(\(code)): \(message)" }
-
-    /// The code and the message: what `dump` shows.
-    public var customMirror: Mirror {
-        Mirror(self, children: ["code": code.rawValue, "message": message], displayStyle: .struct)
-    }
 
     /// What a log line may say about a store's failure: the message of a ``CredentialStoreError``
     /// (which never holds a token), so a missing Keychain entitlement reads as one; only the type

@@ -74,10 +74,11 @@ extension JWTClaimValue: Codable {
 /// holds the token: the one part of a token it repeats, a repeated claim's name, is escaped and
 /// cut to 64 characters. ``name`` holds that name whole.
 ///
-/// Two errors are equal when their ``code`` and ``message`` are equal.
-public struct JWTDecodingError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+/// Two errors are equal when their ``code`` and ``message`` are equal: its texts, `dump` and
+/// equality are those of every error of the framework (`ErrorShape.Coded`).
+public struct JWTDecodingError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: ErrorShape.Code {
         /// The code's name.
         public let rawValue: String
         /// Creates a code.
@@ -97,9 +98,6 @@ public struct JWTDecodingError: Error, LocalizedError, Sendable, Equatable, Cust
         public static let duplicateClaim = Code(rawValue: "duplicateClaim")
         /// The header or payload nests JSON deeper than the reader's limit of 32.
         public static let tooDeep = Code(rawValue: "tooDeep")
-
-        /// The code's name.
-        public var description: String { rawValue }
     }
 
     // Held inline rather than in a shared box as RequestError's context is: JWTs are decoded
@@ -139,25 +137,6 @@ public struct JWTDecodingError: Error, LocalizedError, Sendable, Equatable, Cust
         self.name = name
         self.expected = expected
         self.limit = limit
-    }
-
-    /// Whether the two errors have the same code and message.
-    public static func == (lhs: JWTDecodingError, rhs: JWTDecodingError) -> Bool {
-        lhs.code == rhs.code && lhs.message == rhs.message
-    }
-
-    /// The ``message``.
-    public var description: String { message }
-
-    /// The ``message``, for code that shows `localizedDescription`.
-    public var errorDescription: String? { message }
-
-    /// The code and the message.
-    public var debugDescription: String { "JWTDecodingError(\(code)): \(message)" }
-
-    /// The code and the message: what `dump` shows.
-    public var customMirror: Mirror {
-        Mirror(self, children: ["code": code.rawValue, "message": message], displayStyle: .struct)
     }
 
     // MARK: Making errors
