@@ -739,7 +739,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             return .accept
         }
         let rejection = RequestError.authorizationRejected(response: response, scheme: authorized.scheme, endpoint: authorized.endpoint)
-        guard authorized.carriesCredential, let issued = authorized.issued else {
+        // A request sent bare until the server challenges (`Credential.untilChallenged`) asks its provider.
+        guard let issued = authorized.issued, authorized.carriesCredential || issued.credential.awaitsChallenge else {
             diagnostics.log(.info, "\(AuthorizationContext.name(of: authorized.original, endpoint: authorized.endpoint)) was rejected with HTTP \(response.statusCode), but carried no credential; no provider is told",
                             endpoint: authorized.endpoint, scheme: authorized.scheme)
             return .fail(rejection)

@@ -36,12 +36,15 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     public let value: String?
     /// The fields sent with it, in the order they were added.
     let fields: [Field]
+    /// ``untilChallenged``: nothing is sent, and a rejection is the provider's to answer.
+    let awaitsChallenge: Bool
 
-    private init(kind: Kind, headerName: String?, value: String?, fields: [Field] = []) {
+    private init(kind: Kind, headerName: String?, value: String?, fields: [Field] = [], awaitsChallenge: Bool = false) {
         self.kind = kind
         self.headerName = headerName
         self.value = value
         self.fields = fields
+        self.awaitsChallenge = awaitsChallenge
     }
 
     /// `Authorization: Bearer <token>`.
@@ -100,7 +103,13 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     /// the token).
     public static let omitted = Credential(kind: .omitted, headerName: nil, value: nil)
 
-    /// Whether this is ``omitted``.
+    /// Send this request without a credential until the server challenges for one: a 401 or 403
+    /// to it is passed to the provider's `credentialRejected` (``omitted``'s is not), which answers
+    /// ``RejectionDecision/retryWithoutRefresh`` to send it again with the credential (Ktor's
+    /// `sendWithoutRequest = false`).
+    public static let untilChallenged = Credential(kind: .omitted, headerName: nil, value: nil, awaitsChallenge: true)
+
+    /// Whether this is ``omitted`` or ``untilChallenged``: nothing is sent.
     public var isOmitted: Bool { kind == .omitted }
 
     /// The exact header value to send.
@@ -167,7 +176,7 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         case .bearer: "Bearer credential \(Redaction.redact(value ?? ""))"
         case .scheme(let scheme): "\(LogText.plain(scheme, limit: 32)) credential \(Redaction.redact(value ?? ""))"
         case .header: "\(headerName ?? "") credential \(Redaction.redact(value ?? ""))"
-        case .omitted: "omitted"
+        case .omitted: awaitsChallenge ? "omitted until challenged" : "omitted"
         }
         guard !fields.isEmpty else { return own }
         return own + " with " + fields.map { "\(LogText.plain($0.name, limit: 64)) \(Redaction.redact($0.value))" }.joined(separator: ", ")

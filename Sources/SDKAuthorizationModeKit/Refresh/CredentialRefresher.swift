@@ -118,6 +118,11 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         /// Cancel a fetch once every request waiting for it has left (default `true`). `false` for a
         /// fetch that only asks the app, which answers with ``set(_:)`` later.
         public var cancelsUnwatchedFetch: Bool
+        /// Send a request's first attempt without the credential, and the credential only on the
+        /// retry after a rejection (``rejectionStatuses``) that carries a `WWW-Authenticate`
+        /// challenge (Ktor's `sendWithoutRequest = false`): `credential(for:fetch:)` answers
+        /// `Credential.untilChallenged` then. Default `false`.
+        public var sendsOnlyWhenChallenged: Bool
         /// Count each fetch in the refresh window (default `true`). `false` only for a fetch that
         /// asks another provider, which counts its own refreshes (a cache in front of it).
         public var countsInRefreshWindow: Bool
@@ -135,11 +140,13 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         ///   - rejectionStatuses: ``rejectionStatuses``.
         ///   - failures: ``failures``.
         ///   - cancelsUnwatchedFetch: ``cancelsUnwatchedFetch``.
+        ///   - sendsOnlyWhenChallenged: ``sendsOnlyWhenChallenged``.
         ///   - countsInRefreshWindow: ``countsInRefreshWindow``.
         ///   - name: ``name``.
         ///   - timeoutError: ``timeoutError``; by default `RequestError.Code.credentialTimedOut`.
         public init(timeout: TimeInterval? = nil, waitLimit: TimeInterval? = nil, rejectionStatuses: Set<Int> = [401],
-                    failures: Failures = .asThrown, cancelsUnwatchedFetch: Bool = true, countsInRefreshWindow: Bool = true,
+                    failures: Failures = .asThrown, cancelsUnwatchedFetch: Bool = true, sendsOnlyWhenChallenged: Bool = false,
+                    countsInRefreshWindow: Bool = true,
                     name: String = "token refresh",
                     timeoutError: (@Sendable (TimeInterval) -> RequestError)? = { RequestError.credentialTimedOut(endpoint: nil, after: $0) }) {
             self.timeout = timeout
@@ -147,6 +154,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
             self.rejectionStatuses = rejectionStatuses
             self.failures = failures
             self.cancelsUnwatchedFetch = cancelsUnwatchedFetch
+            self.sendsOnlyWhenChallenged = sendsOnlyWhenChallenged
             self.countsInRefreshWindow = countsInRefreshWindow
             self.name = name
             self.timeoutError = timeoutError
@@ -263,10 +271,13 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     // MARK: A request's credential
 
     /// The credential for `context`'s request: the current value's when it is fresh; otherwise the
-    /// one `fetch` gets, waiting for it (see ``value(for:fetch:)``).
+    /// one `fetch` gets, waiting for it (see ``value(for:fetch:)``). With
+    /// ``Options/sendsOnlyWhenChallenged``, a first attempt gets `Credential.untilChallenged`
+    /// instead, and nothing is fetched for it.
     public func credential(for context: AuthorizationContext,
                            fetch: @escaping @Sendable (Refresh) async throws -> Value?) async throws -> Credential {
-        credentialOf(try await value(for: context, fetch: fetch))
+        if options.sendsOnlyWhenChallenged, context.attempt == 1 { return .untilChallenged }
+        return credentialOf(try await value(for: context, fetch: fetch))
     }
 
     /// The value for `context`'s request: the current one when it is fresh and not rejected;
@@ -391,8 +402,13 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     ///
     /// - Parameter marked: Run when this rejection marked the current value (to remove its stored
     ///   copy, say), while its generation is current, under the persistence lock.
+    ///
+    /// A rejection of `Credential.untilChallenged` (``Options/sendsOnlyWhenChallenged``) that
+    /// carries a `WWW-Authenticate` challenge asks for a retry with the credential, which the
+    /// refresh window does not count; one without a challenge fails the request.
     public func rejected(_ credential: Credential, response: ServerResponse, marked: (() -> Void)? = nil) -> RejectionDecision {
         guard options.rejectionStatuses.contains(response.statusCode) else { return .fail }
+        if credential == .untilChallenged { return response.authenticationChallenges.isEmpty ? .fail : .retryWithoutRefresh }
         let fingerprint = credential.secretFingerprint
         let generation = flights.generation
         // Here as well as in the authorizer: a decorator an app puts in between must not turn a logout into a refresh.

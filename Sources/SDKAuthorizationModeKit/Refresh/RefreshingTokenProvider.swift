@@ -35,6 +35,9 @@ import SDKAuthorization
 ///   that answers an expired token with 403 says so in ``Options/rejectionStatuses``. When that
 ///   refresh fails, the request's error carries the server's 401 (`WWW-Authenticate` and all) as
 ///   its `RequestError.response`.
+/// - With ``Options/sendsOnlyWhenChallenged``, each request goes without the token first, and
+///   with it only on the retry after a 401 that challenges for it (`WWW-Authenticate`), as Ktor's
+///   `sendWithoutRequest = false` does; a 401 without a challenge fails the request.
 /// - The refresh function may be told why it is asked (no token, expiring, rejected with the
 ///   server's answer) and which token it replaces: ``init(token:options:clock:diagnostics:refreshing:)``.
 /// - A refresh function that fetches its token through the client it refreshes for, to an endpoint
@@ -132,15 +135,21 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         /// `[401, 403]` for a server that answers an expired token with 403. A rejection with
         /// another status fails the request (`RequestError.Code.authorizationRejected`).
         public var rejectionStatuses: Set<Int>
+        /// Send each request without the token first, and with it only on the retry after the
+        /// server's rejection challenges for it (`WWW-Authenticate`): Ktor's
+        /// `sendWithoutRequest = false`, for a server that answers some requests without one.
+        /// Default `false`: the token goes on every request.
+        public var sendsOnlyWhenChallenged: Bool
 
         /// Creates options.
         public init(refreshTimeout: TimeInterval = 10, expiryLeeway: TimeInterval = 60, sendsWithoutTokenOnTimeout: Bool = false,
-                    headerName: String? = nil, rejectionStatuses: Set<Int> = [401]) {
+                    headerName: String? = nil, rejectionStatuses: Set<Int> = [401], sendsOnlyWhenChallenged: Bool = false) {
             self.refreshTimeout = refreshTimeout
             self.expiryLeeway = expiryLeeway
             self.sendsWithoutTokenOnTimeout = sendsWithoutTokenOnTimeout
             self.headerName = headerName
             self.rejectionStatuses = rejectionStatuses
+            self.sendsOnlyWhenChallenged = sendsOnlyWhenChallenged
         }
     }
 
@@ -221,7 +230,8 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         let leeway = options.expiryLeeway, headerName = options.headerName
         self.refresher = CredentialRefresher(
             value: token.map { State(token: $0, expiry: TokenExpiry(token: $0.value, expiresAt: $0.expiresAt, leeway: leeway, clock: clock)) },
-            options: .init(timeout: options.refreshTimeout, rejectionStatuses: options.rejectionStatuses, failures: .refreshFailed),
+            options: .init(timeout: options.refreshTimeout, rejectionStatuses: options.rejectionStatuses, failures: .refreshFailed,
+                           sendsOnlyWhenChallenged: options.sendsOnlyWhenChallenged),
             clock: clock, diagnostics: diagnostics,
             // model: expiry
             isFresh: { !$0.expiry.isStale(on: clock, leeway: leeway) },

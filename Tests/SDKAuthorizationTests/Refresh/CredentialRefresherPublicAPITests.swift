@@ -222,4 +222,55 @@ struct CredentialRefresherPublicAPITests {
         _ = try await request.value.get()
         #expect(transport.requests.first?.value(forHeader: "Authorization") == "Bearer set-by-the-app")
     }
+
+    // MARK: A credential sent only when the server challenges for it
+
+    @Test func withSendsOnlyWhenChallengedEachFirstAttemptGoesBareAndItsChallengedRetryCarriesTheCredential() async throws {
+        let provider = SessionProvider(options: .init(sendsOnlyWhenChallenged: true), clock: clock, sink: sink)
+        let transport = RecordingTransport { request in
+            request.value(forHeader: "Authorization") == nil
+                ? ServerResponse(statusCode: 401, headers: ["WWW-Authenticate": #"Bearer realm="api""#])
+                : ServerResponse(statusCode: 200)
+        }
+        // A window of one refresh: the challenged retries are not refreshes and never use it up.
+        let client = try client(provider, transport: transport, window: RefreshWindow(maximumRefreshes: 1, interval: 60))
+        for _ in 0..<3 { _ = try await send(client).get() }
+        #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == [nil, "Bearer session-1", nil, "Bearer session-1", nil, "Bearer session-1"])
+        #expect(provider.fetches.current == 1)
+    }
+
+    @Test func aBareRequestRejectedWithoutAChallengeFailsAndNothingIsFetched() async throws {
+        let provider = SessionProvider(options: .init(sendsOnlyWhenChallenged: true), clock: clock, sink: sink)
+        let transport = RecordingTransport { _ in ServerResponse(statusCode: 401) }
+        guard case .failure(let error) = await send(try client(provider, transport: transport)) else { Issue.record("succeeded"); return }
+        #expect(error.code == .authorizationRejected)
+        #expect(transport.requests.count == 1)
+        #expect(provider.fetches.current == 0)
+    }
+
+    @Test func aBareRequestTheServerAcceptsFetchesNothing() async throws {
+        let provider = SessionProvider(options: .init(sendsOnlyWhenChallenged: true), clock: clock, sink: sink)
+        let transport = RecordingTransport()
+        _ = try await send(try client(provider, transport: transport)).get()
+        #expect(transport.requests.first?.value(forHeader: "Authorization") == nil)
+        #expect(provider.fetches.current == 0)
+    }
+
+    @Test func theRefreshingTokenProviderSendsItsTokenOnlyWhenChallengedWhenItsOptionsSaySo() async throws {
+        let refreshes = Counter()
+        let tokens = try RefreshingTokenProvider(options: .init(sendsOnlyWhenChallenged: true), clock: clock, diagnostics: sink) {
+            "rtp-\(refreshes.increment())"
+        }
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
+        let transport = RecordingTransport { request in
+            request.value(forHeader: "Authorization") == nil
+                ? ServerResponse(statusCode: 401, headers: ["WWW-Authenticate": "Bearer"])
+                : ServerResponse(statusCode: 200)
+        }
+        let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.bearer: CountingForwardingDecorator(tokens)],
+                                                                            clock: clock, diagnostics: sink), transport: transport)
+        _ = try await client.send(OutgoingRequest(method: "GET", url: url))
+        #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == [nil, "Bearer rtp-1"])
+    }
 }
