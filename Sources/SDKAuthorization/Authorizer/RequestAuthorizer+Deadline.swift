@@ -12,11 +12,15 @@ extension RequestAuthorizer {
     /// Providers are
     /// asked the same way (``authorize(_:endpoint:)-(OutgoingRequest,_)``), so only the calls that
     /// need it cost a task, and the request's own frames stay in the caller's task.
-    func send(_ request: OutgoingRequest, endpoint: EndpointID?, within transport: any HTTPTransport) async throws(RequestError) -> ServerResponse {
+    ///
+    /// `endsByDeadline` is the transport's ``HTTPTransport/endsByDeadline``, read once where it was
+    /// installed (the client's initializer), not on every request.
+    func send(_ request: OutgoingRequest, endpoint: EndpointID?, within transport: any HTTPTransport,
+              endsByDeadline: Bool) async throws(RequestError) -> ServerResponse {
         let deadline = RequestDeadline(seconds: options.requestDeadline, from: clock)
         do throws(RequestError) {
             if Task.isCancelled { throw .cancelled }
-            if transport.endsByDeadline {
+            if endsByDeadline {
                 let clock = clock
                 return try await send(request, endpoint: endpoint, deadline: deadline, through: { request in
                     try await transport.send(request, deadline: deadline, clock: clock)

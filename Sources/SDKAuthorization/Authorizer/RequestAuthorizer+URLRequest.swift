@@ -60,7 +60,7 @@ extension RequestAuthorizer {
         guard let url = request.url else { throw .invalidURL(endpoint: endpoint, reason: "the URLRequest has no URL") }
         let outgoing = OutgoingRequest(method: request.httpMethod ?? "GET", url: url, headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody)
         let transport = URLSessionHTTPTransport(session: session)
-        let response = try await send(outgoing, endpoint: endpoint, within: transport)
+        let response = try await send(outgoing, endpoint: endpoint, within: transport, endsByDeadline: transport.endsByDeadline)
         guard let http = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: response.headers) else {
             throw RequestError.transportFailed(URLError(.badServerResponse), endpoint: endpoint).naming(outgoing)
         }

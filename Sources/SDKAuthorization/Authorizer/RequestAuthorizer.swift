@@ -68,6 +68,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         /// The schemes whose provider inspects accepted responses
         /// (``AuthorizationProvider/inspectsAcceptedResponses``), read when it was installed.
         var inspectingSchemes: Set<AuthorizationScheme>
+        /// The schemes whose provider ends its calls by the deadline itself
+        /// (``AuthorizationProvider/endsByDeadline``), read once, when it was installed: whether its
+        /// calls must be bounded is decided there, not on every request.
+        var endingByDeadline: Set<AuthorizationScheme>
         /// The refreshes counted per scheme, oldest first: when (monotonic seconds), a hash of the
         /// credential it replaces (never the credential itself; `nil` when there was none), and
         /// whether a provider has started it (``admitRefresh(scheme:replacing:request:endpoint:)``) or it is
@@ -174,7 +178,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         self.routes = routes
         self.routeOrder = order
         self.state = Locked(State(providers: providers,
-                                  inspectingSchemes: Set(providers.filter { $0.value.inspectsAcceptedResponses }.keys)))
+                                  inspectingSchemes: Set(providers.filter { $0.value.inspectsAcceptedResponses }.keys),
+                                  endingByDeadline: Set(providers.filter { $0.value.endsByDeadline }.keys)))
         self.alarms = Alarms(clock: clock, keepsIdleDriver: true)
         self.abandonedCalls = AbandonedCalls(limit: self.options.abandonedCallLimit)
     }
@@ -198,10 +203,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// reads the old provider or the new one, never none. Requests that already read the old one
     /// finish with it, and their rejections are reported to it.
     public func setProvider(_ provider: any AuthorizationProvider, for scheme: AuthorizationScheme) {
-        let inspecting = provider.inspectsAcceptedResponses
+        let inspecting = provider.inspectsAcceptedResponses, bounded = provider.endsByDeadline
         state.withLock { state in
             state.providers[scheme] = provider
             if inspecting { state.inspectingSchemes.insert(scheme) } else { state.inspectingSchemes.remove(scheme) }
+            if bounded { state.endingByDeadline.insert(scheme) } else { state.endingByDeadline.remove(scheme) }
         }
     }
 
@@ -210,6 +216,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         state.withLock { state in
             state.providers[scheme] = nil
             state.inspectingSchemes.remove(scheme)
+            state.endingByDeadline.remove(scheme)
         }
     }
 
@@ -549,8 +556,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?,
                            issuedGeneration: IssuedGeneration? = nil) async throws(RequestError) -> AuthorizedRequest {
-        let (context, provider) = try prepare(request, endpoint: endpoint, attempt: attempt, deadline: deadline, issuedGeneration: issuedGeneration)
-        guard let provider else { return authorizedWithoutProvider(context) }
+        let (context, installed) = try prepare(request, endpoint: endpoint, attempt: attempt, deadline: deadline, issuedGeneration: issuedGeneration)
+        guard let (provider, endsByDeadline) = installed else { return authorizedWithoutProvider(context) }
         // Read before asking: a logout during the call can make the credential older than this
         // generation, never newer, so a rejection after a logout is always recognised.
         // model: authorize
@@ -559,7 +566,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         if abandonedCalls.isFull(callee) { throw tooManyAbandonedCalls(into: "the provider of the scheme \(context.scheme)", context.endpoint, scheme: context.scheme) }
         let credential: Credential
         do {
-            if provider.endsByDeadline {
+            if endsByDeadline {
                 credential = try await provider.credential(for: context)
             } else {
                 // It may wait on something it cannot bound, or block its thread: the request waits
@@ -574,7 +581,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         } catch {
             throw providerFailure(error, context)
         }
-        return try attach(credential, from: provider, generation: generation, to: context)
+        return try attach(credential, from: provider, endsByDeadline: endsByDeadline, generation: generation, to: context)
     }
 
     /// How a call into `callee`, which may block its thread, runs: on the caller's thread within
@@ -596,7 +603,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// Checks the caller's header fields, finds the scheme and its provider (none for
     /// ``AuthorizationScheme/none``).
     private func prepare(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?, issuedGeneration: IssuedGeneration?)
-        throws(RequestError) -> (AuthorizationContext, (any AuthorizationProvider)?) {
+        throws(RequestError) -> (AuthorizationContext, (provider: any AuthorizationProvider, endsByDeadline: Bool)?) {
         if Task.isCancelled { throw .cancelled }
         for (name, value) in request.headers where !HeaderFieldRules.isValidHeader(name: name, value: value) {
             throw .invalidHeader(name: name)
@@ -622,14 +629,15 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         var context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt, deadline: deadline)
         guard scheme != .none else { return (context, nil) }
-        guard let provider = provider(for: scheme) else {
+        let installed = state.withLock { state in state.providers[scheme].map { ($0, state.endingByDeadline.contains(scheme)) } }
+        guard let installed else {
             throw .noProvider(endpoint: endpointID, scheme: scheme)
         }
         context.refreshWindow = refreshWindowGate(for: scheme, request: request, endpoint: endpointID)
         context.issuedGeneration = issuedGeneration
         // One record for the whole request: its retry and redirect hops keep the first attempt's.
         context.issuance = issuedGeneration?.issuance ?? CredentialIssuance()
-        return (context, provider)
+        return (context, installed)
     }
 
     /// Logs, once per rule, a request that a rule would give a credential but for its scheme or
@@ -669,7 +677,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Attaches the provider's credential, after checking it.
-    private func attach(_ credential: Credential, from provider: any AuthorizationProvider, generation: UInt64?, to context: AuthorizationContext) throws(RequestError) -> AuthorizedRequest {
+    private func attach(_ credential: Credential, from provider: any AuthorizationProvider, endsByDeadline: Bool, generation: UInt64?,
+                        to context: AuthorizationContext) throws(RequestError) -> AuthorizedRequest {
         let endpointID = context.endpoint, scheme = context.scheme
         if Task.isCancelled { throw .cancelled }
         var authorized = context.request
@@ -692,7 +701,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             request: authorized, original: context.request, endpoint: endpointID, scheme: scheme, attempt: context.attempt,
             deadline: context.deadline, carriesCredential: !credential.isOmitted,
             issued: IssuedCredential(provider: provider, credential: credential, context: context,
-                                     inspectsAcceptedResponses: provider.inspectsAcceptedResponses, endsByDeadline: provider.endsByDeadline,
+                                     inspectsAcceptedResponses: provider.inspectsAcceptedResponses, endsByDeadline: endsByDeadline,
                                      generation: generation)
         )
     }

@@ -34,6 +34,9 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     public let authorizer: RequestAuthorizer
 
     private let transport: any HTTPTransport
+    /// The transport's ``HTTPTransport/endsByDeadline``, read once, here: whether its sends must be
+    /// bounded is decided when it is installed.
+    private let transportEndsByDeadline: Bool
     /// Run by ``identityDidChange(to:)`` with the new user instead of telling the authorizer's
     /// providers, or `nil` to tell them.
     private let identityChange: (@Sendable (String?) async throws(ConfigurationError) -> Void)?
@@ -55,6 +58,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     ) {
         self.authorizer = authorizer
         self.transport = transport
+        self.transportEndsByDeadline = transport.endsByDeadline
         self.identityChange = identityChange
     }
 
@@ -162,7 +166,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// (``AuthorizationOptions/requestDeadline``) without cancelling the caller; the 2xx check is
     /// the client's own.
     private func send(_ request: OutgoingRequest, endpoint: EndpointID?) async throws(RequestError) -> ServerResponse {
-        let response = try await authorizer.send(request, endpoint: endpoint, within: transport)
+        let response = try await authorizer.send(request, endpoint: endpoint, within: transport, endsByDeadline: transportEndsByDeadline)
         guard (200..<300).contains(response.statusCode) else {
             throw RequestError.httpError(response: response, endpoint: endpoint ?? authorizer.scheme(for: request).endpoint).naming(request)
         }
