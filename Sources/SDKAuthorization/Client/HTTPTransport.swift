@@ -125,6 +125,7 @@ public protocol HTTPTransport: Sendable {
     func send(_ request: OutgoingRequest, deadline: RequestDeadline, clock: any AuthorizationClock) async throws -> ServerResponse
 
     /// Whether ``send(_:deadline:clock:)`` ends by its deadline without help. The default is `false`.
+    /// It is read once, when the client is made with the transport.
     var endsByDeadline: Bool { get }
 }
 

@@ -200,7 +200,9 @@ public protocol AuthorizationProvider: Sendable {
     /// calls run on threads of their own from then. A call a request gave up on at its deadline and that still runs keeps its place:
     /// past 64 of them for one provider, its next requests fail at once with
     /// ``RequestError/Code/tooManyAbandonedCalls`` until those calls end. Every built-in provider
-    /// says so. The default is `false`.
+    /// says so. The default is `false`. It is read once, when the provider is installed (the
+    /// authorizer's initializer, ``RequestAuthorizer/setProvider(_:for:)``): an answer that changes
+    /// later is not seen.
     var endsByDeadline: Bool { get }
 }
 
