@@ -110,13 +110,13 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         /// with `RequestError.Code.credentialTimedOut`. `nil`, until its deadline only.
         public var waitLimit: TimeInterval?
         /// The statuses that mean "this credential is no longer good" (`[401]` by default; add 403
-        /// for a server that answers an expired token with it): ``rejected(_:response:)`` marks it
+        /// for a server that answers an expired token with it): ``rejected(_:response:marked:)`` marks it
         /// stale and asks for one retry; another status fails the request.
         public var rejectionStatuses: Set<Int>
         /// What the requests get when a fetch throws.
         public var failures: Failures
         /// Cancel a fetch once every request waiting for it has left (default `true`). `false` for a
-        /// fetch that only asks the app, which answers with ``set(_:)`` later.
+        /// fetch that only asks the app, which answers with ``set(_:persist:)`` later.
         public var cancelsUnwatchedFetch: Bool
         /// Send a request's first attempt without the credential, and the credential only on the
         /// retry after a rejection (``rejectionStatuses``) that carries a `WWW-Authenticate`
@@ -286,7 +286,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     /// `fetch` runs in a task of its own, once for any number of waiting requests, after the
     /// refresh window admitted it; it is cancelled when every request waiting for it has left
     /// (unless ``Options/cancelsUnwatchedFetch`` is `false`). It returns the new value, or `nil` when
-    /// the value comes later through ``set(_:)`` (a callback that asks the app).
+    /// the value comes later through ``set(_:persist:)`` (a callback that asks the app).
     ///
     /// - Throws: `CancellationError` when its task is cancelled; otherwise `RequestError`:
     ///   `credentialCleared` (a logout while it waited, or since the request it retries was sent),
@@ -400,12 +400,15 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     /// credential issued before the last ``clear(updating:thenRemove:)`` asks for none and marks
     /// nothing; another status fails the request.
     ///
-    /// - Parameter marked: Run when this rejection marked the current value (to remove its stored
-    ///   copy, say), while its generation is current, under the persistence lock.
-    ///
     /// A rejection of `Credential.untilChallenged` (``Options/sendsOnlyWhenChallenged``) that
     /// carries a `WWW-Authenticate` challenge asks for a retry with the credential, which the
     /// refresh window does not count; one without a challenge fails the request.
+    ///
+    /// - Parameters:
+    ///   - credential: The credential the server rejected (what the provider's `credentialRejected` got).
+    ///   - response: The server's answer.
+    ///   - marked: Run when this rejection marked the current value (to remove its stored copy,
+    ///     say), while its generation is current, under the persistence lock.
     public func rejected(_ credential: Credential, response: ServerResponse, marked: (() -> Void)? = nil) -> RejectionDecision {
         guard options.rejectionStatuses.contains(response.statusCode) else { return .fail }
         if credential == .untilChallenged { return response.authenticationChallenges.isEmpty ? .fail : .retryWithoutRefresh }
@@ -428,8 +431,10 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     /// Makes `value` the current one, ends the fetch if one runs, and resumes every waiting request
     /// with it.
     ///
-    /// - Parameter persist: Run under the persistence lock while the generation `value` landed in is
-    ///   current (to store it).
+    /// - Parameters:
+    ///   - value: The new value.
+    ///   - persist: Run under the persistence lock while the generation `value` landed in is
+    ///     current (to store it).
     public func set(_ value: Value, persist: (() -> Void)? = nil) {
         let generation = flights.set(Entry(value: value))
         if let persist { flights.persist(persist, generation: generation) }
