@@ -418,25 +418,19 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     }
 
     /// Asks the signer and takes its first answer; fails at the signing timeout (on the monotonic
-    /// clock) or when the flight is cancelled.
+    /// clock) or when the flight is cancelled (``Alarms/firstAnswer(by:endpoint:_:)``: the core's
+    /// one first-answer-wins wait).
     private func requestSignature(_ payload: SigningPayload) async throws -> String {
-        let answer = SigningAnswer()
         let timeout = options.signingTimeout
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
-                answer.attach(continuation)
-                answer.setTimer(alarms, alarms.schedule(at: clock.monotonicNow() + timeout) { [diagnostics] in
-                    if answer.resolve(.failure(RequestError.signingTimedOut(after: timeout))) {
-                        diagnostics.log(.warning, "The payload signer did not answer within \(timeout) seconds; the waiting requests fail")
-                    }
-                })
+        do {
+            return try await alarms.firstAnswer(by: RequestDeadline(seconds: timeout, from: clock)) { answer in
                 let deliver: @Sendable (Result<String, any Error>) -> Void = { [diagnostics] result in
                     let result = result.mapError { error -> any Error in
                         // The app's own message is cut and escaped like any text from outside.
                         (error as? RequestError)?.sanitized()
                             ?? RequestError.signingFailed(reason: "the signer failed (\(RequestError.summary(of: error)))", underlyingError: error)
                     }
-                    if !answer.resolve(result) {
+                    if !answer(result) {
                         diagnostics.log(.warning, "The payload signer answered more than once (or after the timeout); the later answer was ignored")
                     }
                 }
@@ -449,9 +443,9 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
                     }
                 }
             }
-        } onCancel: {
-            // The flight was abandoned or the user logged out: stop waiting for the signer.
-            _ = answer.resolve(.failure(CancellationError()))
+        } catch let error as RequestError where error.code == .deadlineExceeded {
+            diagnostics.log(.warning, "The payload signer did not answer within \(timeout) seconds; the waiting requests fail")
+            throw RequestError.signingTimedOut(after: timeout)
         }
     }
 
@@ -599,47 +593,6 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// characters, with control characters, bidirectional overrides and other non-ASCII escaped.
     static func quoted(_ text: String, quotes: Bool = true) -> String {
         quotes ? LogText.escaped(text, limit: 200) : LogText.plain(text, limit: 200)
-    }
-}
-
-/// One signing request's answer: the first resolution wins, the timeout alarm is cancelled with it.
-private final class SigningAnswer: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<String, any Error>?
-        var timer: (alarms: Alarms, alarm: Alarms.Alarm)?
-        var resolved = false
-    }
-
-    private let state = Locked(State())
-
-    func attach(_ continuation: CheckedContinuation<String, any Error>) {
-        state.withLock { $0.continuation = continuation }
-    }
-
-    func setTimer(_ alarms: Alarms, _ alarm: Alarms.Alarm) {
-        let cancel = state.withLock { state -> Bool in
-            if state.resolved { return true }
-            state.timer = (alarms, alarm)
-            return false
-        }
-        if cancel { alarms.cancel(alarm) }
-    }
-
-    /// Resolves once; false when it was resolved already.
-    func resolve(_ result: Result<String, any Error>) -> Bool {
-        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<String, any Error>?, (alarms: Alarms, alarm: Alarms.Alarm)?) in
-            guard !state.resolved else { return (nil, nil) }
-            state.resolved = true
-            defer {
-                state.continuation = nil
-                state.timer = nil
-            }
-            return (state.continuation, state.timer)
-        }
-        guard let continuation else { return false }
-        if let timer { timer.alarms.cancel(timer.alarm) }
-        continuation.resume(with: result)
-        return true
     }
 }
 

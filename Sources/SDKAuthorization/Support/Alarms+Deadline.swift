@@ -34,6 +34,49 @@ extension Alarms {
         try await untilDeadline(deadline, endpoint: endpoint, mayBlock: nil, abandoning: nil, work)
     }
 
+    /// Starts a call that answers through a completion handler (an app's signer, a callback API)
+    /// and waits for its first answer only until `deadline` or the calling task's cancellation,
+    /// whichever comes first: the same one wait as ``untilDeadline(_:endpoint:_:)``, with no task
+    /// of its own.
+    ///
+    /// ```swift
+    /// let signature = try await alarms.firstAnswer(by: RequestDeadline(seconds: 10, from: clock)) { answer in
+    ///     signer.sign(payload) { result in
+    ///         if !answer(result) { log("the signer answered twice, or too late") }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - deadline: When to stop waiting, on this instance's clock; `nil` waits until the answer or
+    ///     the cancellation.
+    ///   - endpoint: The endpoint the errors name.
+    ///   - start: Starts the call, given `answer`: call it with the result, from any thread, at any
+    ///     time. It returns `false` for an answer that came after the first one, the deadline or the
+    ///     cancellation, which is ignored.
+    /// - Returns: The first answer's value.
+    /// - Throws: The first answer's error; ``RequestError/Code/deadlineExceeded`` or
+    ///   ``RequestError/Code/cancelled`` when that came first.
+    public func firstAnswer<Answer: Sendable>(
+        by deadline: RequestDeadline?,
+        endpoint: EndpointID? = nil,
+        _ start: (_ answer: @escaping @Sendable (Result<Answer, any Error>) -> Bool) -> Void
+    ) async throws -> Answer {
+        let wait = DeadlineWait<Answer>(nil, deadline: deadline, endpoint: endpoint, abandoning: nil)
+        start { result in wait.end(result, byWork: true) }
+        if let answered = wait.takeAnswer() {
+            return try answered.get()
+        }
+        let alarm = deadline.map { schedule(at: $0.uptime) { wait.expire() } }
+        let result = await withTaskCancellationHandler {
+            await withUnsafeContinuation { wait.register($0) }
+        } onCancel: {
+            wait.end(.failure(RequestError.cancelled))
+        }
+        if let alarm { cancel(alarm) }
+        return try result.get()
+    }
+
     /// ``untilDeadline(_:endpoint:_:)``, for the authorizer's calls into a provider or transport:
     /// a call that `mayBlock` its thread (a provider that does not declare
     /// ``AuthorizationProvider/endsByDeadline``) starts on the calling thread only within its
@@ -116,7 +159,8 @@ private final class DeadlineWait<Answer: Sendable>: Sendable {
     private let abandoning: (calls: AbandonedCalls, callee: AbandonedCalls.Callee)?
 
     /// The alarm and the work's task hold this one object, so neither needs a context of its own.
-    init(_ work: @escaping @Sendable () async throws -> Answer, deadline: RequestDeadline?, endpoint: EndpointID?,
+    /// `work` is `nil` for a call that answers through a handler (``Alarms/firstAnswer(by:endpoint:_:)``).
+    init(_ work: (@Sendable () async throws -> Answer)?, deadline: RequestDeadline?, endpoint: EndpointID?,
          abandoning: (calls: AbandonedCalls, callee: AbandonedCalls.Callee)?) {
         self.state = Locked(State(work: work))
         self.deadline = deadline
@@ -176,7 +220,11 @@ private final class DeadlineWait<Answer: Sendable>: Sendable {
 
     /// Ends the wait with `result`, unless something ended it first. An end that is not the work's
     /// own, while the work still runs, abandons the work: it is counted in ``abandoning`` until it ends.
-    func end(_ result: Result<Answer, any Error>, byWork: Bool = false) {
+    ///
+    /// - Returns: Whether `result` ended the wait (`false`: something ended it first).
+    @discardableResult
+    func end(_ result: Result<Answer, any Error>, byWork: Bool = false) -> Bool {
+        var ended = true
         let waiting = state.withLock { state -> UnsafeContinuation<Result<Answer, any Error>, Never>? in
             if byWork {
                 state.workEnded = true
@@ -191,6 +239,7 @@ private final class DeadlineWait<Answer: Sendable>: Sendable {
                 state.slot = .resumed
                 continuation = waiting
             case .ended, .resumed:
+                ended = false
                 return nil
             }
             if !byWork, !state.workEnded {
@@ -201,5 +250,6 @@ private final class DeadlineWait<Answer: Sendable>: Sendable {
             return continuation
         }
         waiting?.resume(returning: result)
+        return ended
     }
 }

@@ -75,4 +75,45 @@ struct UntilDeadlineTests {
         waiting.cancel()
         #expect(await waiting.value == .cancelled)
     }
+
+    // MARK: A call that answers through a handler
+
+    @Test func aHandlersFirstAnswerWinsAndALaterOneIsRefused() async throws {
+        let alarms = Alarms(clock: clock)
+        let second = Locked<Bool?>(nil)
+        let answer = try await alarms.firstAnswer(by: RequestDeadline(seconds: 5, from: clock)) { (answer: @escaping @Sendable (Result<String, any Error>) -> Bool) in
+            _ = answer(.success("first"))
+            second.withLock { $0 = answer(.success("second")) }
+        }
+        #expect(answer == "first")
+        #expect(second.withLock { $0 } == false, "the second answer is refused")
+        #expect(alarms.heldRecords == 0, "an answer at once sets no alarm")
+    }
+
+    @Test func aHandlerThatNeverAnswersEndsAtTheDeadlineAndItsLateAnswerIsRefused() async throws {
+        let alarms = Alarms(clock: clock)
+        let handler = Locked<(@Sendable (Result<String, any Error>) -> Bool)?>(nil)
+        let waiting = Task {
+            try await alarms.firstAnswer(by: RequestDeadline(seconds: 5, from: clock), endpoint: EndpointID("sign")) { answer in
+                handler.withLock { $0 = answer }
+            }
+        }
+        await eventually("the alarm is set", { alarms.heldRecords > 0 })
+        clock.advance(by: 5)
+        await #expect(throws: RequestError.deadlineExceeded(endpoint: EndpointID("sign"), after: 5)) { try await waiting.value }
+        #expect(handler.withLock { $0 }?(.success("late")) == false)
+        #expect(alarms.heldRecords == 0)
+    }
+
+    @Test func aCancelledWaitForAHandlerEndsAsCancelled() async throws {
+        let alarms = Alarms(clock: clock)
+        let started = AsyncGate()
+        let waiting = Task {
+            try await alarms.firstAnswer(by: nil) { (_: @escaping @Sendable (Result<String, any Error>) -> Bool) in started.open() }
+        }
+        await started.wait()
+        waiting.cancel()
+        await #expect(throws: RequestError.cancelled) { try await waiting.value }
+    }
+
 }
