@@ -161,10 +161,17 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         }
     }
 
-    /// A value, and the server's answer that rejected it once one did.
+    /// A value, the fingerprint of its credential (`Credential.secretFingerprint`, hashed once,
+    /// when it arrives, not on every request), and the server's answer that rejected it once one did.
     struct Entry: Sendable {
         let value: Value
+        let fingerprint: Int
         var rejection: ServerResponse?
+
+        init(_ value: Value, credential: (Value) -> Credential) {
+            self.value = value
+            self.fingerprint = credential(value).secretFingerprint
+        }
     }
 
     /// The generation each of the latest credentials handed out was issued in, by the credential's
@@ -245,7 +252,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
             // requests that come meanwhile wait for it, never start a second one.
             waitsForAbandonedWork: options.cancelsUnwatchedFetch,
             flightEnded: flightEnded
-        ), value: value.map { Entry(value: $0) })
+        ), value: value.map { Entry($0, credential: credential) })
     }
 
     // MARK: Reading
@@ -323,8 +330,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         }
         switch outcome {
         case .value(let entry):
-            let fingerprint = credentialOf(entry.value).secretFingerprint
-            issued.withLock { $0.note(fingerprint, generation: generation) }
+            issued.withLock { $0.note(entry.fingerprint, generation: generation) }
             // On the request too: behind a decorator, its rejection and retry after a logout fail as cleared.
             context.noteIssued(by: self, generation: generation)
             return entry.value
@@ -367,7 +373,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         do {
             // model: fetch, then finish
             guard let value = try await fetch(refresh) else { return }
-            if flights.finish(flight, with: .success(Entry(value: value))) == nil {
+            if flights.finish(flight, with: .success(Entry(value, credential: credentialOf))) == nil {
                 diagnostics.log(.info, "The \(options.name) returned after a logout or after every request that waited for it had left; its token was dropped")
             }
         } catch {
@@ -418,7 +424,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
         if let issuedIn = issued.withLock({ $0.generation(of: fingerprint) }), issuedIn != generation { return .fail }
         // model: evaluate (the stale mark)
         let didMark = flights.modify(ifGeneration: generation) { entry -> Bool in
-            guard let current = entry, current.rejection == nil, credentialOf(current.value).secretFingerprint == fingerprint else { return false }
+            guard let current = entry, current.rejection == nil, current.fingerprint == fingerprint else { return false }
             entry?.rejection = response
             return true
         } ?? false
@@ -436,7 +442,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     ///   - persist: Run under the persistence lock while the generation `value` landed in is
     ///     current (to store it).
     public func set(_ value: Value, persist: (() -> Void)? = nil) {
-        let generation = flights.set(Entry(value: value))
+        let generation = flights.set(Entry(value, credential: credentialOf))
         if let persist { flights.persist(persist, generation: generation) }
     }
 
@@ -458,7 +464,8 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     /// Sets `value` as the current one only while `generation` is current and nothing else was
     /// set since it began (a value loaded from a store after a change of user, say).
     public func install(_ value: Value, ifGeneration generation: UInt64) {
-        _ = flights.modify(ifGeneration: generation) { entry in if entry == nil { entry = Entry(value: value) } }
+        let arrived = Entry(value, credential: credentialOf)
+        _ = flights.modify(ifGeneration: generation) { entry in if entry == nil { entry = arrived } }
     }
 
     /// Runs `save` under the persistence lock, only while `generation` is current.
