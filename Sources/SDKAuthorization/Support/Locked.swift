@@ -13,24 +13,99 @@ import Foundation
 /// ``withLock(_:)``, which holds the lock for the whole access, so no two threads touch it at once.
 /// The lock is not reentrant: calling ``withLock(_:)`` again from inside `body` deadlocks. Keep
 /// `body` short and never await or call out to code that may come back.
-public final class Locked<Value>: CustomReflectable {
-    private let lock = NSLock()
-    private var value: Value
+///
+/// A struct holding one object: the value and the lock live in a single allocation (where a class
+/// with an `NSLock` made three: itself, the `NSLock`, and the mutex it allocates), which shows in
+/// the allocations per request of the "1 prepare" rows of `BENCHMARKS.md`. Copies share the value
+/// and the lock.
+public struct Locked<Value>: CustomReflectable {
+    private let storage: LockStorage<Value>
 
     /// A lock guarding `value`.
     public init(_ value: Value) {
-        self.value = value
+        storage = LockStorage.make(value)
     }
 
     /// No children: what a lock guards may be a secret, and `dump` must not read it unlocked.
-    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .class) }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 
     /// Runs `body` with the value while holding the lock, and returns what `body` returns.
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+        try storage.withUnsafeMutablePointers { value, lock in
+            LockStorage<Value>.acquire(lock)
+            defer { LockStorage<Value>.release(lock) }
+            return try body(&value.pointee)
+        }
     }
 }
 
 extension Locked: @unchecked Sendable where Value: Sendable {}
+
+#if canImport(Darwin)
+import Darwin
+typealias PlatformLock = os_unfair_lock
+#elseif canImport(Glibc)
+import Glibc
+typealias PlatformLock = pthread_mutex_t
+#elseif canImport(Musl)
+import Musl
+typealias PlatformLock = pthread_mutex_t
+#else
+/// Elsewhere (Windows, say) an `NSLock` kept in the buffer: two allocations, still correct.
+typealias PlatformLock = NSLock
+#endif
+
+/// The value (the header) and the platform's lock (the one element) of a ``Locked``, in one
+/// allocation; the lock's address is stable for the object's life, as the platform's locks need.
+/// Nothing unsafe leaves this file: ``Locked/withLock(_:)`` hands `body` only the value, inout.
+final class LockStorage<Value>: ManagedBuffer<Value, PlatformLock> {
+    static func make(_ value: Value) -> LockStorage<Value> {
+        let buffer = create(minimumCapacity: 1) { _ in value }
+        buffer.withUnsafeMutablePointerToElements { initialize($0) }
+        // `create` is ManagedBuffer's own class method: what it returns is of the class it was called on.
+        return unsafeDowncast(buffer, to: LockStorage<Value>.self)
+    }
+
+    deinit {
+        withUnsafeMutablePointerToElements { lock in
+            #if canImport(Glibc) || canImport(Musl)
+            pthread_mutex_destroy(lock)
+            #endif
+            lock.deinitialize(count: 1)
+        }
+    }
+
+    private static func initialize(_ lock: UnsafeMutablePointer<PlatformLock>) {
+        #if canImport(Darwin)
+        lock.initialize(to: os_unfair_lock())
+        #elseif canImport(Glibc) || canImport(Musl)
+        lock.initialize(to: pthread_mutex_t())
+        let result = pthread_mutex_init(lock, nil)
+        precondition(result == 0, "pthread_mutex_init failed: \(result)")
+        #else
+        lock.initialize(to: NSLock())
+        #endif
+    }
+
+    static func acquire(_ lock: UnsafeMutablePointer<PlatformLock>) {
+        #if canImport(Darwin)
+        os_unfair_lock_lock(lock)
+        #elseif canImport(Glibc) || canImport(Musl)
+        let result = pthread_mutex_lock(lock)
+        precondition(result == 0, "pthread_mutex_lock failed: \(result)")
+        #else
+        lock.pointee.lock()
+        #endif
+    }
+
+    static func release(_ lock: UnsafeMutablePointer<PlatformLock>) {
+        #if canImport(Darwin)
+        os_unfair_lock_unlock(lock)
+        #elseif canImport(Glibc) || canImport(Musl)
+        let result = pthread_mutex_unlock(lock)
+        precondition(result == 0, "pthread_mutex_unlock failed: \(result)")
+        #else
+        lock.pointee.unlock()
+        #endif
+    }
+}
