@@ -86,16 +86,44 @@ final class CredentialIssuance: Sendable {
 /// refresh was started (a rejection, a stale mark, an expiry, no token yet), so the window bounds
 /// every refresh, not only those a rejection asked for.
 public struct RefreshWindowGate: Sendable {
-    let admit: @Sendable (_ replacing: Credential?) -> RequestError?
+    /// The authorizer and the request the gate counts for, in one object made per request (where
+    /// two closures made two): "1 prepare" allocations per request.
+    ///
+    /// Unchecked only for `authorizer`: a weak reference written once, in `init` (`weak let` needs
+    /// Swift 6.2; the package builds with 6.0), and only read after; loading a weak reference is
+    /// thread-safe.
+    final class Counter: @unchecked Sendable {
+        private(set) weak var authorizer: RequestAuthorizer?
+        let scheme: AuthorizationScheme
+        let request: OutgoingRequest
+        let endpoint: EndpointID?
+
+        init(authorizer: RequestAuthorizer, scheme: AuthorizationScheme, request: OutgoingRequest, endpoint: EndpointID?) {
+            self.authorizer = authorizer
+            self.scheme = scheme
+            self.request = request
+            self.endpoint = endpoint
+        }
+    }
+
+    private let counter: Counter
     /// The window of the authorizer that made it: a provider shared by several authorizers counts
     /// its own refreshes against it too (as `CredentialRefresher`, in the mode kit, does).
     public let window: RefreshWindow
-    let refusal: @Sendable () -> RequestError
+
+    init(_ counter: Counter, window: RefreshWindow) {
+        self.counter = counter
+        self.window = window
+    }
 
     /// The error a refresh that the provider's own count refuses fails with (its requests fail with
     /// ``RequestError/Code/refreshWindowExceeded``), reported as the authorizer reports its own
     /// refusals.
-    public func refuse() -> RequestError { refusal() }
+    public func refuse() -> RequestError {
+        let failure = RequestAuthorizer.providerWindowExceeded(window, scheme: counter.scheme, request: counter.request, endpoint: counter.endpoint)
+        counter.authorizer?.reportWindowExceeded(failure, scheme: counter.scheme, endpoint: counter.endpoint)
+        return failure
+    }
 
     /// `nil` when the window allows one more refresh in place of `credential` (the token the
     /// refresh replaces, if any), which it then counts; otherwise the error the waiting requests
@@ -103,7 +131,7 @@ public struct RefreshWindowGate: Sendable {
     /// carried this gate.
     public func admitRefresh(replacing credential: Credential?) -> RequestError? {
         // model: admitRefresh
-        admit(credential)
+        counter.authorizer?.admitRefresh(scheme: counter.scheme, replacing: credential, request: counter.request, endpoint: counter.endpoint)
     }
 }
 
@@ -111,14 +139,7 @@ extension RequestAuthorizer {
     /// The gate that counts `scheme`'s refreshes in this authorizer's window, for `request`: bound to
     /// it, so a provider's refresh start holds the small gate, not the whole context.
     func refreshWindowGate(for scheme: AuthorizationScheme, request: OutgoingRequest, endpoint: EndpointID?) -> RefreshWindowGate {
-        let window = options.refreshWindow
-        return RefreshWindowGate(admit: { [weak self] replacing in
-            self?.admitRefresh(scheme: scheme, replacing: replacing, request: request, endpoint: endpoint)
-        }, window: window, refusal: { [weak self] in
-            let failure = Self.providerWindowExceeded(window, scheme: scheme, request: request, endpoint: endpoint)
-            self?.reportWindowExceeded(failure, scheme: scheme, endpoint: endpoint)
-            return failure
-        })
+        RefreshWindowGate(RefreshWindowGate.Counter(authorizer: self, scheme: scheme, request: request, endpoint: endpoint), window: options.refreshWindow)
     }
 
     /// The refusal of a refresh its provider's own count stops: the provider, whichever clients share

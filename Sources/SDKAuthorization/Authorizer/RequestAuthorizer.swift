@@ -368,6 +368,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// The loop, with the deadline already started.
+    ///
+    /// Never inlined: a caller that inlined it for both of its stacks held both copies of the loop's
+    /// state in one frame, which every waiting request kept (bytes per waiter through `client.send`,
+    /// "3 waiters: N through client.send vs lock gate").
+    @inline(never)
     func send<Response>(
         _ request: OutgoingRequest,
         endpoint: EndpointID?,
@@ -416,6 +421,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// Sends `authorized` and every redirect it leads to; returns the first response that is not a
     /// redirect to follow, with what `read` made of it.
+    @inline(never) // Its state stays out of the loop's frame, which a request waiting for its credential keeps ("3 waiters: N through client.send vs lock gate").
     private func sendFollowingRedirects<Response>(
         _ authorized: inout AuthorizedRequest,
         sent: inout Bool,
@@ -554,6 +560,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
                      endpoint: authorized.endpoint, wasSent: true, scheme: authorized.scheme, response: response)
     }
 
+    @inline(never) // One frame of its own, not merged into each caller's ("3 waiters: N through client.send vs lock gate").
     private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?,
                            issuedGeneration: IssuedGeneration? = nil) async throws(RequestError) -> AuthorizedRequest {
         let (context, installed) = try prepare(request, endpoint: endpoint, attempt: attempt, deadline: deadline, issuedGeneration: issuedGeneration)
@@ -561,27 +568,47 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         // Read before asking: a logout during the call can make the credential older than this
         // generation, never newer, so a rejection after a logout is always recognised.
         // model: authorize
-        let generation = (provider as? any GenerationalProvider).map { issuedGeneration?.generation(for: $0) ?? $0.credentialGeneration }
-        let callee = AbandonedCalls.Callee.provider(provider, scheme: context.scheme)
-        if abandonedCalls.isFull(callee) { throw tooManyAbandonedCalls(into: "the provider of the scheme \(context.scheme)", context.endpoint, scheme: context.scheme) }
+        let generation = Self.generation(of: provider, issuedGeneration)
+        try refuseIfAbandonedCallsAreFull(provider, context)
         let credential: Credential
         do {
             if endsByDeadline {
                 credential = try await provider.credential(for: context)
             } else {
-                // It may wait on something it cannot bound, or block its thread: the request waits
-                // for it until its deadline only, and it runs on the caller's thread within the
-                // budget, otherwise off the cooperative pool.
-                credential = try await alarms.untilDeadline(context.deadline, endpoint: context.endpoint, mayBlock: mayBlock(callee),
-                                                            abandoning: (abandonedCalls, callee),
-                                                            blockedCallersThread: { blocked(callee, for: $0, context.endpoint, scheme: context.scheme) }) {
-                    try await provider.credential(for: context)
-                }
+                credential = try await boundedCredential(from: provider, for: context)
             }
         } catch {
             throw providerFailure(error, context)
         }
         return try attach(credential, from: provider, endsByDeadline: endsByDeadline, generation: generation, to: context)
+    }
+
+    /// The generation `provider` issues a credential in now (``GenerationalProvider``): the one its
+    /// earlier attempt was issued in, for a retry.
+    @inline(never) // Its existential casts stay out of a waiting request's frame ("3 waiters: N through client.send vs lock gate").
+    private static func generation(of provider: any AuthorizationProvider, _ issuedGeneration: IssuedGeneration?) -> UInt64? {
+        (provider as? any GenerationalProvider).map { issuedGeneration?.generation(for: $0) ?? $0.credentialGeneration }
+    }
+
+    /// Throws ``RequestError/Code/tooManyAbandonedCalls`` when `provider` has as many calls that
+    /// earlier requests gave up on still running as the limit allows.
+    @inline(never) // Out of a waiting request's frame ("3 waiters: N through client.send vs lock gate").
+    private func refuseIfAbandonedCallsAreFull(_ provider: any AuthorizationProvider, _ context: AuthorizationContext) throws(RequestError) {
+        let callee = AbandonedCalls.Callee.provider(provider, scheme: context.scheme)
+        if abandonedCalls.isFull(callee) { throw tooManyAbandonedCalls(into: "the provider of the scheme \(context.scheme)", context.endpoint, scheme: context.scheme) }
+    }
+
+    /// The credential of a provider that may wait on something it cannot bound, or block its
+    /// thread: the request waits for it until its deadline only, and it runs on the caller's thread
+    /// within the budget, otherwise off the cooperative pool.
+    @inline(never) // Its state stays out of the frame of a request that waits on a provider that ends by its deadline ("3 waiters").
+    private func boundedCredential(from provider: any AuthorizationProvider, for context: AuthorizationContext) async throws -> Credential {
+        let callee = AbandonedCalls.Callee.provider(provider, scheme: context.scheme)
+        return try await alarms.untilDeadline(context.deadline, endpoint: context.endpoint, mayBlock: mayBlock(callee),
+                                       abandoning: (abandonedCalls, callee),
+                                       blockedCallersThread: { blocked(callee, for: $0, context.endpoint, scheme: context.scheme) }) {
+            try await provider.credential(for: context)
+        }
     }
 
     /// How a call into `callee`, which may block its thread, runs: on the caller's thread within
@@ -602,6 +629,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// Checks the caller's header fields, finds the scheme and its provider (none for
     /// ``AuthorizationScheme/none``).
+    @inline(never) // Its locals stay out of a waiting request's frame ("3 waiters: N through client.send vs lock gate").
     private func prepare(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?, issuedGeneration: IssuedGeneration?)
         throws(RequestError) -> (AuthorizationContext, (provider: any AuthorizationProvider, endsByDeadline: Bool)?) {
         if Task.isCancelled { throw .cancelled }
@@ -657,6 +685,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// The ``RequestError`` a provider's error becomes, logged.
+    @inline(never) // Cold, and out of a waiting request's frame ("3 waiters: N through client.send vs lock gate").
     private func providerFailure(_ error: any Error, _ context: AuthorizationContext) -> RequestError {
         if let error = (error as? RequestError)?.sanitized() {
             // Running out of time is the request's limit, not the provider's fault.
@@ -677,6 +706,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Attaches the provider's credential, after checking it.
+    @inline(never) // Its locals stay out of a waiting request's frame ("3 waiters: N through client.send vs lock gate").
     private func attach(_ credential: Credential, from provider: any AuthorizationProvider, endsByDeadline: Bool, generation: UInt64?,
                         to context: AuthorizationContext) throws(RequestError) -> AuthorizedRequest {
         let endpointID = context.endpoint, scheme = context.scheme

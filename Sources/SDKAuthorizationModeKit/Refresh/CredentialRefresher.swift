@@ -340,21 +340,28 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     @inline(never)
     private func waited(for context: AuthorizationContext, generation required: UInt64?,
                         fetch: @escaping @Sendable (Refresh) async throws -> Value?) async -> SingleFlight<Entry>.Outcome {
-        let started = observer.map { observer in
-            observer.observe(AuthorizationEvent(.waitStarted, endpoint: context.endpoint))
-            return clock.monotonicNow()
-        }
+        let started = observer.map { observeWaitStarted($0, context) }
         // Only the gate is held by the fetch's start, not the whole context.
         let window = context.refreshWindow
         let outcome = await flights.wait(deadline: context.deadline, waitLimit: options.waitLimit, generation: required,
                                          isUsable: isUsable, join: .wait(start: { [self] flight in
             start(flight, window: window, fetch: fetch)
         }))
-        if let observer, let started {
-            observer.observe(AuthorizationEvent(.waitEnded, endpoint: context.endpoint, duration: clock.monotonicNow() - started,
-                                                outcome: Self.eventOutcome(outcome)))
-        }
+        if let observer, let started { observeWaitEnded(observer, context, outcome, started: started) }
         return outcome
+    }
+
+    @inline(never) // The event stays out of a waiting request's frame ("3 waiters: N on IDTokenStore vs gates").
+    private func observeWaitStarted(_ observer: any AuthorizationEventObserver, _ context: AuthorizationContext) -> TimeInterval {
+        observer.observe(AuthorizationEvent(.waitStarted, endpoint: context.endpoint))
+        return clock.monotonicNow()
+    }
+
+    @inline(never) // The event stays out of a waiting request's frame ("3 waiters: N on IDTokenStore vs gates").
+    private func observeWaitEnded(_ observer: any AuthorizationEventObserver, _ context: AuthorizationContext,
+                                  _ outcome: SingleFlight<Entry>.Outcome, started: TimeInterval) {
+        observer.observe(AuthorizationEvent(.waitEnded, endpoint: context.endpoint, duration: clock.monotonicNow() - started,
+                                            outcome: Self.eventOutcome(outcome)))
     }
 
     /// The value `outcome` serves `context`'s request, noted as issued in `generation`, or the
