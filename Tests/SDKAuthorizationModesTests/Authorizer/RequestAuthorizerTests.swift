@@ -333,6 +333,22 @@ struct RequestAuthorizerTests {
         #expect(elsewhere.value(forHTTPHeaderField: "Authorization") == nil)
     }
 
+    @Test func aURLRequestsOwnAuthorizationFieldInAnotherCaseIsReplacedNotDoubled() async throws {
+        let policy = rulePolicy(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
+        let authorizer = try authorizer(policy, [.bearer: ScriptedProvider(.token("url.request.jwt"))])
+        var urlRequest = URLRequest(url: URL(string: "https://api.example.com/v1/me")!)
+        urlRequest.httpMethod = "POST"
+        urlRequest.httpBody = Data("{}".utf8)
+        // As a whole: `setValue` would store the name in its canonical case on Linux.
+        urlRequest.allHTTPHeaderFields = ["authorization": "Bearer stale", "Content-Type": "application/json"]
+        let authorized = try await authorizer.authorize(urlRequest)
+        let fields = authorized.allHTTPHeaderFields ?? [:]
+        #expect(fields.filter { $0.key.lowercased() == "authorization" }.map(\.value) == ["Bearer url.request.jwt"])
+        #expect(authorized.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(authorized.httpMethod == "POST")
+        #expect(authorized.httpBody == Data("{}".utf8))
+    }
+
     // MARK: 10. Redirects
 
     @Test func crossOriginRedirectDropsEveryCredentialHeaderAndTheSensitiveOnes() async throws {
