@@ -63,15 +63,26 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         var started: Bool
     }
 
+    /// A provider as it was installed, with what is read of it once, then: whether its calls must
+    /// be bounded (``AuthorizationProvider/endsByDeadline``), whether it reads accepted answers
+    /// (``AuthorizationProvider/inspectsAcceptedResponses``), whether it has generations
+    /// (``GenerationalProvider``). One lookup per request finds them all ("1 prepare" rows).
+    struct InstalledProvider {
+        let provider: any AuthorizationProvider
+        let endsByDeadline: Bool
+        let inspectsAcceptedResponses: Bool
+        let isGenerational: Bool
+
+        init(_ provider: any AuthorizationProvider) {
+            self.provider = provider
+            endsByDeadline = provider.endsByDeadline
+            inspectsAcceptedResponses = provider.inspectsAcceptedResponses
+            isGenerational = provider is any GenerationalProvider
+        }
+    }
+
     private struct State {
-        var providers: [AuthorizationScheme: any AuthorizationProvider]
-        /// The schemes whose provider inspects accepted responses
-        /// (``AuthorizationProvider/inspectsAcceptedResponses``), read when it was installed.
-        var inspectingSchemes: Set<AuthorizationScheme>
-        /// The schemes whose provider ends its calls by the deadline itself
-        /// (``AuthorizationProvider/endsByDeadline``), read once, when it was installed: whether its
-        /// calls must be bounded is decided there, not on every request.
-        var endingByDeadline: Set<AuthorizationScheme>
+        var providers: [AuthorizationScheme: InstalledProvider]
         /// The refreshes counted per scheme, oldest first: when (monotonic seconds), a hash of the
         /// credential it replaces (never the credential itself; `nil` when there was none), and
         /// whether a provider has started it (``admitRefresh(scheme:replacing:request:endpoint:)``) or it is
@@ -177,9 +188,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         self.routes = routes
         self.routeOrder = order
-        self.state = Locked(State(providers: providers,
-                                  inspectingSchemes: Set(providers.filter { $0.value.inspectsAcceptedResponses }.keys),
-                                  endingByDeadline: Set(providers.filter { $0.value.endsByDeadline }.keys)))
+        self.state = Locked(State(providers: providers.mapValues(InstalledProvider.init)))
         self.alarms = Alarms(clock: clock, keepsIdleDriver: true)
         self.abandonedCalls = AbandonedCalls(limit: self.options.abandonedCallLimit)
     }
@@ -196,35 +205,27 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// The provider installed for `scheme`.
     public func provider(for scheme: AuthorizationScheme) -> (any AuthorizationProvider)? {
-        state.withLock { $0.providers[scheme] }
+        state.withLock { $0.providers[scheme]?.provider }
     }
 
     /// Installs `provider` for `scheme`, replacing the one before in one step: a request either
     /// reads the old provider or the new one, never none. Requests that already read the old one
     /// finish with it, and their rejections are reported to it.
     public func setProvider(_ provider: any AuthorizationProvider, for scheme: AuthorizationScheme) {
-        let inspecting = provider.inspectsAcceptedResponses, bounded = provider.endsByDeadline
-        state.withLock { state in
-            state.providers[scheme] = provider
-            if inspecting { state.inspectingSchemes.insert(scheme) } else { state.inspectingSchemes.remove(scheme) }
-            if bounded { state.endingByDeadline.insert(scheme) } else { state.endingByDeadline.remove(scheme) }
-        }
+        let installed = InstalledProvider(provider)
+        state.withLock { $0.providers[scheme] = installed }
     }
 
     /// Removes the provider of `scheme`; its requests then fail with ``RequestError/Code/noProvider``.
     public func removeProvider(for scheme: AuthorizationScheme) {
-        state.withLock { state in
-            state.providers[scheme] = nil
-            state.inspectingSchemes.remove(scheme)
-            state.endingByDeadline.remove(scheme)
-        }
+        state.withLock { $0.providers[scheme] = nil }
     }
 
     /// Whether an installed provider reads the answers its credential was accepted with
     /// (``AuthorizationProvider/inspectsAcceptedResponses``). A stack that streams response bodies,
     /// such as an OpenAPI middleware, reads a small body of a final answer only when this is `true`.
     public var inspectsAcceptedResponses: Bool {
-        state.withLock { !$0.inspectingSchemes.isEmpty }
+        state.withLock { $0.providers.values.contains { $0.inspectsAcceptedResponses } }
     }
 
     /// Tells every installed provider that the user's identity changed and no user is named: as
@@ -236,7 +237,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// Tells every installed provider that the user changed to `identity` (their ID), or to no
     /// one (`nil`), through ``AuthorizationProvider/identityDidChange(to:)``.
     public func identityDidChange(to identity: String?) async {
-        let providers = state.withLock { Array($0.providers.values) }
+        let providers = state.withLock { $0.providers.values.map(\.provider) }
         for provider in providers { await provider.identityDidChange(to: identity) }
     }
 
@@ -564,15 +565,16 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?,
                            issuedGeneration: IssuedGeneration? = nil) async throws(RequestError) -> AuthorizedRequest {
         let (context, installed) = try prepare(request, endpoint: endpoint, attempt: attempt, deadline: deadline, issuedGeneration: issuedGeneration)
-        guard let (provider, endsByDeadline) = installed else { return authorizedWithoutProvider(context) }
+        guard let installed else { return authorizedWithoutProvider(context) }
+        let provider = installed.provider
         // Read before asking: a logout during the call can make the credential older than this
         // generation, never newer, so a rejection after a logout is always recognised.
         // model: authorize
-        let generation = Self.generation(of: provider, issuedGeneration)
+        let generation = installed.isGenerational ? Self.generation(of: provider, issuedGeneration) : nil
         try refuseIfAbandonedCallsAreFull(provider, context)
         let credential: Credential
         do {
-            if endsByDeadline {
+            if installed.endsByDeadline {
                 credential = try await provider.credential(for: context)
             } else {
                 credential = try await boundedCredential(from: provider, for: context)
@@ -580,7 +582,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         } catch {
             throw providerFailure(error, context)
         }
-        return try attach(credential, from: provider, endsByDeadline: endsByDeadline, generation: generation, to: context)
+        return try attach(credential, from: installed, generation: generation, to: context)
     }
 
     /// The generation `provider` issues a credential in now (``GenerationalProvider``): the one its
@@ -631,7 +633,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// ``AuthorizationScheme/none``).
     @inline(never) // Its locals stay out of a waiting request's frame ("3 waiters: N through client.send vs lock gate").
     private func prepare(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?, issuedGeneration: IssuedGeneration?)
-        throws(RequestError) -> (AuthorizationContext, (provider: any AuthorizationProvider, endsByDeadline: Bool)?) {
+        throws(RequestError) -> (AuthorizationContext, InstalledProvider?) {
         if Task.isCancelled { throw .cancelled }
         for (name, value) in request.headers where !HeaderFieldRules.isValidHeader(name: name, value: value) {
             throw .invalidHeader(name: name)
@@ -657,7 +659,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         }
         var context = AuthorizationContext(request: request, endpoint: endpointID, scheme: scheme, attempt: attempt, deadline: deadline)
         guard scheme != .none else { return (context, nil) }
-        let installed = state.withLock { state in state.providers[scheme].map { ($0, state.endingByDeadline.contains(scheme)) } }
+        let installed = state.withLock { $0.providers[scheme] }
         guard let installed else {
             throw .noProvider(endpoint: endpointID, scheme: scheme)
         }
@@ -707,7 +709,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// Attaches the provider's credential, after checking it.
     @inline(never) // Its locals stay out of a waiting request's frame ("3 waiters: N through client.send vs lock gate").
-    private func attach(_ credential: Credential, from provider: any AuthorizationProvider, endsByDeadline: Bool, generation: UInt64?,
+    private func attach(_ credential: Credential, from installed: InstalledProvider, generation: UInt64?,
                         to context: AuthorizationContext) throws(RequestError) -> AuthorizedRequest {
         let endpointID = context.endpoint, scheme = context.scheme
         if Task.isCancelled { throw .cancelled }
@@ -730,8 +732,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         return AuthorizedRequest(
             request: authorized, original: context.request, endpoint: endpointID, scheme: scheme, attempt: context.attempt,
             deadline: context.deadline, carriesCredential: !credential.isOmitted,
-            issued: IssuedCredential(provider: provider, credential: credential, context: context,
-                                     inspectsAcceptedResponses: provider.inspectsAcceptedResponses, endsByDeadline: endsByDeadline,
+            issued: IssuedCredential(provider: installed.provider, credential: credential, context: context,
+                                     inspectsAcceptedResponses: installed.inspectsAcceptedResponses, endsByDeadline: installed.endsByDeadline,
                                      generation: generation)
         )
     }
