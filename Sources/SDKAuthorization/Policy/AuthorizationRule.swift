@@ -84,7 +84,8 @@ public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
     public func matches(_ request: OutgoingRequest) -> Bool {
         if let method, method != request.method.uppercased() { return false }
         guard host.matches(request.url) else { return false }
-        return pathPattern.matches(RequestPath(request.url.percentEncodedPathForMatching))
+        // A rule for every path decodes none (the quick start's rule: "1 prepare" rows, the seam against Alamofire).
+        return pathPattern.matchesEveryPath || pathPattern.matches(RequestPath(request.url.percentEncodedPathForMatching))
     }
 
     /// Whether this rule would match `request` but for its scheme or port: the request goes to the
@@ -93,7 +94,7 @@ public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
     func matchesButForSchemeOrPort(_ request: OutgoingRequest) -> Bool {
         if let method, method != request.method.uppercased() { return false }
         guard let host = request.url.host, self.host.matches(host), !self.host.matches(request.url) else { return false }
-        return pathPattern.matches(RequestPath(request.url.percentEncodedPathForMatching))
+        return pathPattern.matchesEveryPath || pathPattern.matches(RequestPath(request.url.percentEncodedPathForMatching))
     }
 
     public var description: String {
