@@ -36,7 +36,8 @@ public enum HeaderFieldRules {
     }
 
     /// The class of each byte: 0 cannot appear in a header value; 1 visible ASCII; 2 a `b64token`
-    /// character; 3 `=`; 4 space; 5 horizontal tab.
+    /// character; 3 `=`; 4 space; 5 horizontal tab. Read once per call, before a loop: on Linux
+    /// each read of a static is a `swift_once` call ("1 prepare" rows).
     private static let byteClasses: [UInt8] = {
         var classes = [UInt8](repeating: 0, count: 256)
         for byte in 0x21...0x7E { classes[byte] = 1 }
@@ -50,7 +51,8 @@ public enum HeaderFieldRules {
     /// Whether `value` may be sent as a header field value.
     public static func isValidValue(_ value: String) -> Bool {
         var value = value
-        return value.withUTF8 { bytes in bytes.allSatisfy { byteClasses[Int($0)] != 0 } }
+        let classes = byteClasses
+        return value.withUTF8 { bytes in bytes.allSatisfy { classes[Int($0)] != 0 } }
     }
 
     /// Whether a caller-supplied header may be sent.
@@ -62,10 +64,11 @@ public enum HeaderFieldRules {
     /// and space (no tab: a credential has no use for one). One pass over the UTF-8 bytes.
     public static func check(_ credential: String) -> Verdict {
         var credential = credential
+        let classes = byteClasses
         return credential.withUTF8 { bytes in
             var blank = true
             for byte in bytes {
-                switch byteClasses[Int(byte)] {
+                switch classes[Int(byte)] {
                 case 0, 5: return .forbiddenCharacters
                 case 4: continue
                 default: blank = false
@@ -79,10 +82,11 @@ public enum HeaderFieldRules {
     /// One pass over the UTF-8 bytes; ``Verdict/empty`` for a blank token.
     public static func checkBearer(_ token: String) -> Verdict {
         var token = token
+        let classes = byteClasses
         return token.withUTF8 { bytes in
             var blank = true, sawPadding = false, grammar = true, characters = 0
             for byte in bytes {
-                switch byteClasses[Int(byte)] {
+                switch classes[Int(byte)] {
                 case 0, 5:
                     return .forbiddenCharacters
                 case 2:
