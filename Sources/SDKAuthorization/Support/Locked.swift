@@ -9,7 +9,7 @@ import Foundation
 /// state.withLock { $0["requests", default: 0] += 1 }
 /// ```
 ///
-/// It is `Sendable` when its value is: `value` is private and only read or written inside
+/// It is `Sendable` when its value is: the value is private to it and only read or written inside
 /// ``withLock(_:)``, which holds the lock for the whole access, so no two threads touch it at once.
 /// The lock is not reentrant: calling ``withLock(_:)`` again from inside `body` deadlocks. Keep
 /// `body` short and never await or call out to code that may come back.
