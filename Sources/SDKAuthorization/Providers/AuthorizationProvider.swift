@@ -162,7 +162,8 @@ public protocol AuthorizationProvider: Sendable {
     func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async
 
     /// Whether ``credentialAccepted(_:response:context:)`` wants to be called. The default, `false`,
-    /// keeps the loop from calling it and a streaming stack from reading bodies for it.
+    /// keeps the loop from calling it and a streaming stack from reading bodies for it. Read once,
+    /// when the provider is installed (as ``endsByDeadline``): an answer that changes later is not seen.
     var inspectsAcceptedResponses: Bool { get }
 
     /// Called when the app's user identity changes (a new customer, `anonymize`): drop anything

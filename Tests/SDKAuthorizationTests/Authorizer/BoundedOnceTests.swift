@@ -20,6 +20,21 @@ struct BoundedOnceTests {
         }
     }
 
+    /// A provider that counts how often it is asked whether it reads accepted answers.
+    final class CountingInspector: AuthorizationProvider {
+        let reads = Counter()
+        let accepted = Counter()
+        func credential(for context: AuthorizationContext) async throws -> Credential { .bearer("token") }
+        func credentialAccepted(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async {
+            _ = accepted.increment()
+        }
+        var inspectsAcceptedResponses: Bool {
+            _ = reads.increment()
+            return true
+        }
+        var endsByDeadline: Bool { true }
+    }
+
     /// A transport that counts the same.
     final class CountingTransport: HTTPTransport {
         let reads = Counter()
@@ -43,6 +58,19 @@ struct BoundedOnceTests {
         #expect(provider.reads.current == atInstall, "five requests read it \(provider.reads.current - atInstall) more times")
         authorizer.setProvider(provider, for: .bearer)
         #expect(provider.reads.current == atInstall + 1, "installing it again reads it once more")
+    }
+
+    @Test func aProvidersInspectsAcceptedResponsesIsReadWhenItIsInstalledNotOnEveryRequest() async throws {
+        let provider = CountingInspector()
+        var policy = AuthorizationPolicy()
+        policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
+        let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider], clock: ManualClock(), diagnostics: RecordingDiagnosticsSink())
+        let client = AuthorizedHTTPClient(authorizer: authorizer, transport: CountingTransport())
+        let atInstall = provider.reads.current
+        for _ in 0..<5 { _ = try await client.send(OutgoingRequest(method: "GET", url: url)) }
+        #expect(provider.reads.current == atInstall, "five requests read it \(provider.reads.current - atInstall) more times")
+        // Read once, and obeyed: every accepted answer reached the hook.
+        #expect(provider.accepted.current == 5)
     }
 
     @Test func aTransportsEndsByDeadlineIsReadWhenTheClientIsMadeNotOnEverySend() async throws {
