@@ -320,10 +320,11 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
                       fetch: @escaping @Sendable (Refresh) async throws -> Value?) async throws -> Value {
         // A retry is served only in the generation its credential was issued in.
         let required = context.requiredGeneration(for: self)
-        // Read before waiting: a logout during the wait makes the value older than this, never newer.
-        let generation = required ?? flights.generation
         // model: wait (the fast path: a usable value, or cleared for an old generation)
-        let outcome = if let found = flights.fastValue(generation: required, isUsable: isUsable) {
+        let (found, current) = flights.fastValue(generation: required, isUsable: isUsable)
+        // Read before waiting: a logout during the wait makes the value older than this, never newer.
+        let generation = required ?? current
+        let outcome = if let found {
             found
         } else {
             await waited(for: context, generation: required, fetch: fetch)

@@ -263,12 +263,6 @@ final class SingleFlight<Value: Sendable>: Sendable {
         state.withLock { $0.waiters.entries.count } + alarms.heldRecords
     }
 
-    /// Changes the current value under the lock (marking it rejected, say). `body` must not call
-    /// back into this instance: the lock is not reentrant.
-    func modify<Result>(_ body: (inout Value?) -> Result) -> Result {
-        state.withLock { body(&$0.value) }
-    }
-
     /// Changes the current value under the lock only while `generation` is current; nil otherwise.
     func modify<Result>(ifGeneration generation: UInt64, _ body: (inout Value?) -> Result) -> Result? {
         state.withLock { state in state.generation == generation ? body(&state.value) : nil }
@@ -284,17 +278,18 @@ final class SingleFlight<Value: Sendable>: Sendable {
     /// With `generation`, only while that generation is current: after a reset, ``Outcome/cleared``.
     func value(deadline: RequestDeadline?, waitLimit: TimeInterval? = nil, generation: UInt64? = nil,
                        isUsable: (Value) -> Bool, join: Join) async -> Outcome {
-        if let found = fastValue(generation: generation, isUsable: isUsable) { return found }
+        if let found = fastValue(generation: generation, isUsable: isUsable).found { return found }
         return await wait(deadline: deadline, waitLimit: waitLimit, generation: generation, isUsable: isUsable, join: join)
     }
 
     /// Without waiting: ``Outcome/cleared`` when `generation` is given and no longer current, the
-    /// current value when `isUsable` accepts it, otherwise `nil`.
-    func fastValue(generation: UInt64?, isUsable: (Value) -> Bool) -> Outcome? {
+    /// current value when `isUsable` accepts it, otherwise `nil`; with the current generation, read
+    /// under the same lock (one acquisition per request on the fast path).
+    func fastValue(generation: UInt64?, isUsable: (Value) -> Bool) -> (found: Outcome?, generation: UInt64) {
         // model: wait (the fast path: a usable value, or cleared for an old generation)
-        state.withLock { state -> Outcome? in
-            if let generation, state.generation != generation { return .cleared }
-            return state.value.flatMap { isUsable($0) ? .value($0) : nil }
+        state.withLock { state -> (found: Outcome?, generation: UInt64) in
+            if let generation, state.generation != generation { return (.cleared, state.generation) }
+            return (state.value.flatMap { isUsable($0) ? .value($0) : nil }, state.generation)
         }
     }
 
