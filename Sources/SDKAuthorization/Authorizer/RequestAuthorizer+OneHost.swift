@@ -27,7 +27,7 @@ extension RequestAuthorizer {
     ) throws(ConfigurationError) {
         try self.init(
             policy: AuthorizationPolicy(rules: [AuthorizationRule(host: host, scheme: .bearer)]),
-            providers: [.bearer: ClosureCredentialProvider { .bearer(try await bearerToken()) }],
+            providers: [.bearer: ClosureCredentialProvider(endsByDeadline: false) { .bearer(try await bearerToken()) }],
             options: options
         )
     }
@@ -60,7 +60,8 @@ extension RequestAuthorizer {
         let credential = Credential.apiKey(apiKey, header: header)
         try self.init(
             policy: AuthorizationPolicy(rules: [AuthorizationRule(host: host, scheme: .apiKey)]),
-            providers: [.apiKey: ClosureCredentialProvider { credential }],
+            // A constant answers at once: no task bounds it ("API key" rows of "1 prepare").
+            providers: [.apiKey: ClosureCredentialProvider(endsByDeadline: true) { credential }],
             options: options
         )
     }
@@ -68,6 +69,9 @@ extension RequestAuthorizer {
 
 /// A provider whose credential is what a closure returns.
 private struct ClosureCredentialProvider: AuthorizationProvider {
+    /// `true` only for a closure of ours that answers at once; the app's closure may never answer,
+    /// so its calls are bounded by the request's deadline.
+    let endsByDeadline: Bool
     let credential: @Sendable () async throws -> Credential
 
     func credential(for context: AuthorizationContext) async throws -> Credential {

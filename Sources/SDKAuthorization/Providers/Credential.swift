@@ -39,12 +39,18 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     /// ``untilChallenged``: nothing is sent, and a rejection is the provider's to answer.
     let awaitsChallenge: Bool
 
+    /// Whether this credential may be sent: ``omitted`` always may, unless a field was added to it.
+    /// Judged once, when the credential is made, so a credential a provider holds (an API key) is
+    /// not judged again on every request ("1 prepare" rows of BENCHMARKS.md).
+    let verdict: HeaderFieldRules.Verdict
+
     private init(kind: Kind, headerName: String?, value: String?, fields: [Field] = [], awaitsChallenge: Bool = false) {
         self.kind = kind
         self.headerName = headerName
         self.value = value
         self.fields = fields
         self.awaitsChallenge = awaitsChallenge
+        self.verdict = Self.verdict(kind: kind, headerName: headerName, value: value, fields: fields)
     }
 
     /// `Authorization: Bearer <token>`.
@@ -123,9 +129,9 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         }
     }
 
-    /// Whether this credential may be sent: ``omitted`` always may, unless a field was added to it.
-    var verdict: HeaderFieldRules.Verdict {
-        let own = ownVerdict
+    /// The verdict on a credential of these parts.
+    private static func verdict(kind: Kind, headerName: String?, value: String?, fields: [Field]) -> HeaderFieldRules.Verdict {
+        let own = ownVerdict(kind: kind, headerName: headerName, value: value)
         guard own == .valid, !fields.isEmpty else { return own }
         guard let headerName else { return .forbiddenCharacters }
         var names: [String] = [headerName]
@@ -141,7 +147,7 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     }
 
     /// The verdict on the credential's own header field.
-    private var ownVerdict: HeaderFieldRules.Verdict {
+    private static func ownVerdict(kind: Kind, headerName: String?, value: String?) -> HeaderFieldRules.Verdict {
         guard let headerName, let value else { return .valid }
         switch kind {
         case .bearer:

@@ -37,6 +37,15 @@ struct OneHostAuthorizerTests {
         #expect(!String(describing: authorizer).contains("key-1"))
     }
 
+    /// The key is a constant that answers at once, so no task bounds the call; the app's token
+    /// function may never answer, so the request's deadline bounds it.
+    @Test func onlyTheAppsTokenFunctionIsBoundedByTheDeadlineNotAConstantKey() throws {
+        let keyed = try RequestAuthorizer(host: "api.example.com", apiKey: "key-1", header: "X-API-Key")
+        #expect(keyed.provider(for: .apiKey)?.endsByDeadline == true)
+        let tokened = try RequestAuthorizer(host: "api.example.com") { "token-1" }
+        #expect(tokened.provider(for: .bearer)?.endsByDeadline == false)
+    }
+
     @Test(arguments: ["", "a\r\nX-Evil: 1"])
     func anAPIKeyAHeaderCannotCarryIsRefusedWhenMade(key: String) {
         #expect(throws: ConfigurationError.self) { try RequestAuthorizer(host: "api.example.com", apiKey: key, header: "X-API-Key") }
