@@ -29,14 +29,19 @@ let package = Package(
     ],
     targets: [
         // The core: the seam and its one request loop, the client and its transports, policy types,
-        // provider protocols, credentials and their stores, the refresh primitive, deadlines,
-        // events, diagnostics and errors (ConfigurationError among them). No vendor's catalogue.
-        .target(name: "SDKAuthorization", swiftSettings: strictSettings),
+        // provider protocols, credentials, deadlines, events, diagnostics and errors
+        // (ConfigurationError among them). No vendor's catalogue.
+        .target(name: "SDKAuthorization", dependencies: ["SDKAuthorizationPrimitives"], swiftSettings: strictSettings),
+        // The rules and the lock the core and every mode share, depending on nothing: header-field
+        // rules, host names, text safe for a log, redaction, `Locked`. No product of its own: the
+        // core imports it internally (none of it is in the core's API), and the mode kit re-exports
+        // it, so a mode author's one `import SDKAuthorizationModeKit` brings it.
+        .target(name: "SDKAuthorizationPrimitives", swiftSettings: strictSettings),
         // What a mode author builds with, on the core: the refresher (SingleFlight) and the two
         // providers built on it (RefreshingTokenProvider, CachingAuthorizationProvider), credential
         // stores and their namespaces, the bounded JSON reader and JWT claims, file rules, mode
         // descriptions and the provider registry (names to modes, factories and types; no vendor).
-        .target(name: "SDKAuthorizationModeKit", dependencies: ["SDKAuthorization"], swiftSettings: strictSettings),
+        .target(name: "SDKAuthorizationModeKit", dependencies: ["SDKAuthorization", "SDKAuthorizationPrimitives"], swiftSettings: strictSettings),
         // Vendor modes. The Bloomreach Engagement (Exponea) mode: its configuration (in code or from
         // a file), the nine-endpoint catalogue and AuthorizationPolicy.engagement, its schema on the
         // kit's provider registry (a class found by name, the documented messages, its reserved

@@ -69,6 +69,7 @@ if besideFramework {
                 "SDKAuthorizationOpenAPI",
                 framework("SDKAuthorization"),
                 framework("SDKAuthorizationTesting"),
+                framework("SDKAuthorizationModeKit"),
                 framework("SDKAuthorizationIDToken"),
                 framework("SDKAuthorizationEngagement"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,4 +1,5 @@
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// One line of the doctor's report: a verdict on a file or a token, with how serious it is.
 package struct Finding: Sendable, Equatable, CustomStringConvertible {

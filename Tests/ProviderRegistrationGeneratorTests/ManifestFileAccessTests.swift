@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorizationModeKit
 import SDKAuthorization
 import Testing
 import TestSupport

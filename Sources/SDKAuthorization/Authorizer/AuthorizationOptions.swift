@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// A cap on refreshes: at most ``maximumRefreshes`` within ``interval`` seconds for each scheme;
 /// past it, requests fail with ``RequestError/Code/refreshWindowExceeded`` instead of refreshing

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 extension RequestAuthorizer {
     /// The common case in one call: every request to `host` carries `Authorization: Bearer <token>`

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// Something that issues credentials in generations that a logout ends: a provider, or the
 /// `CredentialRefresher` (in the mode kit) a provider keeps its credential in. A request's credential

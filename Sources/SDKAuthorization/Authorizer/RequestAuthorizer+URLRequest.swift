@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import SDKAuthorizationPrimitives
 
 extension RequestAuthorizer {
     /// Authorizes a Foundation `URLRequest` in one call, for an SDK that sends through its own

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// The authorization seam: it authorizes any request and evaluates its response, with no transport
 /// of its own, so any HTTP stack can sit around it (``AuthorizedHTTPClient``, `URLSession`, an

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// Why a request was not authorized, not sent, or not answered with success.
 ///
@@ -151,7 +152,7 @@ public struct RequestError: ErrorShape.Coded {
     /// - Parameters:
     ///   - code: What went wrong.
     ///   - detail: A sentence that says what happened, shown in the description and logs: never a
-    ///     credential, and text from outside escaped with ``LogText``.
+    ///     credential, and text from outside escaped with `LogText` (mode kit).
     ///   - endpoint: The endpoint of the request, when known (``withEndpoint(_:)`` adds it later).
     ///   - wasSent: Whether any attempt of the request reached the transport; a caller retries a
     ///     request that was not sent more readily, so say `true` whenever it may have been.

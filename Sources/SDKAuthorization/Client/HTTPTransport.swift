@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// An HTTP request before or after authorization: method, URL (with path and query), header
 /// fields and body. It is what the framework authorizes and what an ``HTTPTransport`` sends.
@@ -139,14 +140,6 @@ extension HTTPTransport {
 
 extension URL {
     /// Scheme, host, port and path, without user info, query or fragment: what a log may show
-    /// (``LogText/url(_:)``).
-    var redactedForLog: String {
-        var components = URLComponents()
-        components.scheme = scheme
-        components.host = host
-        components.port = port
-        components.percentEncodedPath = URLComponents(url: self, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
-        let text = components.string ?? "(unprintable URL)"
-        return query == nil ? text : text + "?…"
-    }
+    /// (`LogText.url(_:)`).
+    var redactedForLog: String { LogText.url(self) }
 }

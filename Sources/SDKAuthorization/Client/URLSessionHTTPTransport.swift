@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import SDKAuthorizationPrimitives
 
 /// The default ``HTTPTransport``: Foundation's `URLSession` (FoundationNetworking on Linux), with
 /// automatic redirects turned off so the request loop decides what a redirect may carry.

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// Why a configuration was refused. Its ``message`` is the text shown to the developer: the error is
 /// thrown, and the framework does not also log it.
@@ -103,7 +104,7 @@ public struct ConfigurationError: ErrorShape.Coded {
     /// added in extensions, as a mode or a configuration of its own adds them).
     ///
     /// The message is shown and logged as it is: name keys and fields, never a credential's value,
-    /// and escape text from outside with ``LogText``. Each context value is what the property of the
+    /// and escape text from outside with `LogText` (mode kit). Each context value is what the property of the
     /// same name returns.
     public init(
         _ code: Code, _ message: String, field: String? = nil, key: String? = nil, keys: [String]? = nil, value: String? = nil,
@@ -272,7 +273,7 @@ extension ConfigurationError {
 extension ConfigurationError {
     /// The longest provider name a configuration accepts, in Unicode scalars (256): the lookup
     /// messages repeat a name up to this length, so an accepted name always appears whole.
-    public static let maximumProviderNameLength = 256
+    public static let maximumProviderNameLength = LogText.typeNameLimit
 
     /// Refuses a credential that is empty (or blank) or holds a character a header cannot carry,
     /// naming `field` in the error.

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// How serious a diagnostic is.
 public enum DiagnosticLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
@@ -27,7 +28,7 @@ public enum DiagnosticLevel: Int, Sendable, Comparable, CaseIterable, CustomStri
 public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     /// How serious it is.
     public var level: DiagnosticLevel
-    /// The text. Credentials in it are redacted (see ``Redaction``).
+    /// The text. Credentials in it are redacted (as `Redaction` does, in the mode kit).
     public var message: String
     /// The catalogue endpoint of the request the message is about, when it has one.
     public var endpoint: EndpointID?
@@ -87,7 +88,7 @@ extension DiagnosticsSink {
     /// Records one diagnostic made of these parts; `message` is built only when called.
     ///
     /// What a mode writes here reaches the app's logs: escape text from outside with
-    /// ``LogText`` and never pass a credential.
+    /// `LogText` (mode kit) and never pass a credential.
     public func log(_ level: DiagnosticLevel, _ message: @autoclosure () -> String,
              endpoint: EndpointID? = nil, scheme: AuthorizationScheme? = nil, event: String? = nil) {
         record(Diagnostic(level: level, message: message(), endpoint: endpoint, scheme: scheme, event: event))

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// The shape every error of the framework and its modes shares: a ``Code`` a caller matches on,
 /// a message that never holds a credential, and the texts, mirror and equality that follow from
@@ -71,7 +72,7 @@ public enum ErrorShape {
         /// What went wrong.
         var code: Code { get }
         /// A sentence that says what happened: shown and logged as it is, so never a credential,
-        /// and text from outside escaped with ``LogText``.
+        /// and text from outside escaped with `LogText` (mode kit).
         var message: String { get }
     }
 }

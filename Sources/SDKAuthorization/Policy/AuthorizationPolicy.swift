@@ -1,3 +1,5 @@
+internal import SDKAuthorizationPrimitives
+
 /// Which requests carry which credential: an endpoint catalogue with a scheme per endpoint, and
 /// rules for any other request.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// A rule that gives requests the policy's catalogue does not name a scheme, by scheme, host,
 /// port, path and method.

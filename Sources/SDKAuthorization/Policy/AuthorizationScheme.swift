@@ -1,3 +1,5 @@
+internal import SDKAuthorizationPrimitives
+
 /// Which credential a request carries: the name of a provider slot in a ``RequestAuthorizer``.
 ///
 /// The core's schemes are ``apiKey`` (the project's API key), ``bearer`` (the app's provider) and

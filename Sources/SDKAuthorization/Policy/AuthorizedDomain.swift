@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// Where a credential may go: a scheme, a host pattern and a port.
 ///

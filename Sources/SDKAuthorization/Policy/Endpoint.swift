@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// The name of an endpoint in an ``AuthorizationPolicy``, e.g. `appInboxFetch`.
 public struct EndpointID: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {

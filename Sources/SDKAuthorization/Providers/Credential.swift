@@ -1,3 +1,5 @@
+internal import SDKAuthorizationPrimitives
+
 /// What a provider answers for one request: the header field that carries the credential, or none.
 ///
 /// ```swift

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// The calls into each provider or transport that requests gave up on (at their deadline or a
 /// cancellation, ``Alarms/untilDeadline(_:endpoint:_:)``) and that still run: each holds its

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 extension Alarms {
     /// Runs `work`, a call into code that may not end by a request's deadline by itself (an app's

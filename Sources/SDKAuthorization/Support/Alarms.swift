@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// Actions to run at moments on a clock's monotonic time: every time limit of the framework (a
 /// request's deadline, a wait's limit, a refresh's lifetime, a provider call's deadline) is one.

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// Runs the jobs of the calls into code that may block its thread (a provider that does not
 /// declare ``AuthorizationProvider/endsByDeadline``) on threads of the framework's own, outside the

@@ -1,4 +1,5 @@
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 // The Engagement (Exponea) configuration's own error codes: the provider-lookup messages the Exponea
 // SDKs document, word for word, and what its configuration refuses. The core knows none of them; they

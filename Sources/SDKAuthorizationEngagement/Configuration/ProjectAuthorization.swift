@@ -1,4 +1,5 @@
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// The project-level credential sent to API-key endpoints: `Token <apiKey>` or `Bearer <jwt>`.
 ///

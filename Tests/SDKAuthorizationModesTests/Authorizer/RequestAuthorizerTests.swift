@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorizationModeKit
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -1,4 +1,5 @@
 import Dispatch
+import SDKAuthorizationModeKit
 import Foundation
 import SDKAuthorizationTesting
 import Testing

@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
+import SDKAuthorizationModeKit
 
 /// Header names a credential, a signature or an idempotency key must never take: the transport owns them.
 let transportOwnedHeaderNames = [

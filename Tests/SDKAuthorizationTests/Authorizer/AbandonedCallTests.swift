@@ -4,6 +4,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// A provider that never answers until the test opens its gate, ignoring cancellation, as a hung
 /// app callback does; it says nothing of deadlines.

@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// A provider whose answer hooks (accepted and rejected) wait on a gate that ignores cancellation;
 /// it says nothing of deadlines (a provider that hangs cannot say it ends by them).

@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// A redirect within the origin is authorized by the policy for the hop's own path, as that request
 /// sent directly would be: a credential scoped to some paths never follows a hop out of them.

@@ -3,6 +3,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// RFC 9110 section 5.6.2: `token = 1*tchar`, written out here independently of the code under test.
 let rfc9110TokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".unicodeScalars)

@@ -6,6 +6,7 @@ import SDKAuthorizationTesting
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// A credential with fields that go with it (`Credential.adding(_:value:)`) and an authorization
 /// scheme of its own (`Credential.authorization(scheme:_:)`): what a proof-of-possession mode

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import SDKAuthorization
+import SDKAuthorizationModeKit
 
 private final class Secret: Sendable {
     let text: String

@@ -3,6 +3,7 @@ import HTTPTypes
 import OpenAPIRuntime
 import SDKAuthorization
 import SDKAuthorizationEngagement
+import SDKAuthorizationModeKit
 import SDKAuthorizationOpenAPI
 import SDKAuthorizationTesting
 import Testing

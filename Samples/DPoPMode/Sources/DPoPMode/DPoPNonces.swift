@@ -1,5 +1,6 @@
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 
 /// The nonces servers gave (RFC 9449 §8, §9), one per origin: the token endpoint's and each
 /// resource server's. A nonce that is empty, longer than ``maximumLength`` bytes, or holds anything

@@ -1,6 +1,7 @@
 import DPoPMode
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationTesting
 import Testing
 

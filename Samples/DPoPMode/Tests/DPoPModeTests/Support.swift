@@ -2,6 +2,7 @@ import Crypto
 import DPoPMode
 import Foundation
 import SDKAuthorization
+import SDKAuthorizationModeKit
 import SDKAuthorizationTesting
 import Testing
 

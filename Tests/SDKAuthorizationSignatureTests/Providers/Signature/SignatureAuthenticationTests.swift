@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
+import SDKAuthorizationModeKit
 
 /// A signature as the app's server would make it: RS256-shaped, `sub` = the user.
 func signature(_ user: String, _ serial: Int = 1) -> String {

@@ -5,6 +5,7 @@ import Testing
 import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
+import SDKAuthorizationModeKit
 
 /// App callbacks never run on a request's path: a subscriber that blocks holds no request.
 @Suite("Signature mode: failure subscribers run off the request path", .hangLimit)

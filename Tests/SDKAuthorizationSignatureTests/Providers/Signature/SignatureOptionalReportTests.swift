@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
+import SDKAuthorizationModeKit
 
 /// An optional-enforcement answer: the request is accepted (2xx), the failure reported in the body.
 func optionalReport(_ code: Int = 22, user: String? = "user-1", status: Int = 201) -> ServerResponse {

@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
+import SDKAuthorizationModeKit
 
 /// The request numbers sent with `header` as their signature (`nil`: sent without one), in order.
 func sentNumbers(_ transport: RecordingTransport, signedWith header: String?) -> [Int] {

@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
+import SDKAuthorizationModeKit
 
 @Suite("Signature mode: the queue's attempt and age limits", .hangLimit)
 struct SignatureQueueLimitTests {

@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
+import SDKAuthorizationModeKit
 
 /// `onUndeliverable` is an app callback: it runs off the queue's sender, in order, after the request
 /// is removed from the file, so a callback that blocks never holds the queue's sending.

@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import SDKAuthorization
 @testable import SDKAuthorizationSignature
+import SDKAuthorizationModeKit
 
 /// `"jos\u{E9}"` (NFC) and `"jose\u{301}"` (NFD): equal for Swift's `==`, two users for a server.
 let composedUser = "jos\u{E9}"

@@ -17,7 +17,7 @@ public enum HeaderFieldRules {
     }
 
     /// Whether `byte` may appear in an HTTP token.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
+    public static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
@@ -140,7 +140,7 @@ extension HeaderFieldRules {
 
     /// Whether `name` (any case) is `Idempotency-Key`, the header that carries a queued request's
     /// idempotency key: never a credential's, a signature's or an added field's, on any path.
-    static func isIdempotencyKeyName(_ name: String) -> Bool {
+    public static func isIdempotencyKeyName(_ name: String) -> Bool {
         sameName(name, "Idempotency-Key")
     }
 
@@ -152,7 +152,7 @@ extension HeaderFieldRules {
     }
 
     /// `byte` with an ASCII capital letter made small; every other byte as it is.
-    static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+    public static func asciiLowercased(_ byte: UInt8) -> UInt8 {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 }

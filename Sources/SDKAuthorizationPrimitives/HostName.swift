@@ -10,7 +10,7 @@ import Foundation
 public enum HostName {
     /// `host` lower-cased, without its trailing dot or IPv6 brackets, or `nil` when it is not a
     /// host. An IPv6 literal may come bracketed (`[::1]`) or bare (`::1`, as `URL.host` gives it).
-    static func normalized(_ host: String) -> String? {
+    public static func normalized(_ host: String) -> String? {
         let utf8 = host.utf8
         if utf8.first == UInt8(ascii: "["), utf8.last == UInt8(ascii: "]") {
             let bytes = Array(utf8.dropFirst().dropLast())
@@ -45,7 +45,7 @@ public enum HostName {
     }
 
     /// ``isLoopback(_:)`` for a host already normalized.
-    static func isNormalizedLoopback(_ host: String) -> Bool {
+    public static func isNormalizedLoopback(_ host: String) -> Bool {
         let bytes = Array(host.utf8)
         if host == "localhost" { return true }
         if bytes.contains(UInt8(ascii: ":")) {
@@ -61,7 +61,7 @@ public enum HostName {
     }
 
     /// Whether `host`, already normalized, is an IP address literal rather than a name.
-    static func isAddress(_ host: String) -> Bool {
+    public static func isAddress(_ host: String) -> Bool {
         host.utf8.contains(UInt8(ascii: ":")) || isIPv4(Array(host.utf8))
     }
 

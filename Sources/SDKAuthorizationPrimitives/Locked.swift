@@ -19,10 +19,12 @@ import Foundation
 /// the allocations per request of the "1 prepare" rows of `BENCHMARKS.md`. Copies share the value
 /// and the lock.
 public struct Locked<Value>: CustomReflectable {
-    private let storage: LockStorage<Value>
+    // Inlinable, so a module that locks (the core, the kit, a mode) gets `withLock` specialized for
+    // its value instead of a generic call per access ("1 prepare" and "3 waiters" rows).
+    @usableFromInline let storage: LockStorage<Value>
 
     /// A lock guarding `value`.
-    public init(_ value: Value) {
+    @inlinable public init(_ value: Value) {
         storage = LockStorage.make(value)
     }
 
@@ -30,7 +32,7 @@ public struct Locked<Value>: CustomReflectable {
     public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 
     /// Runs `body` with the value while holding the lock, and returns what `body` returns.
-    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    @inlinable public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { value, lock in
             LockStorage<Value>.acquire(lock)
             defer { LockStorage<Value>.release(lock) }
@@ -43,23 +45,23 @@ extension Locked: @unchecked Sendable where Value: Sendable {}
 
 #if canImport(Darwin)
 import Darwin
-typealias PlatformLock = os_unfair_lock
+@usableFromInline typealias PlatformLock = os_unfair_lock
 #elseif canImport(Glibc)
 import Glibc
-typealias PlatformLock = pthread_mutex_t
+@usableFromInline typealias PlatformLock = pthread_mutex_t
 #elseif canImport(Musl)
 import Musl
-typealias PlatformLock = pthread_mutex_t
+@usableFromInline typealias PlatformLock = pthread_mutex_t
 #else
 /// Elsewhere (Windows, say) an `NSLock` kept in the buffer: two allocations, still correct.
-typealias PlatformLock = NSLock
+@usableFromInline typealias PlatformLock = NSLock
 #endif
 
 /// The value (the header) and the platform's lock (the one element) of a ``Locked``, in one
 /// allocation; the lock's address is stable for the object's life, as the platform's locks need.
 /// Nothing unsafe leaves this file: ``Locked/withLock(_:)`` hands `body` only the value, inout.
-final class LockStorage<Value>: ManagedBuffer<Value, PlatformLock> {
-    static func make(_ value: Value) -> LockStorage<Value> {
+@usableFromInline final class LockStorage<Value>: ManagedBuffer<Value, PlatformLock> {
+    @inlinable static func make(_ value: Value) -> LockStorage<Value> {
         let buffer = create(minimumCapacity: 1) { _ in value }
         buffer.withUnsafeMutablePointerToElements { initialize($0) }
         // `create` is ManagedBuffer's own class method: what it returns is of the class it was called on.
@@ -75,7 +77,7 @@ final class LockStorage<Value>: ManagedBuffer<Value, PlatformLock> {
         }
     }
 
-    private static func initialize(_ lock: UnsafeMutablePointer<PlatformLock>) {
+    @usableFromInline static func initialize(_ lock: UnsafeMutablePointer<PlatformLock>) {
         #if canImport(Darwin)
         lock.initialize(to: os_unfair_lock())
         #elseif canImport(Glibc) || canImport(Musl)
@@ -87,7 +89,7 @@ final class LockStorage<Value>: ManagedBuffer<Value, PlatformLock> {
         #endif
     }
 
-    static func acquire(_ lock: UnsafeMutablePointer<PlatformLock>) {
+    @inlinable static func acquire(_ lock: UnsafeMutablePointer<PlatformLock>) {
         #if canImport(Darwin)
         os_unfair_lock_lock(lock)
         #elseif canImport(Glibc) || canImport(Musl)
@@ -98,7 +100,7 @@ final class LockStorage<Value>: ManagedBuffer<Value, PlatformLock> {
         #endif
     }
 
-    static func release(_ lock: UnsafeMutablePointer<PlatformLock>) {
+    @inlinable static func release(_ lock: UnsafeMutablePointer<PlatformLock>) {
         #if canImport(Darwin)
         os_unfair_lock_unlock(lock)
         #elseif canImport(Glibc) || canImport(Musl)

@@ -35,11 +35,14 @@ public enum LogText {
     /// A type name as the user wrote it, for the vendors' lookup messages: every letter stays as it
     /// is, in any script, so the message names the real class; only what could forge or hide a log
     /// line (control characters, line and paragraph separators, bidirectional controls) is escaped.
-    /// Cut at `ConfigurationError.maximumProviderNameLength` Unicode scalars, the longest name a
-    /// configuration accepts, so an accepted name always appears whole.
+    /// Cut at ``typeNameLimit`` Unicode scalars, the longest name a configuration accepts
+    /// (`ConfigurationError.maximumProviderNameLength`), so an accepted name always appears whole.
     public static func typeName(_ value: String) -> String {
-        readable(value, limit: ConfigurationError.maximumProviderNameLength)
+        readable(value, limit: typeNameLimit)
     }
+
+    /// How much of a type name ``typeName(_:)`` shows, in Unicode scalars (256).
+    public static let typeNameLimit = 256
 
     /// `value` as it reads, every letter in any script kept, with only what could forge or hide a
     /// log line escaped (control characters, line and paragraph separators, bidirectional
@@ -86,7 +89,13 @@ public enum LogText {
     /// query is shown as `?…`): what a log or a description may show of a URL that may carry a
     /// password or a secret in its query.
     public static func url(_ url: URL) -> String {
-        url.redactedForLog
+        var components = URLComponents()
+        components.scheme = url.scheme
+        components.host = url.host
+        components.port = url.port
+        components.percentEncodedPath = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        let text = components.string ?? "(unprintable URL)"
+        return url.query == nil ? text : text + "?…"
     }
 
     /// Control characters (C0, DEL, C1 such as U+0085), line and paragraph separators,
