@@ -444,7 +444,7 @@ send:
         retried[me] = true
     };
 #ifdef MUT_DECORATOR
-    /* a provider behind a decorator: the authorizer sees no GenerationalProvider, so nothing
+    /* a provider behind a decorator: the authorizer sees no Credential.Issuer, so nothing
        checks the generation, and the retry reads the current one */
     wait(me, false, true);
 #else

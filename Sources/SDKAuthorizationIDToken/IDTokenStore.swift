@@ -177,7 +177,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         authorizedDomains: [String],
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
         observer: (any AuthorizationEventObserver)? = nil,
         credentialStore: (any CredentialStore)? = nil,
         credentialIdentity: String? = nil
@@ -210,7 +210,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         authorizedDomains: [AuthorizedDomain],
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
         observer: (any AuthorizationEventObserver)? = nil,
         credentialStore: (any CredentialStore)? = nil,
         credentialIdentity: String? = nil
@@ -230,7 +230,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         self.clock = clock
         self.diagnostics = diagnostics
         self.observer = observer
-        try CredentialIdentity.check(credentialIdentity, hasStore: credentialStore != nil, key: "credentialIdentity")
+        try Credential.Identity.check(credentialIdentity, hasStore: credentialStore != nil, key: "credentialIdentity")
         self.credentialStore = credentialStore
         self.identity = Locked(credentialIdentity)
         let stored = Self.loadStored(from: credentialStore, identity: credentialIdentity, kind: credentialKind, diagnostics: diagnostics)
@@ -300,7 +300,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// ``switchIdentity(to:)`` or the next identity change names one.
     public func identityDidChange(to identity: String?) async {
         var next = identity
-        if let identity, !CredentialIdentity.isValid(identity) {
+        if let identity, !Credential.Identity.isValid(identity) {
             diagnostics.log(.warning, "The identity change named a user ID that is not 1 to 100 UTF-8 bytes; the ID token store keeps no user until one is named")
             next = nil
         }
@@ -337,7 +337,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
     /// - Throws: `ConfigurationError/invalidValue(key:reason:)` for an empty or overlong identity,
     ///   or when the store has no credential store; nothing changes then.
     public func switchIdentity(to identity: String) throws(ConfigurationError) {
-        try CredentialIdentity.check(identity, hasStore: false, key: "credentialIdentity")
+        try Credential.Identity.check(identity, hasStore: false, key: "credentialIdentity")
         guard credentialStore != nil else {
             throw .invalidValue(key: "credentialIdentity", reason: "names where a credential store keeps the token, and this IDTokenStore has none")
         }

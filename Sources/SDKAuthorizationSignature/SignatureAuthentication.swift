@@ -106,7 +106,7 @@ public final class SignatureAuthentication: AuthorizationProvider, Sendable, Cus
     ///   request queue's idempotency header), or is a field the transport
     ///   owns (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`, `Cookie`, `Content-Type`,
     ///   any `Proxy-*`, a `:` pseudo-header and the other framing and hop-by-hop fields).
-    public convenience init(headerName: String = SignatureAuthentication.defaultHeaderName, diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink()) throws(ConfigurationError) {
+    public convenience init(headerName: String = SignatureAuthentication.defaultHeaderName, diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds) throws(ConfigurationError) {
         try self.init(headerName: headerName, sendsSignatures: true, diagnostics: diagnostics)
     }
 

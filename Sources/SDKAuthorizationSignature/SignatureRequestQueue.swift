@@ -401,7 +401,7 @@ public final class SignatureRequestQueue: Sendable, CustomStringConvertible, Cus
         client: AuthorizedHTTPClient,
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
         onUndeliverable: (@Sendable (Undeliverable) -> Void)? = nil
     ) throws(SignatureQueueError) {

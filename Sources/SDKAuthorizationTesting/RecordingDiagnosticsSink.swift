@@ -15,7 +15,7 @@ public final class RecordingDiagnosticsSink: DiagnosticsSink, Sendable {
     public var diagnostics: [Diagnostic] { recorded.withLock { $0 } }
 
     /// The messages recorded at `level`.
-    public func messages(at level: DiagnosticLevel) -> [String] {
+    public func messages(at level: Diagnostic.Level) -> [String] {
         diagnostics.filter { $0.level == level }.map(\.message)
     }
 }

@@ -177,7 +177,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         transport: any HTTPTransport = URLSessionHTTPTransport(),
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink()
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds
     ) throws(ConfigurationError) {
         guard let scheme = exchangeURL.scheme?.lowercased(), scheme == "http" || scheme == "https", let host = exchangeURL.host, !host.isEmpty else {
             throw .invalidValue(key: "exchangeURL", reason: "must be an https URL with a host")
@@ -186,7 +186,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
             // The signed payload and the auth token would cross the network in the clear.
             throw .invalidValue(key: "exchangeURL", reason: "must be https; http is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1])")
         }
-        try CredentialIdentity.check(identity, hasStore: store != nil, key: "identity")
+        try Credential.Identity.check(identity, hasStore: store != nil, key: "identity")
         guard options.signingTimeout.isFinite, options.signingTimeout > 0, options.signingTimeout <= 600 else {
             throw .invalidValue(key: "signingTimeout", reason: "must be more than 0 and at most 600 seconds")
         }
@@ -271,7 +271,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// stored until ``switchIdentity(to:)`` or the next identity change names one.
     public func identityDidChange(to identity: String?) async {
         var next = identity
-        if let identity, !CredentialIdentity.isValid(identity) {
+        if let identity, !Credential.Identity.isValid(identity) {
             diagnostics.log(.warning, "The identity change named a user ID that is not 1 to 100 UTF-8 bytes; the token-exchange provider keeps no user until one is named")
             next = nil
         }
@@ -314,7 +314,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
     /// - Throws: `ConfigurationError/invalidValue(key:reason:)` for an empty or overlong identity;
     ///   nothing changes then.
     public func switchIdentity(to identity: String) throws(ConfigurationError) {
-        try CredentialIdentity.check(identity, hasStore: false, key: "identity")
+        try Credential.Identity.check(identity, hasStore: false, key: "identity")
         refresher.clear(updating: { _ in
             binding.withLock { $0 = (identity, nil) }
             backoff.withLock { $0 = ExchangeBackoff() }

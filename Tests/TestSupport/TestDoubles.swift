@@ -113,7 +113,7 @@ extension CredentialKind {
 /// An app's decorator written the naive way, as an app adds metrics or logging around a provider:
 /// it implements `AuthorizationProvider` by forwarding the two calls every provider answers,
 /// `credential(for:)` and `credentialRejected(_:response:context:)`, and counts them. It forwards
-/// nothing else: not `endsByDeadline`, not `identityDidChange`, and it is no `GenerationalProvider`,
+/// nothing else: not `endsByDeadline`, not `identityDidChange`, and it is no `Credential.Issuer`,
 /// so the authorizer sees none of the wrapped provider's extras. A guarantee the wrapped provider
 /// keeps installed directly must hold through it.
 public struct CountingForwardingDecorator: AuthorizationProvider {

@@ -52,7 +52,7 @@ public enum CustomerTokenModeSample {
         )
         let body = Data(#"{"customer_ids":{"registered":"user-42"}}"#.utf8)
         var rows: [ReportRow] = []
-        func record(_ endpoint: EndpointID, _ note: String, expectSuccess: Bool, expectedCode: String? = nil) async {
+        func record(_ endpoint: Endpoint.ID, _ note: String, expectSuccess: Bool, expectedCode: String? = nil) async {
             let outcome = await Result { () async throws(RequestError) in try await client.send(endpoint, body: body) }
             let text = verdict(outcome)
             let expected = expectSuccess ? (try? outcome.get()) != nil : expectedCode.map { text.hasSuffix($0) } ?? false

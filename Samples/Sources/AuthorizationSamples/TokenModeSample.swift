@@ -15,7 +15,7 @@ public enum TokenModeSample {
             transport: transport
         )
         var rows: [ReportRow] = []
-        for endpoint: EndpointID in [.trackCustomers, .trackEvents, .consentCategories, .inAppMessages, .selfCheckNotification] {
+        for endpoint: Endpoint.ID in [.trackCustomers, .trackEvents, .consentCategories, .inAppMessages, .selfCheckNotification] {
             let outcome = await Result { () async throws(RequestError) in
                 try await client.send(endpoint, body: Data(#"{"customer_ids":{"registered":"user-42"}}"#.utf8))
             }

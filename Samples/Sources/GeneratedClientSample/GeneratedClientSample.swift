@@ -139,7 +139,7 @@ public enum GeneratedClientSample {
     /// The generated client with the authorization middleware, then the header recorder, over `stack`'s transport.
     static func client(
         _ stack: Stack, _ environment: SampleEnvironment, _ authorizer: RequestAuthorizer, _ headers: HeaderRecorder,
-        operations: [String: EndpointID] = [:]
+        operations: [String: Endpoint.ID] = [:]
     ) -> Client {
         let transport: any ClientTransport = switch stack {
         case .generatedAsyncHTTPClient: AsyncHTTPClientTransport()

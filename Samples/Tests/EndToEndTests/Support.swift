@@ -37,7 +37,7 @@ func rejection(_ error: RequestError) -> (status: Int, scheme: AuthorizationSche
 }
 
 /// Sends and returns the typed outcome.
-func outcome(_ client: AuthorizedHTTPClient, _ endpoint: EndpointID, body: Data? = nil) async -> Result<ServerResponse, RequestError> {
+func outcome(_ client: AuthorizedHTTPClient, _ endpoint: Endpoint.ID, body: Data? = nil) async -> Result<ServerResponse, RequestError> {
     do { return .success(try await client.send(endpoint, body: body)) } catch { return .failure(error) }
 }
 

@@ -1,26 +1,28 @@
 import Foundation
 internal import SDKAuthorizationPrimitives
 
-/// A cap on refreshes: at most ``maximumRefreshes`` within ``interval`` seconds for each scheme;
-/// past it, requests fail with ``RequestError/Code/refreshWindowExceeded`` instead of refreshing
-/// again. It stops a server that rejects every new token from turning each request into a refresh
-/// loop (Alamofire's `RefreshWindow`).
-///
-/// Every provider built on `CredentialRefresher` (in the mode kit: `RefreshingTokenProvider`, the ID
-/// token store, the token exchange) counts every refresh it starts, whatever started it: no token
-/// yet, an expiry, a token marked stale by a rejection. The refresher also keeps its own count: a
-/// provider shared by several clients refreshes no more than one window allows, not one window per client.
-/// For a provider of your own, the authorizer counts each rejected credential that gets a retry.
-public struct RefreshWindow: Sendable, Equatable {
-    /// How many refreshes the window allows.
-    public var maximumRefreshes: Int
-    /// The window's length in seconds, on the monotonic clock.
-    public var interval: TimeInterval
+extension AuthorizationOptions {
+    /// A cap on refreshes: at most ``maximumRefreshes`` within ``interval`` seconds for each scheme;
+    /// past it, requests fail with ``RequestError/Code/refreshWindowExceeded`` instead of refreshing
+    /// again. It stops a server that rejects every new token from turning each request into a refresh
+    /// loop (Alamofire's `AuthorizationOptions.RefreshWindow`).
+    ///
+    /// Every provider built on `CredentialRefresher` (in the mode kit: `RefreshingTokenProvider`, the ID
+    /// token store, the token exchange) counts every refresh it starts, whatever started it: no token
+    /// yet, an expiry, a token marked stale by a rejection. The refresher also keeps its own count: a
+    /// provider shared by several clients refreshes no more than one window allows, not one window per client.
+    /// For a provider of your own, the authorizer counts each rejected credential that gets a retry.
+    public struct RefreshWindow: Sendable, Equatable {
+        /// How many refreshes the window allows.
+        public var maximumRefreshes: Int
+        /// The window's length in seconds, on the monotonic clock.
+        public var interval: TimeInterval
 
-    /// Creates a window; the default allows 5 refreshes in 30 seconds.
-    public init(maximumRefreshes: Int = 5, interval: TimeInterval = 30) {
-        self.maximumRefreshes = maximumRefreshes
-        self.interval = interval
+        /// Creates a window; the default allows 5 refreshes in 30 seconds.
+        public init(maximumRefreshes: Int = 5, interval: TimeInterval = 30) {
+            self.maximumRefreshes = maximumRefreshes
+            self.interval = interval
+        }
     }
 }
 
@@ -35,7 +37,7 @@ public struct RefreshWindow: Sendable, Equatable {
 /// | ``requestDeadline`` | 60 s | the whole request: waiting for a credential, every attempt and redirect (up to 1 day) |
 public struct AuthorizationOptions: Sendable, Equatable {
     /// The refresh window.
-    public var refreshWindow: RefreshWindow
+    public var refreshWindow: AuthorizationOptions.RefreshWindow
     /// How many redirects one request follows.
     public var redirectLimit: Int
     /// Caller header names (any case) that must not follow a redirect to another origin.
@@ -65,7 +67,7 @@ public struct AuthorizationOptions: Sendable, Equatable {
 
     /// Creates options; each parameter is the property of the same name.
     public init(
-        refreshWindow: RefreshWindow = RefreshWindow(),
+        refreshWindow: AuthorizationOptions.RefreshWindow = AuthorizationOptions.RefreshWindow(),
         redirectLimit: Int = 5,
         sensitiveHeaderNames: Set<String> = [],
         forwardedHeaderNames: Set<String> = [],

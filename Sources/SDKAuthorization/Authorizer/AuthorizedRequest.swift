@@ -12,7 +12,7 @@ public struct AuthorizedRequest: Sendable, CustomStringConvertible, CustomReflec
     /// The request as the caller made it, before authorization.
     public internal(set) var original: OutgoingRequest
     /// The endpoint's name, when the request was made from the policy's catalogue.
-    public let endpoint: EndpointID?
+    public let endpoint: Endpoint.ID?
     /// The scheme the policy chose.
     public let scheme: AuthorizationScheme
     /// 1 for the first try, 2 for the retry after a rejection.
@@ -35,7 +35,7 @@ public struct AuthorizedRequest: Sendable, CustomStringConvertible, CustomReflec
     /// The provider that issued the credential, and what it was asked with.
     let issued: IssuedCredential?
 
-    init(request: OutgoingRequest, original: OutgoingRequest, endpoint: EndpointID?, scheme: AuthorizationScheme, attempt: Int,
+    init(request: OutgoingRequest, original: OutgoingRequest, endpoint: Endpoint.ID?, scheme: AuthorizationScheme, attempt: Int,
          deadline: RequestDeadline?, carriesCredential: Bool, issued: IssuedCredential?) {
         self.request = request
         self.original = original
@@ -66,23 +66,25 @@ struct IssuedCredential: Sendable {
     /// The provider's ``AuthorizationProvider/endsByDeadline``, read once when it was issued: its
     /// answer hooks are then called in the request's own task, without a task and an alarm per call.
     var endsByDeadline = false
-    /// The generation the provider was in when it was asked (``GenerationalProvider``); `nil` for
+    /// The generation the provider was in when it was asked (``Credential/Issuer``); `nil` for
     /// a provider without generations.
     var generation: UInt64? = nil
 }
 
-/// What to do with the response to an authorized request.
-///
-/// The set is closed on purpose: accept, retry now, retry after a delay, or fail. A status the
-/// authorization layer has no opinion on (200, 404, 500) is ``accept``: the caller interprets it.
-public enum ResponseEvaluation: Sendable, Equatable {
-    /// The response stands; nothing more to do for authorization.
-    case accept
-    /// Authorize the request again (``RequestAuthorizer/authorize(retrying:)``) and send it once more.
-    case retry
-    /// As ``retry``, after this many seconds.
-    case retryAfter(TimeInterval)
-    /// The request failed: its credential was rejected and will not be refreshed, or the refresh
-    /// window is exhausted.
-    case fail(RequestError)
+extension AuthorizedRequest {
+    /// What to do with the response to an authorized request.
+    ///
+    /// The set is closed on purpose: accept, retry now, retry after a delay, or fail. A status the
+    /// authorization layer has no opinion on (200, 404, 500) is ``accept``: the caller interprets it.
+    public enum Evaluation: Sendable, Equatable {
+        /// The response stands; nothing more to do for authorization.
+        case accept
+        /// Authorize the request again (``RequestAuthorizer/authorize(retrying:)``) and send it once more.
+        case retry
+        /// As ``retry``, after this many seconds.
+        case retryAfter(TimeInterval)
+        /// The request failed: its credential was rejected and will not be refreshed, or the refresh
+        /// window is exhausted.
+        case fail(RequestError)
+    }
 }

@@ -15,7 +15,7 @@ extension RequestAuthorizer {
     ///
     /// `endsByDeadline` is the transport's ``HTTPTransport/endsByDeadline``, read once where it was
     /// installed (the client's initializer), not on every request.
-    func send(_ request: OutgoingRequest, endpoint: EndpointID?, within transport: any HTTPTransport,
+    func send(_ request: OutgoingRequest, endpoint: Endpoint.ID?, within transport: any HTTPTransport,
               endsByDeadline: Bool) async throws(RequestError) -> ServerResponse {
         let deadline = RequestDeadline(seconds: options.requestDeadline, from: clock)
         do throws(RequestError) {

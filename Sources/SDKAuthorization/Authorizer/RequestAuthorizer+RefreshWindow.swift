@@ -1,22 +1,24 @@
 import Foundation
 internal import SDKAuthorizationPrimitives
 
-/// Something that issues credentials in generations that a logout ends: a provider, or the
-/// `CredentialRefresher` (in the mode kit) a provider keeps its credential in. A request's credential
-/// is noted with the generation it was issued in (by the authorizer, for a provider installed as it
-/// is; by the issuer itself, ``AuthorizationContext/noteIssued(by:generation:)``, behind any
-/// decorator); a rejection that arrives after a logout then fails the request with
-/// ``RequestError/Code/credentialCleared`` instead of refreshing and retrying it, and the retry's
-/// context carries the generation (``AuthorizationContext/requiredGeneration(for:)``) so the
-/// issuer serves it only while that generation is current.
-public protocol GenerationalProvider: AnyObject, Sendable {
-    /// The generation of the credentials it issues now; a logout or identity change starts a new one.
-    var credentialGeneration: UInt64 { get }
+extension Credential {
+    /// Something that issues credentials in generations that a logout ends: a provider, or the
+    /// `CredentialRefresher` (in the mode kit) a provider keeps its credential in. A request's credential
+    /// is noted with the generation it was issued in (by the authorizer, for a provider installed as it
+    /// is; by the issuer itself, ``AuthorizationContext/noteIssued(by:generation:)``, behind any
+    /// decorator); a rejection that arrives after a logout then fails the request with
+    /// ``RequestError/Code/credentialCleared`` instead of refreshing and retrying it, and the retry's
+    /// context carries the generation (``AuthorizationContext/requiredGeneration(for:)``) so the
+    /// issuer serves it only while that generation is current.
+    public protocol Issuer: AnyObject, Sendable {
+        /// The generation of the credentials it issues now; a logout or identity change starts a new one.
+        var credentialGeneration: UInt64 { get }
+    }
 }
 
 /// The provider that issued a request's credential, and the generation it was issued in: on a
 /// retry's context (`AuthorizationContext.issuedGeneration`). It knows the provider the authorizer
-/// asked when that one is a ``GenerationalProvider``, and every provider that noted its generation
+/// asked when that one is a ``Credential/Issuer``, and every provider that noted its generation
 /// on the request itself (``AuthorizationContext/noteIssued(by:generation:)``), however deep behind
 /// an app's decorator.
 struct IssuedGeneration: Sendable {
@@ -25,7 +27,7 @@ struct IssuedGeneration: Sendable {
     /// What the providers of the request noted, whatever wraps them.
     let issuance: CredentialIssuance?
 
-    init(_ provider: any GenerationalProvider, generation: UInt64, issuance: CredentialIssuance? = nil) {
+    init(_ provider: any Credential.Issuer, generation: UInt64, issuance: CredentialIssuance? = nil) {
         self.provider = ObjectIdentifier(provider)
         self.generation = generation
         self.issuance = issuance
@@ -52,7 +54,7 @@ struct IssuedGeneration: Sendable {
 /// though the authorizer sees only the type of a decorator the app put in front of the provider.
 final class CredentialIssuance: Sendable {
     private struct Entry {
-        let provider: any GenerationalProvider
+        let provider: any Credential.Issuer
         let generation: UInt64
     }
 
@@ -60,7 +62,7 @@ final class CredentialIssuance: Sendable {
 
     /// Notes that `provider` issued the request's credential in `generation`; a later note of the
     /// same provider (the retry's) replaces it.
-    func note(_ provider: any GenerationalProvider, generation: UInt64) {
+    func note(_ provider: any Credential.Issuer, generation: UInt64) {
         let issuer = ObjectIdentifier(provider)
         entries.withLock { entries in
             entries.removeAll { ObjectIdentifier($0.provider) == issuer }
@@ -82,70 +84,72 @@ final class CredentialIssuance: Sendable {
     }
 }
 
-/// The authorizer's ``RefreshWindow``, as a provider that refreshes sees it
-/// (``AuthorizationContext/refreshWindow``): it asks before each refresh it starts, however the
-/// refresh was started (a rejection, a stale mark, an expiry, no token yet), so the window bounds
-/// every refresh, not only those a rejection asked for.
-public struct RefreshWindowGate: Sendable {
-    /// The authorizer and the request the gate counts for, in one object made per request (where
-    /// two closures made two): "1 prepare" allocations per request.
-    ///
-    /// Unchecked only for `authorizer`: a weak reference written once, in `init` (`weak let` needs
-    /// Swift 6.2; the package builds with 6.0), and only read after; loading a weak reference is
-    /// thread-safe.
-    final class Counter: @unchecked Sendable {
-        private(set) weak var authorizer: RequestAuthorizer?
-        let scheme: AuthorizationScheme
-        let request: OutgoingRequest
-        let endpoint: EndpointID?
+extension AuthorizationContext {
+    /// The authorizer's ``AuthorizationOptions/RefreshWindow``, as a provider that refreshes sees it
+    /// (``AuthorizationContext/refreshWindow``): it asks before each refresh it starts, however the
+    /// refresh was started (a rejection, a stale mark, an expiry, no token yet), so the window bounds
+    /// every refresh, not only those a rejection asked for.
+    public struct RefreshWindowGate: Sendable {
+        /// The authorizer and the request the gate counts for, in one object made per request (where
+        /// two closures made two): "1 prepare" allocations per request.
+        ///
+        /// Unchecked only for `authorizer`: a weak reference written once, in `init` (`weak let` needs
+        /// Swift 6.2; the package builds with 6.0), and only read after; loading a weak reference is
+        /// thread-safe.
+        final class Counter: @unchecked Sendable {
+            private(set) weak var authorizer: RequestAuthorizer?
+            let scheme: AuthorizationScheme
+            let request: OutgoingRequest
+            let endpoint: Endpoint.ID?
 
-        init(authorizer: RequestAuthorizer, scheme: AuthorizationScheme, request: OutgoingRequest, endpoint: EndpointID?) {
-            self.authorizer = authorizer
-            self.scheme = scheme
-            self.request = request
-            self.endpoint = endpoint
+            init(authorizer: RequestAuthorizer, scheme: AuthorizationScheme, request: OutgoingRequest, endpoint: Endpoint.ID?) {
+                self.authorizer = authorizer
+                self.scheme = scheme
+                self.request = request
+                self.endpoint = endpoint
+            }
         }
-    }
 
-    private let counter: Counter
-    /// The window of the authorizer that made it: a provider shared by several authorizers counts
-    /// its own refreshes against it too (as `CredentialRefresher`, in the mode kit, does).
-    public let window: RefreshWindow
+        private let counter: Counter
+        /// The window of the authorizer that made it: a provider shared by several authorizers counts
+        /// its own refreshes against it too (as `CredentialRefresher`, in the mode kit, does).
+        public let window: AuthorizationOptions.RefreshWindow
 
-    init(_ counter: Counter, window: RefreshWindow) {
-        self.counter = counter
-        self.window = window
-    }
+        init(_ counter: Counter, window: AuthorizationOptions.RefreshWindow) {
+            self.counter = counter
+            self.window = window
+        }
 
-    /// The error a refresh that the provider's own count refuses fails with (its requests fail with
-    /// ``RequestError/Code/refreshWindowExceeded``), reported as the authorizer reports its own
-    /// refusals.
-    public func refuse() -> RequestError {
-        let failure = RequestAuthorizer.providerWindowExceeded(window, scheme: counter.scheme, request: counter.request, endpoint: counter.endpoint)
-        counter.authorizer?.reportWindowExceeded(failure, scheme: counter.scheme, endpoint: counter.endpoint)
-        return failure
-    }
+        /// The error a refresh that the provider's own count refuses fails with (its requests fail with
+        /// ``RequestError/Code/refreshWindowExceeded``), reported as the authorizer reports its own
+        /// refusals.
+        public func refuse() -> RequestError {
+            let failure = RequestAuthorizer.providerWindowExceeded(window, scheme: counter.scheme, request: counter.request, endpoint: counter.endpoint)
+            counter.authorizer?.reportWindowExceeded(failure, scheme: counter.scheme, endpoint: counter.endpoint)
+            return failure
+        }
 
-    /// `nil` when the window allows one more refresh in place of `credential` (the token the
-    /// refresh replaces, if any), which it then counts; otherwise the error the waiting requests
-    /// fail with (``RequestError/Code/refreshWindowExceeded``), naming the request whose context
-    /// carried this gate.
-    public func admitRefresh(replacing credential: Credential?) -> RequestError? {
-        // model: admitRefresh
-        counter.authorizer?.admitRefresh(scheme: counter.scheme, replacing: credential, request: counter.request, endpoint: counter.endpoint)
+        /// `nil` when the window allows one more refresh in place of `credential` (the token the
+        /// refresh replaces, if any), which it then counts; otherwise the error the waiting requests
+        /// fail with (``RequestError/Code/refreshWindowExceeded``), naming the request whose context
+        /// carried this gate.
+        public func admitRefresh(replacing credential: Credential?) -> RequestError? {
+            // model: admitRefresh
+            counter.authorizer?.admitRefresh(scheme: counter.scheme, replacing: credential, request: counter.request, endpoint: counter.endpoint)
+        }
     }
 }
 
 extension RequestAuthorizer {
     /// The gate that counts `scheme`'s refreshes in this authorizer's window, for `request`: bound to
     /// it, so a provider's refresh start holds the small gate, not the whole context.
-    func refreshWindowGate(for scheme: AuthorizationScheme, request: OutgoingRequest, endpoint: EndpointID?) -> RefreshWindowGate {
-        RefreshWindowGate(RefreshWindowGate.Counter(authorizer: self, scheme: scheme, request: request, endpoint: endpoint), window: options.refreshWindow)
+    func refreshWindowGate(for scheme: AuthorizationScheme, request: OutgoingRequest, endpoint: Endpoint.ID?) -> AuthorizationContext.RefreshWindowGate {
+        AuthorizationContext.RefreshWindowGate(AuthorizationContext.RefreshWindowGate.Counter(authorizer: self, scheme: scheme, request: request, endpoint: endpoint), window: options.refreshWindow)
     }
 
     /// The refusal of a refresh its provider's own count stops: the provider, whichever clients share
     /// it, refreshed `window`'s number of times within its interval.
-    static func providerWindowExceeded(_ window: RefreshWindow, scheme: AuthorizationScheme, request: OutgoingRequest, endpoint: EndpointID?) -> RequestError {
+    static func providerWindowExceeded(_ window: AuthorizationOptions.RefreshWindow, scheme: AuthorizationScheme, request: OutgoingRequest, endpoint: Endpoint.ID?) -> RequestError {
         var failure = RequestError(.refreshWindowExceeded, "\(AuthorizationContext.name(of: request, endpoint: endpoint)) needs a token refresh, but its provider refreshed \(window.maximumRefreshes) times within \(window.interval) seconds (for every client that shares it); failing instead of refreshing again",
                                    endpoint: endpoint, scheme: scheme)
         failure.wasSent = false

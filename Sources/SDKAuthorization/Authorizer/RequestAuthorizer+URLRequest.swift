@@ -20,7 +20,7 @@ extension RequestAuthorizer {
     /// redirects on its own.
     ///
     /// - Throws: ``RequestError`` when the request must not be sent, as ``authorize(_:endpoint:)-(OutgoingRequest,_)``.
-    public func authorize(_ request: URLRequest, endpoint: EndpointID? = nil) async throws(RequestError) -> URLRequest {
+    public func authorize(_ request: URLRequest, endpoint: Endpoint.ID? = nil) async throws(RequestError) -> URLRequest {
         guard let url = request.url else { throw .invalidURL(endpoint: endpoint, reason: "the URLRequest has no URL") }
         let fields = request.allHTTPHeaderFields ?? [:]
         let outgoing = OutgoingRequest(method: request.httpMethod ?? "GET", url: url, headers: fields, body: request.httpBody)
@@ -64,7 +64,7 @@ extension RequestAuthorizer {
     /// - Returns: The body and the response, whatever the status, except 401 and 403. The response's
     ///   URL is the request's, even after redirects.
     /// - Throws: ``RequestError``, as ``send(_:endpoint:through:reading:)``.
-    public func data(for request: URLRequest, using session: URLSession = .shared, endpoint: EndpointID? = nil) async throws(RequestError) -> (Data, HTTPURLResponse) {
+    public func data(for request: URLRequest, using session: URLSession = .shared, endpoint: Endpoint.ID? = nil) async throws(RequestError) -> (Data, HTTPURLResponse) {
         guard let url = request.url else { throw .invalidURL(endpoint: endpoint, reason: "the URLRequest has no URL") }
         let outgoing = OutgoingRequest(method: request.httpMethod ?? "GET", url: url, headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody)
         let transport = URLSessionHTTPTransport(session: session)

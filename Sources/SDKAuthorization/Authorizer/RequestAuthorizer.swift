@@ -25,8 +25,8 @@ internal import SDKAuthorizationPrimitives
 ///   issued the rejected credential, never to one swapped in since.
 /// - A rejection counts against a credential only when the response answered a request that
 ///   carried it (``AuthorizedRequest/carriesCredential``).
-/// - One retry per request, and at most ``RefreshWindow/maximumRefreshes`` refreshes per
-///   ``RefreshWindow/interval`` for each scheme: every refresh a built-in provider starts is counted,
+/// - One retry per request, and at most ``AuthorizationOptions/RefreshWindow/maximumRefreshes`` refreshes per
+///   ``AuthorizationOptions/RefreshWindow/interval`` for each scheme: every refresh a built-in provider starts is counted,
 ///   whatever started it; for a provider of your own, each rejected credential that gets a retry.
 /// - A rejection of a credential whose built-in provider was logged out since it was issued fails
 ///   with ``RequestError/Code/credentialCleared``: nothing is refreshed or sent again for it, even
@@ -67,7 +67,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// A provider as it was installed, with what is read of it once, then: whether its calls must
     /// be bounded (``AuthorizationProvider/endsByDeadline``), whether it reads accepted answers
     /// (``AuthorizationProvider/inspectsAcceptedResponses``), whether it has generations
-    /// (``GenerationalProvider``). One lookup per request finds them all ("1 prepare" rows).
+    /// (``Credential/Issuer``). One lookup per request finds them all ("1 prepare" rows).
     struct InstalledProvider {
         let provider: any AuthorizationProvider
         let endsByDeadline: Bool
@@ -78,7 +78,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
             self.provider = provider
             endsByDeadline = provider.endsByDeadline
             inspectsAcceptedResponses = provider.inspectsAcceptedResponses
-            isGenerational = provider is any GenerationalProvider
+            isGenerational = provider is any Credential.Issuer
         }
     }
 
@@ -103,7 +103,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// Told of every request authorized, rejection, retry, refresh-window trip and dropped credential.
     let observer: (any AuthorizationEventObserver)?
     private let pathParameters: [String: String]
-    private let routes: [EndpointID: Route]
+    private let routes: [Endpoint.ID: Route]
     private let routeOrder: [Route]
     private let state: Locked<State>
     /// The rules already reported for a request they refused only for its scheme or port.
@@ -140,7 +140,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         pathParameters: [String: String] = [:],
         options: AuthorizationOptions = AuthorizationOptions(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
         observer: (any AuthorizationEventObserver)? = nil
     ) throws(ConfigurationError) {
         try self.init(policy: policy, providers: providers, baseURL: baseURL, pathParameters: pathParameters, options: options,
@@ -156,7 +156,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         pathParameters: [String: String] = [:],
         options: AuthorizationOptions = AuthorizationOptions(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
         observer: (any AuthorizationEventObserver)? = nil,
         callerThreads: CallerThreadBudget
     ) throws(ConfigurationError) {
@@ -172,7 +172,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         self.clock = clock
         self.diagnostics = diagnostics
         self.observer = observer
-        var routes: [EndpointID: Route] = [:]
+        var routes: [Endpoint.ID: Route] = [:]
         var order: [Route] = []
         for endpoint in policy.endpoints {
             guard let scheme = policy.scheme(for: endpoint.id) else { continue }
@@ -250,7 +250,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     ///
     /// - Throws: ``RequestError/Code/unknownEndpoint`` or ``RequestError/Code/invalidURL``.
     public func request(
-        for endpoint: EndpointID,
+        for endpoint: Endpoint.ID,
         parameters: [String: String] = [:],
         query: [URLQueryItem] = [],
         body: Data? = nil,
@@ -282,14 +282,14 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// ``authorize(_:endpoint:)-(OutgoingRequest,_)`` refuses a request a path-scoped rule or
     /// endpoint matches when a server may resolve its path elsewhere
     /// (``RequestError/Code/ambiguousPath``); this answers the scheme the match gives.
-    public func scheme(for request: OutgoingRequest) -> (scheme: AuthorizationScheme, endpoint: EndpointID?) {
+    public func scheme(for request: OutgoingRequest) -> (scheme: AuthorizationScheme, endpoint: Endpoint.ID?) {
         let match = self.match(request)
         return (match.scheme, match.endpoint)
     }
 
     /// The scheme and endpoint of `request`, and the path pattern of the match when it scopes a
     /// credential to some paths of the host and a server may resolve the request's path outside them.
-    private func match(_ request: OutgoingRequest) -> (scheme: AuthorizationScheme, endpoint: EndpointID?, ambiguousScope: String?) {
+    private func match(_ request: OutgoingRequest) -> (scheme: AuthorizationScheme, endpoint: Endpoint.ID?, ambiguousScope: String?) {
         let method = request.method.uppercased()
         // The path is decoded once for every route, and only when a route of this origin may match.
         var path: RequestPath?
@@ -349,7 +349,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     ///   redirect was refused, the credential was rejected, the deadline passed, the task was cancelled.
     public func send<Response>(
         _ request: OutgoingRequest,
-        endpoint: EndpointID? = nil,
+        endpoint: Endpoint.ID? = nil,
         through stack: (OutgoingRequest) async throws -> Response,
         reading read: (Response) async throws -> ServerResponse
     ) async throws(RequestError) -> Response {
@@ -363,7 +363,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// ``send(_:endpoint:through:reading:)`` for a stack that answers with a ``ServerResponse``.
     public func send(
         _ request: OutgoingRequest,
-        endpoint: EndpointID? = nil,
+        endpoint: Endpoint.ID? = nil,
         through stack: (OutgoingRequest) async throws -> ServerResponse
     ) async throws(RequestError) -> ServerResponse {
         try await send(request, endpoint: endpoint, through: stack, reading: { $0 })
@@ -377,7 +377,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     @inline(never)
     func send<Response>(
         _ request: OutgoingRequest,
-        endpoint: EndpointID?,
+        endpoint: Endpoint.ID?,
         deadline: RequestDeadline,
         through stack: (OutgoingRequest) async throws -> Response,
         reading read: (Response) async throws -> ServerResponse
@@ -460,7 +460,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Waits `seconds` on the clock before a retry, or fails at the deadline if it comes first.
-    private func sleep(_ seconds: TimeInterval, before deadline: RequestDeadline, endpoint: EndpointID?) async throws(RequestError) {
+    private func sleep(_ seconds: TimeInterval, before deadline: RequestDeadline, endpoint: Endpoint.ID?) async throws(RequestError) {
         let until = clock.monotonicNow() + seconds
         do {
             try await clock.sleep(untilMonotonic: min(until, deadline.uptime))
@@ -482,12 +482,12 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     ///   provider, a provider failure, an empty or unsendable credential, a request that goes to
     ///   another origin than its endpoint's, a path a server may resolve outside the path-scoped
     ///   rule or endpoint that matched it (``RequestError/Code/ambiguousPath``).
-    public func authorize(_ request: OutgoingRequest, endpoint: EndpointID? = nil) async throws(RequestError) -> AuthorizedRequest {
+    public func authorize(_ request: OutgoingRequest, endpoint: Endpoint.ID? = nil) async throws(RequestError) -> AuthorizedRequest {
         try await authorize(request, endpoint: endpoint, attempt: 1, deadline: RequestDeadline(seconds: options.requestDeadline, from: clock))
     }
 
     /// Authorizes the request of `previous` again, as its next attempt and within its deadline,
-    /// after ``evaluate(_:to:)`` answered ``ResponseEvaluation/retry`` or ``ResponseEvaluation/retryAfter(_:)``;
+    /// after ``evaluate(_:to:)`` answered ``AuthorizedRequest/Evaluation/retry`` or ``AuthorizedRequest/Evaluation/retryAfter(_:)``;
     /// or, for a redirect hop that needs a credential of its own (``AuthorizedRequest/needsNewCredential``),
     /// authorizes the hop's request for its URL as the same attempt (``authorize(redirected:)``).
     ///
@@ -500,7 +500,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         var issuedGeneration: IssuedGeneration?
         // model: retry
         let issuance = previous.issued?.context.issuance
-        if let issued = previous.issued, let generation = issued.generation, let provider = issued.provider as? any GenerationalProvider {
+        if let issued = previous.issued, let generation = issued.generation, let provider = issued.provider as? any Credential.Issuer {
             guard provider.credentialGeneration == generation else { throw Self.clearedAfterSending(previous, response: nil) }
             issuedGeneration = IssuedGeneration(provider, generation: generation, issuance: issuance)
         } else if let issuance {
@@ -541,17 +541,17 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// A request refused at once because `callee` has ``AbandonedCalls/limit`` calls that earlier
     /// requests gave up on still running; logged.
-    func tooManyAbandonedCalls(into callee: String, _ endpoint: EndpointID?, scheme: AuthorizationScheme?) -> RequestError {
+    func tooManyAbandonedCalls(into callee: String, _ endpoint: Endpoint.ID?, scheme: AuthorizationScheme?) -> RequestError {
         let failure = RequestError.tooManyAbandonedCalls(into: callee, limit: abandonedCalls.limit, endpoint: endpoint, scheme: scheme)
         diagnostics.log(.warning, failure.description, endpoint: endpoint, scheme: scheme, event: RequestError.Code.tooManyAbandonedCalls.rawValue)
         return failure
     }
 
     /// Whether the provider that issued `issued` was logged out since: as the authorizer saw it (a
-    /// ``GenerationalProvider`` installed as it is), or as the request's providers noted it
+    /// ``Credential/Issuer`` installed as it is), or as the request's providers noted it
     /// themselves (``AuthorizationContext/noteIssued(by:generation:)``), behind any decorator.
     private static func loggedOutSinceIssued(_ issued: IssuedCredential) -> Bool {
-        if let generation = issued.generation, let provider = issued.provider as? any GenerationalProvider,
+        if let generation = issued.generation, let provider = issued.provider as? any Credential.Issuer,
            provider.credentialGeneration != generation { return true }
         return issued.context.issuance?.isCleared == true
     }
@@ -563,7 +563,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     @inline(never) // One frame of its own, not merged into each caller's ("3 waiters: N through client.send vs lock gate").
-    private func authorize(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?,
+    private func authorize(_ request: OutgoingRequest, endpoint: Endpoint.ID?, attempt: Int, deadline: RequestDeadline?,
                            issuedGeneration: IssuedGeneration? = nil) async throws(RequestError) -> AuthorizedRequest {
         let (context, installed) = try prepare(request, endpoint: endpoint, attempt: attempt, deadline: deadline, issuedGeneration: issuedGeneration)
         guard let installed else { return authorizedWithoutProvider(context) }
@@ -586,11 +586,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         return try attach(credential, from: installed, generation: generation, to: context)
     }
 
-    /// The generation `provider` issues a credential in now (``GenerationalProvider``): the one its
+    /// The generation `provider` issues a credential in now (``Credential/Issuer``): the one its
     /// earlier attempt was issued in, for a retry.
     @inline(never) // Its existential casts stay out of a waiting request's frame ("3 waiters: N through client.send vs lock gate").
     private static func generation(of provider: any AuthorizationProvider, _ issuedGeneration: IssuedGeneration?) -> UInt64? {
-        (provider as? any GenerationalProvider).map { issuedGeneration?.generation(for: $0) ?? $0.credentialGeneration }
+        (provider as? any Credential.Issuer).map { issuedGeneration?.generation(for: $0) ?? $0.credentialGeneration }
     }
 
     /// Throws ``RequestError/Code/tooManyAbandonedCalls`` when `provider` has as many calls that
@@ -623,7 +623,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// A call into `callee` held its caller's thread for `seconds`: warns, once for each provider,
     /// and runs its later calls on threads of their own. Kept off the hot path (a cold call).
     @inline(never)
-    private func blocked(_ callee: AbandonedCalls.Callee, for seconds: TimeInterval, _ endpoint: EndpointID?, scheme: AuthorizationScheme) {
+    private func blocked(_ callee: AbandonedCalls.Callee, for seconds: TimeInterval, _ endpoint: Endpoint.ID?, scheme: AuthorizationScheme) {
         guard threadBlockers.withLock({ $0.insert(callee).inserted }) else { return }
         let held = String(format: "%.1f", seconds)
         diagnostics.log(.warning, "The provider of the scheme \(scheme) blocked its thread for \(held) s; a provider must not block (await instead). Its calls now run on threads of their own, off the cooperative pool.",
@@ -633,14 +633,14 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// Checks the caller's header fields, finds the scheme and its provider (none for
     /// ``AuthorizationScheme/none``).
     @inline(never) // Its locals stay out of a waiting request's frame ("3 waiters: N through client.send vs lock gate").
-    private func prepare(_ request: OutgoingRequest, endpoint: EndpointID?, attempt: Int, deadline: RequestDeadline?, issuedGeneration: IssuedGeneration?)
+    private func prepare(_ request: OutgoingRequest, endpoint: Endpoint.ID?, attempt: Int, deadline: RequestDeadline?, issuedGeneration: IssuedGeneration?)
         throws(RequestError) -> (AuthorizationContext, InstalledProvider?) {
         if Task.isCancelled { throw .cancelled }
         for (name, value) in request.headers where !HeaderFieldRules.isValidHeader(name: name, value: value) {
             throw .invalidHeader(name: name)
         }
         let scheme: AuthorizationScheme
-        let endpointID: EndpointID?
+        let endpointID: Endpoint.ID?
         if let endpoint {
             guard let route = routes[endpoint] else { throw .unknownEndpoint(endpoint) }
             // A request built from the route (``request(for:)``) has its URL; only another one is checked.
@@ -692,7 +692,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     private func providerFailure(_ error: any Error, _ context: AuthorizationContext) -> RequestError {
         if let error = (error as? RequestError)?.sanitized() {
             // Running out of time is the request's limit, not the provider's fault.
-            let level: DiagnosticLevel = error.code == .deadlineExceeded ? .warning : .error
+            let level: Diagnostic.Level = error.code == .deadlineExceeded ? .warning : .error
             diagnostics.log(level, error.description, endpoint: context.endpoint, scheme: context.scheme, event: error.code.rawValue)
             return error.withEndpoint(context.endpoint)
         }
@@ -754,7 +754,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     /// Decides what a response to `authorized` means for authorization.
     ///
-    /// A status other than 401 and 403 is ``ResponseEvaluation/accept``; a provider that reads
+    /// A status other than 401 and 403 is ``AuthorizedRequest/Evaluation/accept``; a provider that reads
     /// accepted answers is shown it first (``AuthorizationProvider/credentialAccepted(_:response:context:)``),
     /// unless it is a redirect still to follow. A 401 or 403 to a request
     /// that carried its credential is reported to the provider that issued it, which may ask for
@@ -764,8 +764,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// The refresh window counts refreshes, not retries: the first rejection of a credential within
     /// the window counts as one refresh; every other request rejected with that same credential
     /// retries without counting, and gets the credential that replaced it (or waits for the refresh
-    /// that is running). Once ``RefreshWindow/maximumRefreshes`` credentials have been rejected
-    /// within ``RefreshWindow/interval``, a rejection of yet another one fails with
+    /// that is running). Once ``AuthorizationOptions/RefreshWindow/maximumRefreshes`` credentials have been rejected
+    /// within ``AuthorizationOptions/RefreshWindow/interval``, a rejection of yet another one fails with
     /// ``RequestError/Code/refreshWindowExceeded``. The built-in refreshing providers count each
     /// refresh they start in the same window (the refresh a rejection was granted counts once), so
     /// no refresh, whatever started it, goes past the window.
@@ -775,7 +775,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// decorator the app wrapped it in (``AuthorizationContext/noteIssued(by:generation:)``). The
     /// provider's hooks are waited for until the request's deadline or cancellation only
     /// (``RequestError/Code/deadlineExceeded``, ``RequestError/Code/cancelled``).
-    public func evaluate(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> ResponseEvaluation {
+    public func evaluate(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> AuthorizedRequest.Evaluation {
         guard response.statusCode == 401 || response.statusCode == 403 else {
             if authorized.issued?.inspectsAcceptedResponses == true, let failure = await reportAccepted(response, to: authorized) { return .fail(failure) }
             return .accept
@@ -855,14 +855,14 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Counts a refresh that a built-in provider of `scheme` is about to start in place of
-    /// `replacing` (``RefreshWindowGate``), whatever started it: a rejection, a stale mark, an
+    /// `replacing` (``AuthorizationContext/RefreshWindowGate``), whatever started it: a rejection, a stale mark, an
     /// expiry, no token yet. The refresh a rejection was granted (``evaluate(_:to:)``) is counted
     /// once: the provider's refresh in place of that credential takes the grant. Any other refresh
     /// takes a place of its own in the window, and there is none left after
-    /// ``RefreshWindow/maximumRefreshes`` within ``RefreshWindow/interval``.
+    /// ``AuthorizationOptions/RefreshWindow/maximumRefreshes`` within ``AuthorizationOptions/RefreshWindow/interval``.
     ///
     /// - Returns: `nil` when the refresh may start; otherwise ``RequestError/Code/refreshWindowExceeded``.
-    func admitRefresh(scheme: AuthorizationScheme, replacing: Credential?, request: OutgoingRequest, endpoint: EndpointID?) -> RequestError? {
+    func admitRefresh(scheme: AuthorizationScheme, replacing: Credential?, request: OutgoingRequest, endpoint: Endpoint.ID?) -> RequestError? {
         let window = options.refreshWindow
         let fingerprint = replacing?.secretFingerprint
         // model: admitRefresh
@@ -888,7 +888,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Logs and reports a refresh the window refused.
-    func reportWindowExceeded(_ failure: RequestError, scheme: AuthorizationScheme, endpoint: EndpointID?) {
+    func reportWindowExceeded(_ failure: RequestError, scheme: AuthorizationScheme, endpoint: Endpoint.ID?) {
         diagnostics.log(.warning, failure.description, endpoint: endpoint, scheme: scheme, event: AuthorizationEvent.Kind.refreshWindowExceeded.rawValue)
         observer?.observe(AuthorizationEvent(.refreshWindowExceeded, scheme: scheme, endpoint: endpoint))
     }

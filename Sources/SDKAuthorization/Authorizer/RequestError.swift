@@ -95,7 +95,7 @@ public struct RequestError: ErrorShape.Coded {
     /// every async frame that may throw it (each holds room for one) stays small.
     private final class Storage: Sendable {
         let code: Code
-        let endpoint: EndpointID?
+        let endpoint: Endpoint.ID?
         let scheme: AuthorizationScheme?
         let response: ServerResponse?
         let underlyingError: (any Error)?
@@ -104,7 +104,7 @@ public struct RequestError: ErrorShape.Coded {
         /// The request as method and URL (no query, no user information), once the loop named it.
         let requestName: String?
 
-        init(code: Code, endpoint: EndpointID?, scheme: AuthorizationScheme?, response: ServerResponse?, underlyingError: (any Error)?,
+        init(code: Code, endpoint: Endpoint.ID?, scheme: AuthorizationScheme?, response: ServerResponse?, underlyingError: (any Error)?,
              template: String, requestName: String? = nil) {
             self.code = code
             self.endpoint = endpoint
@@ -121,7 +121,7 @@ public struct RequestError: ErrorShape.Coded {
     /// What went wrong.
     public var code: Code { storage.code }
     /// The endpoint's name, when the request was made from the policy's catalogue.
-    public var endpoint: EndpointID? { storage.endpoint }
+    public var endpoint: Endpoint.ID? { storage.endpoint }
     /// Whether any attempt of the request reached the transport.
     public internal(set) var wasSent: Bool
     /// The scheme whose credential was concerned, when one was.
@@ -159,7 +159,7 @@ public struct RequestError: ErrorShape.Coded {
     ///   - scheme: The scheme whose credential was concerned, when one was.
     ///   - response: The server's response, when there was one.
     ///   - underlyingError: The error behind this one.
-    public init(_ code: Code, _ detail: String, endpoint: EndpointID? = nil, wasSent: Bool = false, scheme: AuthorizationScheme? = nil,
+    public init(_ code: Code, _ detail: String, endpoint: Endpoint.ID? = nil, wasSent: Bool = false, scheme: AuthorizationScheme? = nil,
          response: ServerResponse? = nil, underlyingError: (any Error)? = nil) {
         storage = Storage(code: code, endpoint: endpoint, scheme: scheme, response: response, underlyingError: underlyingError, template: detail)
         self.wasSent = wasSent
@@ -233,7 +233,7 @@ public struct RequestError: ErrorShape.Coded {
         return text
     }
 
-    private static func name(_ endpoint: EndpointID?) -> String { endpoint.map { "\($0)" } ?? requestPlaceholder }
+    private static func name(_ endpoint: Endpoint.ID?) -> String { endpoint.map { "\($0)" } ?? requestPlaceholder }
 
     /// The error's type and, for a `URLError`, its code: never its description, which may hold a URL
     /// with secrets in its query.
@@ -247,35 +247,35 @@ public struct RequestError: ErrorShape.Coded {
 
 extension RequestError {
     /// The policy holds no endpoint by that name.
-    public static func unknownEndpoint(_ id: EndpointID) -> RequestError {
+    public static func unknownEndpoint(_ id: Endpoint.ID) -> RequestError {
         RequestError(.unknownEndpoint, "No endpoint named \(id) in the authorization policy", endpoint: id)
     }
 
     /// The URL of an endpoint could not be built.
-    public static func invalidURL(endpoint: EndpointID?, reason: String = "the URL could not be built") -> RequestError {
+    public static func invalidURL(endpoint: Endpoint.ID?, reason: String = "the URL could not be built") -> RequestError {
         RequestError(.invalidURL, "The URL of \(name(endpoint)) could not be built: \(reason)", endpoint: endpoint)
     }
 
     /// A rule or endpoint whose path pattern is `scope` matched `method` `url`, whose path a server
     /// may resolve outside `scope`; no credential was attached. Names the URL without its user
     /// information or query.
-    public static func ambiguousPath(method: String, url: URL, scope: String, scheme: AuthorizationScheme, endpoint: EndpointID? = nil) -> RequestError {
+    public static func ambiguousPath(method: String, url: URL, scope: String, scheme: AuthorizationScheme, endpoint: Endpoint.ID? = nil) -> RequestError {
         let request = LogText.readable("\(method.uppercased()) \(url.redactedForLog)", limit: 300)
         return RequestError(.ambiguousPath, "\(request) was not sent: its path holds a spelling servers resolve differently (an encoded '/' or '.', a '\\', a ';' on a dot segment, a double encoding, bytes that are not UTF-8, or '//' with '..'), so it may reach a path outside '\(LogText.readable(scope, limit: 200))', which its \(scheme) credential is scoped to", endpoint: endpoint, scheme: scheme)
     }
 
     /// No provider is installed for the scheme the policy names.
-    public static func noProvider(endpoint: EndpointID?, scheme: AuthorizationScheme = .bearer) -> RequestError {
+    public static func noProvider(endpoint: Endpoint.ID?, scheme: AuthorizationScheme = .bearer) -> RequestError {
         RequestError(.noProvider, "\(name(endpoint)) needs a \(scheme) credential, but no authorization provider is loaded for it", endpoint: endpoint, scheme: scheme)
     }
 
     /// The provider's credential is empty or blank.
-    public static func emptyCredential(endpoint: EndpointID?) -> RequestError {
+    public static func emptyCredential(endpoint: Endpoint.ID?) -> RequestError {
         RequestError(.emptyCredential, "The authorization provider returned an empty credential for \(name(endpoint)); the request was not sent", endpoint: endpoint)
     }
 
     /// The provider's credential cannot go into a header.
-    public static func invalidCredential(endpoint: EndpointID?) -> RequestError {
+    public static func invalidCredential(endpoint: Endpoint.ID?) -> RequestError {
         RequestError(.invalidCredential, "The authorization provider returned a credential that cannot go into an HTTP header (a control character, non-ASCII, or not a bearer token) for \(name(endpoint)); the request was not sent", endpoint: endpoint)
     }
 
@@ -285,24 +285,24 @@ extension RequestError {
     }
 
     /// The provider threw `error`.
-    public static func providerFailed(_ error: any Error, endpoint: EndpointID?) -> RequestError {
+    public static func providerFailed(_ error: any Error, endpoint: Endpoint.ID?) -> RequestError {
         RequestError(.providerFailed, "The authorization provider failed for \(name(endpoint)): \(type(of: error))", endpoint: endpoint, underlyingError: error)
     }
 
     /// The provider did not deliver a token in time.
-    public static func credentialTimedOut(endpoint: EndpointID?, after seconds: TimeInterval) -> RequestError {
+    public static func credentialTimedOut(endpoint: Endpoint.ID?, after seconds: TimeInterval) -> RequestError {
         RequestError(.credentialTimedOut, "No token arrived within \(seconds) seconds for \(name(endpoint)); the request was not sent", endpoint: endpoint)
     }
 
     /// The user logged out while the request waited for a token.
-    public static func credentialCleared(endpoint: EndpointID?) -> RequestError {
+    public static func credentialCleared(endpoint: Endpoint.ID?) -> RequestError {
         RequestError(.credentialCleared, "The token was cleared (logout) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint)
     }
 
     /// The provider keeps its credentials per user in a `CredentialStore`, and the app has named
     /// no user since the identity changed (``AuthorizedHTTPClient/identityDidChange(to:)`` with
     /// `nil`): nothing is fetched or stored for an unknown user. Code ``Code/credentialCleared``.
-    public static func noUserNamed(endpoint: EndpointID?) -> RequestError {
+    public static func noUserNamed(endpoint: Endpoint.ID?) -> RequestError {
         RequestError(.credentialCleared, "No user is named since the identity changed, and the provider of \(name(endpoint)) keeps its token per user; the request was not sent: name the new user with identityDidChange(to:)", endpoint: endpoint)
     }
 
@@ -311,7 +311,7 @@ extension RequestError {
     /// When `error` is already one of the refusals a refresh ends with before any refresh ran or
     /// after it (``Code/refreshWindowExceeded``, ``Code/refreshedCredentialExpired``), that error is
     /// returned as it is, for `endpoint`.
-    public static func refreshFailed(_ error: any Error, endpoint: EndpointID?) -> RequestError {
+    public static func refreshFailed(_ error: any Error, endpoint: Endpoint.ID?) -> RequestError {
         if let refusal = error as? RequestError, [.refreshWindowExceeded, .refreshedCredentialExpired, .refreshWaitsForItself].contains(refusal.code) {
             return refusal.withEndpoint(endpoint)
         }
@@ -319,17 +319,17 @@ extension RequestError {
     }
 
     /// A refresh delivered a token that had already expired when it arrived.
-    public static func refreshedCredentialExpired(endpoint: EndpointID?) -> RequestError {
+    public static func refreshedCredentialExpired(endpoint: Endpoint.ID?) -> RequestError {
         RequestError(.refreshedCredentialExpired, "The app's token refresh returned a token that had already expired while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint)
     }
 
     /// A request sent by a refresh needs the credential that refresh is fetching.
-    public static func refreshWaitsForItself(endpoint: EndpointID?) -> RequestError {
+    public static func refreshWaitsForItself(endpoint: Endpoint.ID?) -> RequestError {
         RequestError(.refreshWaitsForItself, "\(name(endpoint)) needs the credential that its own refresh is fetching (the refresh, or a task it started, sent it through the client it refreshes for), so it would wait for itself; it fails at once. Send the refresh's requests without this credential: a rule with scheme .none for the token endpoint, or another client; start a request the refresh does not wait for with Task.detached", endpoint: endpoint)
     }
 
     /// More refreshes than the window allows.
-    public static func refreshWindowExceeded(endpoint: EndpointID?, scheme: AuthorizationScheme, window: RefreshWindow, response: ServerResponse?) -> RequestError {
+    public static func refreshWindowExceeded(endpoint: Endpoint.ID?, scheme: AuthorizationScheme, window: AuthorizationOptions.RefreshWindow, response: ServerResponse?) -> RequestError {
         RequestError(.refreshWindowExceeded, "\(name(endpoint)) was rejected again after \(window.maximumRefreshes) refreshes within \(window.interval) seconds; failing instead of refreshing again", endpoint: endpoint, wasSent: true, scheme: scheme, response: response)
     }
 
@@ -341,17 +341,17 @@ extension RequestError {
     /// The request's overall deadline passed.
     /// ``Code/tooManyAbandonedCalls``: `limit` calls into `callee` (named in words) still run after
     /// their requests gave up on them.
-    static func tooManyAbandonedCalls(into callee: String, limit: Int, endpoint: EndpointID?, scheme: AuthorizationScheme?) -> RequestError {
+    static func tooManyAbandonedCalls(into callee: String, limit: Int, endpoint: Endpoint.ID?, scheme: AuthorizationScheme?) -> RequestError {
         RequestError(.tooManyAbandonedCalls, "\(name(endpoint)) was not sent: \(limit) calls into \(callee) that earlier requests gave up on (deadline or cancellation) are still running; failing at once instead of adding another",
                      endpoint: endpoint, wasSent: false, scheme: scheme)
     }
 
-    public static func deadlineExceeded(endpoint: EndpointID?, after seconds: TimeInterval) -> RequestError {
+    public static func deadlineExceeded(endpoint: Endpoint.ID?, after seconds: TimeInterval) -> RequestError {
         RequestError(.deadlineExceeded, "\(name(endpoint)) did not complete within its deadline of \(seconds) seconds", endpoint: endpoint)
     }
 
     /// The server answered 401 or 403.
-    public static func authorizationRejected(response: ServerResponse, scheme: AuthorizationScheme, endpoint: EndpointID? = nil) -> RequestError {
+    public static func authorizationRejected(response: ServerResponse, scheme: AuthorizationScheme, endpoint: Endpoint.ID? = nil) -> RequestError {
         let sentence = scheme == .none
             ? "The server answered HTTP \(response.statusCode) to \(name(endpoint)), and no credential was sent: no endpoint or rule of the policy gives it a scheme"
             : "The server rejected the \(scheme) credential of \(name(endpoint)) with HTTP \(response.statusCode)"
@@ -359,38 +359,38 @@ extension RequestError {
     }
 
     /// The server answered 401 or 403 (a shorthand for tests and pattern checks).
-    public static func authorizationRejected(status: Int, scheme: AuthorizationScheme, body: Data, endpoint: EndpointID? = nil) -> RequestError {
+    public static func authorizationRejected(status: Int, scheme: AuthorizationScheme, body: Data, endpoint: Endpoint.ID? = nil) -> RequestError {
         authorizationRejected(response: ServerResponse(statusCode: status, body: body), scheme: scheme, endpoint: endpoint)
     }
 
     /// The server answered another non-2xx status.
-    public static func httpError(response: ServerResponse, endpoint: EndpointID? = nil) -> RequestError {
+    public static func httpError(response: ServerResponse, endpoint: Endpoint.ID? = nil) -> RequestError {
         RequestError(.httpError, "The server answered HTTP \(response.statusCode) to \(name(endpoint))", endpoint: endpoint, wasSent: true, response: response)
     }
 
     /// The server answered another non-2xx status (a shorthand for tests and pattern checks).
-    public static func httpError(status: Int, body: Data, endpoint: EndpointID? = nil) -> RequestError {
+    public static func httpError(status: Int, body: Data, endpoint: Endpoint.ID? = nil) -> RequestError {
         httpError(response: ServerResponse(statusCode: status, body: body), endpoint: endpoint)
     }
 
     /// The request did not reach the server or no response came back.
-    public static func transportFailed(_ error: any Error, endpoint: EndpointID? = nil) -> RequestError {
+    public static func transportFailed(_ error: any Error, endpoint: Endpoint.ID? = nil) -> RequestError {
         RequestError(.transportFailed, "\(name(endpoint)) could not be sent: \(summary(of: error))", endpoint: endpoint, wasSent: true, underlyingError: error)
     }
 
     /// More redirects than the limit.
-    public static func tooManyRedirects(limit: Int, endpoint: EndpointID? = nil) -> RequestError {
+    public static func tooManyRedirects(limit: Int, endpoint: Endpoint.ID? = nil) -> RequestError {
         RequestError(.tooManyRedirects, "\(name(endpoint)) was redirected more than \(limit) times", endpoint: endpoint, wasSent: true)
     }
 
     /// A redirect that is not followed.
-    public static func redirectRefused(_ reason: String, response: ServerResponse, endpoint: EndpointID? = nil) -> RequestError {
+    public static func redirectRefused(_ reason: String, response: ServerResponse, endpoint: Endpoint.ID? = nil) -> RequestError {
         RequestError(.redirectRefused, "The redirect of \(name(endpoint)) was not followed: \(reason)", endpoint: endpoint, wasSent: true, response: response)
     }
 
     /// This error for `endpoint`, when it names none yet: a mode that makes an error away from the
     /// request (a refresh shared by several requests) names each request's endpoint this way.
-    public func withEndpoint(_ endpoint: EndpointID?) -> RequestError {
+    public func withEndpoint(_ endpoint: Endpoint.ID?) -> RequestError {
         guard self.endpoint == nil, let endpoint else { return self }
         return RequestError(code, detail, endpoint: endpoint, wasSent: wasSent, scheme: scheme, response: response, underlyingError: underlyingError)
     }

@@ -109,7 +109,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     ///   then. ``ConfigurationError`` when the provider class can no longer be loaded; requests that
     ///   need it then fail with ``RequestError/Code/noProvider`` rather than use the old user's provider.
     public func identityDidChange(to identity: String?) async throws(ConfigurationError) {
-        if let identity { try CredentialIdentity.checkUser(identity, key: "identity") }
+        if let identity { try Credential.Identity.checkUser(identity, key: "identity") }
         guard let identityChange else {
             await authorizer.identityDidChange(to: identity)
             return
@@ -143,7 +143,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// - Returns: The 2xx response.
     /// - Throws: ``RequestError``.
     public func send(
-        _ endpoint: EndpointID,
+        _ endpoint: Endpoint.ID,
         parameters: [String: String] = [:],
         query: [URLQueryItem] = [],
         body: Data? = nil,
@@ -165,7 +165,7 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// Sends one request through the authorizer's request loop, ended by the request's deadline
     /// (``AuthorizationOptions/requestDeadline``) without cancelling the caller; the 2xx check is
     /// the client's own.
-    private func send(_ request: OutgoingRequest, endpoint: EndpointID?) async throws(RequestError) -> ServerResponse {
+    private func send(_ request: OutgoingRequest, endpoint: Endpoint.ID?) async throws(RequestError) -> ServerResponse {
         let response = try await authorizer.send(request, endpoint: endpoint, within: transport, endsByDeadline: transportEndsByDeadline)
         guard (200..<300).contains(response.statusCode) else {
             throw RequestError.httpError(response: response, endpoint: endpoint ?? authorizer.scheme(for: request).endpoint).naming(request)

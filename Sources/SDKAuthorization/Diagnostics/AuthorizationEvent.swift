@@ -44,7 +44,7 @@ public struct AuthorizationEvent: Sendable, Equatable, CustomStringConvertible {
         public static let credentialRejected = Kind(rawValue: "credentialRejected")
         /// After a rejection the request is authorized once more and sent again.
         public static let retryScheduled = Kind(rawValue: "retryScheduled")
-        /// A rejection would have refreshed once more than the ``RefreshWindow`` allows; the request fails.
+        /// A rejection would have refreshed once more than the ``AuthorizationOptions/RefreshWindow`` allows; the request fails.
         public static let refreshWindowExceeded = Kind(rawValue: "refreshWindowExceeded")
         /// A redirect to another origin dropped the request's credential header.
         public static let redirectCredentialDropped = Kind(rawValue: "redirectCredentialDropped")
@@ -89,7 +89,7 @@ public struct AuthorizationEvent: Sendable, Equatable, CustomStringConvertible {
     /// The scheme concerned, when a request's scheme is.
     public let scheme: AuthorizationScheme?
     /// The catalogue endpoint of the request, when it has one.
-    public let endpoint: EndpointID?
+    public let endpoint: Endpoint.ID?
     /// The response status: the rejection's, or the redirect's.
     public let status: Int?
     /// 1 for a request's first try, 2 for its retry.
@@ -103,7 +103,7 @@ public struct AuthorizationEvent: Sendable, Equatable, CustomStringConvertible {
     public init(
         _ kind: Kind,
         scheme: AuthorizationScheme? = nil,
-        endpoint: EndpointID? = nil,
+        endpoint: Endpoint.ID? = nil,
         status: Int? = nil,
         attempt: Int? = nil,
         duration: TimeInterval? = nil,

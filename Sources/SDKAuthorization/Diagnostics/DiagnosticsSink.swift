@@ -1,23 +1,25 @@
 import Foundation
 internal import SDKAuthorizationPrimitives
 
-/// How serious a diagnostic is.
-public enum DiagnosticLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
-    case debug
-    case info
-    case warning
-    case error
+extension Diagnostic {
+    /// How serious a diagnostic is.
+    public enum Level: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
+        case debug
+        case info
+        case warning
+        case error
 
-    public static func < (lhs: DiagnosticLevel, rhs: DiagnosticLevel) -> Bool {
-        lhs.rawValue < rhs.rawValue
-    }
+        public static func < (lhs: Diagnostic.Level, rhs: Diagnostic.Level) -> Bool {
+            lhs.rawValue < rhs.rawValue
+        }
 
-    public var description: String {
-        switch self {
-        case .debug: "debug"
-        case .info: "info"
-        case .warning: "warning"
-        case .error: "error"
+        public var description: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
         }
     }
 }
@@ -27,11 +29,11 @@ public enum DiagnosticLevel: Int, Sendable, Comparable, CaseIterable, CustomStri
 /// separate fields a structured logger can keep as metadata.
 public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     /// How serious it is.
-    public var level: DiagnosticLevel
+    public var level: Diagnostic.Level
     /// The text. Credentials in it are redacted (as `Redaction` does, in the mode kit).
     public var message: String
     /// The catalogue endpoint of the request the message is about, when it has one.
-    public var endpoint: EndpointID?
+    public var endpoint: Endpoint.ID?
     /// The scheme of the request the message is about, when one is concerned.
     public var scheme: AuthorizationScheme?
     /// A stable name for what happened, when the message reports one: an
@@ -40,7 +42,7 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     public var event: String?
 
     /// Creates a diagnostic.
-    public init(level: DiagnosticLevel, message: String, endpoint: EndpointID? = nil, scheme: AuthorizationScheme? = nil, event: String? = nil) {
+    public init(level: Diagnostic.Level, message: String, endpoint: Endpoint.ID? = nil, scheme: AuthorizationScheme? = nil, event: String? = nil) {
         self.level = level
         self.message = message
         self.endpoint = endpoint
@@ -54,7 +56,7 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
 /// Where the framework's diagnostics go.
 ///
 /// The framework never prints; it hands every message to a sink. The default,
-/// ``DefaultDiagnosticsSink``, is silent in release builds and writes warnings to standard error in
+/// ``StandardErrorDiagnosticsSink/inDebugBuilds``, is silent in release builds and writes warnings to standard error in
 /// debug builds; ``StandardErrorDiagnosticsSink`` always writes. To route messages into swift-log,
 /// `os.Logger` or your SDK's own logger, conform a small type of yours:
 ///
@@ -89,8 +91,8 @@ extension DiagnosticsSink {
     ///
     /// What a mode writes here reaches the app's logs: escape text from outside with
     /// `LogText` (mode kit) and never pass a credential.
-    public func log(_ level: DiagnosticLevel, _ message: @autoclosure () -> String,
-             endpoint: EndpointID? = nil, scheme: AuthorizationScheme? = nil, event: String? = nil) {
+    public func log(_ level: Diagnostic.Level, _ message: @autoclosure () -> String,
+             endpoint: Endpoint.ID? = nil, scheme: AuthorizationScheme? = nil, event: String? = nil) {
         record(Diagnostic(level: level, message: message(), endpoint: endpoint, scheme: scheme, event: event))
     }
 }

@@ -23,8 +23,8 @@ public struct AuthorizationPolicy: Sendable, Equatable {
         var scheme: AuthorizationScheme
     }
 
-    private var entries: [EndpointID: Entry] = [:]
-    private var order: [EndpointID] = []
+    private var entries: [Endpoint.ID: Entry] = [:]
+    private var order: [Endpoint.ID] = []
     /// The rules, in the order added; the first that matches wins.
     public private(set) var rules: [AuthorizationRule] = []
 
@@ -68,19 +68,19 @@ public struct AuthorizationPolicy: Sendable, Equatable {
     /// Moves an endpoint to another scheme.
     ///
     /// - Throws: ``ConfigurationError/unknownEndpoint(_:)`` when the policy has no such endpoint.
-    public mutating func setScheme(_ scheme: AuthorizationScheme, for id: EndpointID) throws(ConfigurationError) {
+    public mutating func setScheme(_ scheme: AuthorizationScheme, for id: Endpoint.ID) throws(ConfigurationError) {
         guard entries[id] != nil else { throw .unknownEndpoint(id.rawValue) }
         entries[id]?.scheme = scheme
     }
 
     /// The endpoint named `id`.
-    public func endpoint(_ id: EndpointID) -> Endpoint? { entries[id]?.endpoint }
+    public func endpoint(_ id: Endpoint.ID) -> Endpoint? { entries[id]?.endpoint }
 
     /// The scheme of the endpoint named `id`.
-    public func scheme(for id: EndpointID) -> AuthorizationScheme? { entries[id]?.scheme }
+    public func scheme(for id: Endpoint.ID) -> AuthorizationScheme? { entries[id]?.scheme }
 
     /// The names of the endpoints that use `scheme`, in the order added.
-    public func endpoints(using scheme: AuthorizationScheme) -> [EndpointID] {
+    public func endpoints(using scheme: AuthorizationScheme) -> [Endpoint.ID] {
         order.filter { entries[$0]?.scheme == scheme }
     }
 

@@ -1,18 +1,20 @@
 import Foundation
 internal import SDKAuthorizationPrimitives
 
-/// The name of an endpoint in an ``AuthorizationPolicy``, e.g. `appInboxFetch`.
-public struct EndpointID: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
-    /// The name.
-    public let rawValue: String
+extension Endpoint {
+    /// The name of an endpoint in an ``AuthorizationPolicy``, e.g. `appInboxFetch`.
+    public struct ID: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+        /// The name.
+        public let rawValue: String
 
-    /// Creates a name.
-    public init(rawValue: String) { self.rawValue = rawValue }
-    /// Creates a name from a literal.
-    public init(stringLiteral value: String) { self.rawValue = value }
+        /// Creates a name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Creates a name from a literal.
+        public init(stringLiteral value: String) { self.rawValue = value }
 
-    /// The name, with anything that could forge a log line escaped.
-    public var description: String { LogText.plain(rawValue, limit: 128) }
+        /// The name, with anything that could forge a log line escaped.
+        public var description: String { LogText.plain(rawValue, limit: 128) }
+    }
 }
 
 /// One HTTP endpoint: a method and a path template with `<name>` path parameters.
@@ -26,14 +28,14 @@ public struct EndpointID: RawRepresentable, Hashable, Sendable, ExpressibleByStr
 /// `.` or `..` is refused.
 public struct Endpoint: Hashable, Sendable {
     /// The endpoint's name.
-    public let id: EndpointID
+    public let id: Endpoint.ID
     /// The HTTP method, e.g. `POST`.
     public let method: String
     /// The path (and optional query) relative to the base URL, or an absolute URL, with placeholders.
     public let pathTemplate: String
 
     /// Creates an endpoint.
-    public init(_ id: EndpointID, method: String = "POST", path pathTemplate: String) {
+    public init(_ id: Endpoint.ID, method: String = "POST", path pathTemplate: String) {
         self.id = id
         self.method = method
         self.pathTemplate = pathTemplate

@@ -10,7 +10,7 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     public let request: OutgoingRequest
     /// The endpoint's name in the policy, or `nil` for a request matched by a rule or sent by
     /// another HTTP stack.
-    public let endpoint: EndpointID?
+    public let endpoint: Endpoint.ID?
     /// The scheme the policy chose for it.
     public let scheme: AuthorizationScheme
     /// 1 for the first try; 2 for the single retry after a rejected credential.
@@ -20,16 +20,16 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     /// context made by hand).
     public let deadline: RequestDeadline?
     /// The authorizer's refresh window, for a provider to count each refresh it starts
-    /// (``RefreshWindowGate/admitRefresh(replacing:)``); `nil` for a context made by hand. A provider
+    /// (``AuthorizationContext/RefreshWindowGate/admitRefresh(replacing:)``); `nil` for a context made by hand. A provider
     /// that asks another provider for a credential on a context of its own (one shared by several
     /// requests) hands the gate on by setting it there, so the window bounds that provider's refreshes too.
-    public var refreshWindow: RefreshWindowGate?
+    public var refreshWindow: AuthorizationContext.RefreshWindowGate?
     /// For a retry: the provider that issued the rejected credential, and the generation it was
     /// issued in, as the authorizer saw it or as the provider noted it behind whatever decorator
     /// wraps it (read with ``requiredGeneration(for:)``).
     var issuedGeneration: IssuedGeneration?
 
-    /// For a retry, the generation `provider` must still be in to serve it (``GenerationalProvider``):
+    /// For a retry, the generation `provider` must still be in to serve it (``Credential/Issuer``):
     /// the one the rejected credential was issued in, as the authorizer saw it or as the provider
     /// noted it (``noteIssued(by:generation:)``) behind whatever decorator wraps it; `nil` for a
     /// first attempt, or when another provider issued the credential. A provider serves the retry
@@ -44,7 +44,7 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     var issuance: CredentialIssuance?
 
     /// Creates a context for `request`.
-    public init(request: OutgoingRequest, endpoint: EndpointID? = nil, scheme: AuthorizationScheme = .bearer, attempt: Int = 1,
+    public init(request: OutgoingRequest, endpoint: Endpoint.ID? = nil, scheme: AuthorizationScheme = .bearer, attempt: Int = 1,
                 deadline: RequestDeadline? = nil) {
         self.request = request
         self.endpoint = endpoint
@@ -54,7 +54,7 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     }
 
     /// Creates a context for a bodiless request to `url` (handy in a provider's own tests).
-    public init(endpoint: EndpointID?, url: URL, method: String = "GET", scheme: AuthorizationScheme = .bearer, attempt: Int = 1,
+    public init(endpoint: Endpoint.ID?, url: URL, method: String = "GET", scheme: AuthorizationScheme = .bearer, attempt: Int = 1,
                 deadline: RequestDeadline? = nil) {
         self.init(request: OutgoingRequest(method: method, url: url), endpoint: endpoint, scheme: scheme, attempt: attempt, deadline: deadline)
     }
@@ -63,7 +63,7 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     public var url: URL { request.url }
 
     /// Notes that `provider` issues this request's credential in `generation` (its
-    /// ``GenerationalProvider/credentialGeneration``, read before it waited for the credential).
+    /// ``Credential/Issuer/credentialGeneration``, read before it waited for the credential).
     ///
     /// A provider with generations calls it as it returns a credential, so that a logout since fails
     /// the request's rejection and its retry as ``RequestError/Code/credentialCleared`` (nothing
@@ -71,7 +71,7 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     /// app installed the provider behind a decorator of its own, whose type is all the authorizer
     /// sees: the retry's ``requiredGeneration(for:)`` then names `provider` too. Does nothing for a context
     /// made by hand.
-    public func noteIssued(by provider: any GenerationalProvider, generation: UInt64) {
+    public func noteIssued(by provider: any Credential.Issuer, generation: UInt64) {
         issuance?.note(provider, generation: generation)
     }
 
@@ -85,7 +85,7 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
     public var requestName: String { Self.name(of: request, endpoint: endpoint) }
 
     /// The endpoint's name (escaped), or the method and URL without its query.
-    static func name(of request: OutgoingRequest, endpoint: EndpointID?) -> String {
+    static func name(of request: OutgoingRequest, endpoint: Endpoint.ID?) -> String {
         endpoint?.description ?? "\(request.method) \(request.url.redactedForLog)"
     }
 
@@ -104,7 +104,7 @@ public enum RejectionDecision: Sendable, Equatable {
     case retryAfter(TimeInterval)
     /// As ``retry``, for a rejection that is not about the credential's freshness: the server asks
     /// for something the provider puts in its next answer (a DPoP nonce, RFC 9449 §8) and the token
-    /// stays. Not counted in the authorizer's ``RefreshWindow``, which bounds refreshes; still one
+    /// stays. Not counted in the authorizer's ``AuthorizationOptions/RefreshWindow``, which bounds refreshes; still one
     /// retry per request.
     case retryWithoutRefresh
 }

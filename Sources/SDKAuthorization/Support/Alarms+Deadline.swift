@@ -29,7 +29,7 @@ extension Alarms {
     ///   ``RequestError/Code/cancelled`` when that came first.
     public func untilDeadline<Answer: Sendable>(
         _ deadline: RequestDeadline?,
-        endpoint: EndpointID? = nil,
+        endpoint: Endpoint.ID? = nil,
         _ work: @escaping @Sendable () async throws -> Answer
     ) async throws -> Answer {
         try await untilDeadline(deadline, endpoint: endpoint, mayBlock: nil, abandoning: nil, work)
@@ -60,7 +60,7 @@ extension Alarms {
     ///   ``RequestError/Code/cancelled`` when that came first.
     public func firstAnswer<Answer: Sendable>(
         by deadline: RequestDeadline?,
-        endpoint: EndpointID? = nil,
+        endpoint: Endpoint.ID? = nil,
         _ start: (_ answer: @escaping @Sendable (Result<Answer, any Error>) -> Bool) -> Void
     ) async throws -> Answer {
         let wait = DeadlineWait<Answer>(nil, deadline: deadline, endpoint: endpoint, abandoning: nil)
@@ -88,7 +88,7 @@ extension Alarms {
     /// gives up on while it still runs is counted in `abandoning` until it ends.
     func untilDeadline<Answer: Sendable>(
         _ deadline: RequestDeadline?,
-        endpoint: EndpointID?,
+        endpoint: Endpoint.ID?,
         mayBlock: (budget: CallerThreadBudget, mayStartOnCallersThread: Bool)?,
         abandoning: (calls: AbandonedCalls, callee: AbandonedCalls.Callee)?,
         blockedCallersThread: (TimeInterval) -> Void = { _ in },
@@ -156,12 +156,12 @@ private final class DeadlineWait<Answer: Sendable>: Sendable {
 
     private let state: Locked<State>
     private let deadline: RequestDeadline?
-    private let endpoint: EndpointID?
+    private let endpoint: Endpoint.ID?
     private let abandoning: (calls: AbandonedCalls, callee: AbandonedCalls.Callee)?
 
     /// The alarm and the work's task hold this one object, so neither needs a context of its own.
     /// `work` is `nil` for a call that answers through a handler (``Alarms/firstAnswer(by:endpoint:_:)``).
-    init(_ work: (@Sendable () async throws -> Answer)?, deadline: RequestDeadline?, endpoint: EndpointID?,
+    init(_ work: (@Sendable () async throws -> Answer)?, deadline: RequestDeadline?, endpoint: Endpoint.ID?,
          abandoning: (calls: AbandonedCalls, callee: AbandonedCalls.Callee)?) {
         self.state = Locked(State(work: work))
         self.deadline = deadline

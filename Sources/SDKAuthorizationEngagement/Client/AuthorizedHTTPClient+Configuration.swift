@@ -25,7 +25,7 @@ extension AuthorizedHTTPClient {
         policy: AuthorizationPolicy? = nil,
         registry: ProviderRegistry = ProviderRegistry(),
         transport: any HTTPTransport = URLSessionHTTPTransport(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
         clock: any AuthorizationClock = SystemClock(),
         options: AuthorizationOptions = AuthorizationOptions(),
         observer: (any AuthorizationEventObserver)? = nil
@@ -66,7 +66,7 @@ extension AuthorizedHTTPClient {
         provider: any AuthorizationProvider,
         policy: AuthorizationPolicy? = nil,
         transport: any HTTPTransport = URLSessionHTTPTransport(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
         clock: any AuthorizationClock = SystemClock(),
         options: AuthorizationOptions = AuthorizationOptions(),
         observer: (any AuthorizationEventObserver)? = nil

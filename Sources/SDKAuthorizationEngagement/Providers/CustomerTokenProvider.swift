@@ -39,7 +39,7 @@ public final class CustomerTokenProvider: AuthorizationProvider, @unchecked Send
     ///   - clock: The clock a request's deadline runs on.
     ///   - diagnostics: Where a call still running at its request's end is reported.
     public init(type: any AuthorizationProviderType.Type, clock: any AuthorizationClock = SystemClock(),
-                diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink()) {
+                diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds) {
         queue = DispatchQueue(label: "SDKAuthorization.CustomerTokenProvider.\(String(reflecting: type))")
         providerTypeName = String(reflecting: type)
         makeProvider = { type.init() }

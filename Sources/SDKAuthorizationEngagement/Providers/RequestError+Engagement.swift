@@ -12,7 +12,7 @@ extension RequestError.Code {
 
 extension RequestError {
     /// The app's `AuthorizationProviderType` returned no token.
-    public static func missingCustomerToken(endpoint: EndpointID?) -> RequestError {
+    public static func missingCustomerToken(endpoint: Endpoint.ID?) -> RequestError {
         RequestError(.missingCustomerToken, "The authorization provider returned no token for \(endpoint.map { "\($0)" } ?? RequestError.requestPlaceholder); the request was not sent",
                      endpoint: endpoint)
     }

@@ -218,7 +218,7 @@ public struct CredentialStoreError: ErrorShape.Coded {
     }
 }
 
-extension CredentialIdentity {
+extension Credential.Identity {
     /// Whether two identities are the same user: the same UTF-8 bytes (``CredentialStore``'s rule),
     /// not `String`'s canonical equivalence.
     static func same(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.elementsEqual(rhs.utf8) }
@@ -240,7 +240,7 @@ struct ExactBytesKey: Hashable, Sendable, CustomStringConvertible {
 
     init(_ string: String) { self.string = string }
 
-    static func == (lhs: ExactBytesKey, rhs: ExactBytesKey) -> Bool { CredentialIdentity.same(lhs.string, rhs.string) }
+    static func == (lhs: ExactBytesKey, rhs: ExactBytesKey) -> Bool { Credential.Identity.same(lhs.string, rhs.string) }
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(string.utf8.count)

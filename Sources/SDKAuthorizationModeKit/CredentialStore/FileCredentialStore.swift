@@ -121,7 +121,7 @@ public final class FileCredentialStore: CredentialStore, Sendable {
         defer { close(descriptor) }
         let data = try Self.readBytes(descriptor, upTo: Self.maximumFileSize + 1)
         guard data.count <= Self.maximumFileSize, let file = try? JSONDecoder().decode(File.self, from: data),
-              CredentialIdentity.same(file.identity, identity) else {
+              Credential.Identity.same(file.identity, identity) else {
             throw CredentialStoreError.unreadableCredential
         }
         return file.credential
@@ -220,8 +220,8 @@ public final class FileCredentialStore: CredentialStore, Sendable {
     /// form has no `-`, so the last `-` ends the kind's slot name and no two slots share a name. At
     /// most 250 bytes: 11 + 33 (a 24-byte kind, `.`, 8 digits) + 1 + 200 + 5.
     private func fileURL(_ identity: String, kind: CredentialKind?) throws(CredentialStoreError) -> URL {
-        guard CredentialIdentity.isValid(identity) else { throw .invalidIdentity }
-        return directory.appendingPathComponent("credential-\(kind.map { "\($0.slotName)-" } ?? "")\(CredentialIdentity.hexadecimal(identity)).json")
+        guard Credential.Identity.isValid(identity) else { throw .invalidIdentity }
+        return directory.appendingPathComponent("credential-\(kind.map { "\($0.slotName)-" } ?? "")\(Credential.Identity.hexadecimal(identity)).json")
     }
 
     /// Up to `limit` bytes of an open file.

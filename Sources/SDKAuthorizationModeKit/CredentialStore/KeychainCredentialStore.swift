@@ -10,7 +10,7 @@ import Security
 /// when one is given.
 struct KeychainItemKey: Hashable, Sendable {
     let service: String
-    /// The identity's UTF-8 bytes in hexadecimal (`CredentialIdentity.hexadecimal(_:)`), so two
+    /// The identity's UTF-8 bytes in hexadecimal (`Credential.Identity.hexadecimal(_:)`), so two
     /// identities with different bytes never share an item, whatever the Keychain compares;
     /// preceded by `<kind>:` for a provider kind's slot (`<kind>.<instance digest>:` for an
     /// instance's, ``CredentialKind/slotName``).
@@ -116,7 +116,7 @@ final class KeychainItemStore: CredentialStore, Sendable {
         if status == KeychainStatus.itemNotFound { return nil }
         guard status == KeychainStatus.success else { throw CredentialStoreError.keychainFailed("read", status: status) }
         guard let data, data.count <= Self.maximumItemSize,
-              let item = try? JSONDecoder().decode(Item.self, from: data), CredentialIdentity.same(item.identity, identity)
+              let item = try? JSONDecoder().decode(Item.self, from: data), Credential.Identity.same(item.identity, identity)
         else { throw CredentialStoreError.unreadableCredential }
         return item.credential
     }
@@ -142,8 +142,8 @@ final class KeychainItemStore: CredentialStore, Sendable {
     }
 
     private func key(_ identity: String, kind: CredentialKind?) throws(CredentialStoreError) -> KeychainItemKey {
-        guard CredentialIdentity.isValid(identity) else { throw .invalidIdentity }
-        return KeychainItemKey(service: service, account: "\(kind.map { "\($0.slotName):" } ?? "")\(CredentialIdentity.hexadecimal(identity))",
+        guard Credential.Identity.isValid(identity) else { throw .invalidIdentity }
+        return KeychainItemKey(service: service, account: "\(kind.map { "\($0.slotName):" } ?? "")\(Credential.Identity.hexadecimal(identity))",
                                accessGroup: accessGroup)
     }
 }

@@ -29,7 +29,7 @@ import SDKAuthorization
 ///   first one starts the fetch, the others join it, and all resume with its credential in the order
 ///   they began waiting.
 /// - **Every fetch admitted by the refresh window**, whatever started it (no credential yet, an
-///   expiry, a rejection): the authorizer's `RefreshWindow` and this refresher's own count of the
+///   expiry, a rejection): the authorizer's `AuthorizationOptions.RefreshWindow` and this refresher's own count of the
 ///   same window, so a provider shared by several clients refreshes no more than one window allows.
 ///   Past it, the requests fail with `RequestError.Code.refreshWindowExceeded`.
 /// - **Each wait ends on its own** at its request's deadline (`deadlineExceeded`), its cancellation,
@@ -47,7 +47,7 @@ import SDKAuthorization
 ///   fails at once with `RequestError.Code.refreshWaitsForItself`.
 ///
 /// One lock guards the credential, the fetch and the waiters; continuations resume outside it.
-public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, Sendable {
+public final class CredentialRefresher<Value: Sendable>: Credential.Issuer, Sendable {
     /// Why a fetch is asked for, and what it replaces: what the fetch function receives.
     public struct Refresh: Sendable, CustomStringConvertible {
         /// Why a fetch is asked for.
@@ -235,7 +235,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     ///   - credential: The credential a value puts on a request (its header; per-request fields are
     ///     the provider's to add), also what a rejection is matched against.
     public init(value: Value? = nil, options: Options = Options(), clock: any AuthorizationClock = SystemClock(),
-                diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(), observer: (any AuthorizationEventObserver)? = nil,
+                diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds, observer: (any AuthorizationEventObserver)? = nil,
                 isFresh: @escaping @Sendable (Value) -> Bool, credential: @escaping @Sendable (Value) -> Credential) {
         self.options = options
         self.clock = clock
@@ -392,7 +392,7 @@ public final class CredentialRefresher<Value: Sendable>: GenerationalProvider, S
     }
 
     /// Starts `flight`'s fetch, once the refresh window admits it; returns what cancels it.
-    private func start(_ flight: SingleFlight<Entry>.Flight, window: RefreshWindowGate?,
+    private func start(_ flight: SingleFlight<Entry>.Flight, window: AuthorizationContext.RefreshWindowGate?,
                        fetch: @escaping @Sendable (Refresh) async throws -> Value?) -> (@Sendable () -> Void)? {
         // model: start (admitRefresh, then the fetch's task)
         let current = flights.current

@@ -49,7 +49,7 @@ import SDKAuthorization
 ///   (each until its deadline) instead of starting another; once it has run past
 ///   ``Options/refreshTimeout`` they fail at once as timed out. Its token, when it comes, is used.
 ///   ``setToken(_:)`` and ``clearToken()`` end that wait.
-/// - Every refresh counts against the authorizer's `RefreshWindow`, whatever started it (no token
+/// - Every refresh counts against the authorizer's `AuthorizationOptions.RefreshWindow`, whatever started it (no token
 ///   yet, expiry, a rejection), and against the provider's own count of the same window, so one
 ///   provider shared by several clients still refreshes no more than one window allows; once the
 ///   window is used up, the requests that need one fail with
@@ -181,7 +181,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         token: Token? = nil,
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
         refresh: @escaping @Sendable () async throws -> Token
     ) throws(ConfigurationError) {
         try self.init(token: token, options: options, clock: clock, diagnostics: diagnostics, refreshing: { _ in try await refresh() })
@@ -204,7 +204,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         token: Token? = nil,
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
         refreshing refresh: @escaping @Sendable (RefreshRequest) async throws -> Token
     ) throws(ConfigurationError) {
         guard !options.rejectionStatuses.isEmpty, options.rejectionStatuses.isSubset(of: [401, 403]) else {
@@ -252,7 +252,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         token: Token? = nil,
         options: Options = Options(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
         refresh: @escaping @Sendable () async throws -> String
     ) throws(ConfigurationError) {
         try self.init(token: token, options: options, clock: clock, diagnostics: diagnostics, refresh: { Token(try await refresh()) })

@@ -545,14 +545,14 @@ final class SingleFlight<Value: Sendable>: Sendable {
     /// call it where a flight's work begins, with the request's `AuthorizationContext.refreshWindow`.
     ///
     /// Two counts must allow it. This instance's own: at most the gate's
-    /// `RefreshWindow.maximumRefreshes` refreshes within its `RefreshWindow.interval` for the
+    /// `AuthorizationOptions.RefreshWindow.maximumRefreshes` refreshes within its `AuthorizationOptions.RefreshWindow.interval` for the
     /// value kept here, however many authorizers (clients) share the provider; and the authorizer's
-    /// (`RefreshWindowGate.admitRefresh(replacing:)`), which also counts the refresh a rejection
+    /// (`AuthorizationContext.RefreshWindowGate.admitRefresh(replacing:)`), which also counts the refresh a rejection
     /// was granted once. Without a gate (a context made by hand) nothing is counted.
     ///
     /// - Returns: `nil` when the refresh may start (it is then counted in both); otherwise the error
     ///   its waiting requests fail with (`RequestError.Code.refreshWindowExceeded`).
-    func admitRefresh(through gate: RefreshWindowGate?, replacing credential: Credential?) -> RequestError? {
+    func admitRefresh(through gate: AuthorizationContext.RefreshWindowGate?, replacing credential: Credential?) -> RequestError? {
         guard let gate else { return nil }
         let window = gate.window
         let now = clock.monotonicNow()

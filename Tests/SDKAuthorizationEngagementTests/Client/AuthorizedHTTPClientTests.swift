@@ -8,7 +8,7 @@ import TestSupport
 
 @Suite("The shared HTTP client", .hangLimit)
 struct AuthorizedHTTPClientTests {
-    private static let expectedPaths: [EndpointID: String] = [
+    private static let expectedPaths: [Endpoint.ID: String] = [
         .trackCustomers: "/track/v2/projects/project-1/customers",
         .trackEvents: "/track/v2/projects/project-1/customers/events",
         .trackCampaignClicks: "/track/v2/projects/project-1/campaigns/clicks",
@@ -63,7 +63,7 @@ struct AuthorizedHTTPClientTests {
             _ = try await client.send(id)
             let request = try #require(transport.requests.first)
             #expect(target(request) == path)
-            let expected = [EndpointID.appInboxFetch, .appInboxMarkAsRead].contains(id) ? "Bearer customer.jwt.token" : "Token api-key-1"
+            let expected = [Endpoint.ID.appInboxFetch, .appInboxMarkAsRead].contains(id) ? "Bearer customer.jwt.token" : "Token api-key-1"
             #expect(request.value(forHeader: "Authorization") == expected, "\(id)")
         }
         #expect(provider.requestedContexts.count == 2)

@@ -10,8 +10,8 @@ import TestSupport
 @Suite("Diagnostics and the manual clock", .hangLimit)
 struct DiagnosticsTests {
     @Test func levelsAreOrdered() {
-        #expect(DiagnosticLevel.debug < .info)
-        #expect(DiagnosticLevel.warning < .error)
+        #expect(Diagnostic.Level.debug < .info)
+        #expect(Diagnostic.Level.warning < .error)
         #expect(Diagnostic(level: .error, message: "x").description == "[SDKAuthorization] error: x")
     }
 

@@ -37,7 +37,7 @@ struct IDTokenLyingClockTests {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.rover.io", scheme: .bearer))
         let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider],
-                                               options: AuthorizationOptions(refreshWindow: RefreshWindow(), requestDeadline: 60), clock: clock, diagnostics: sink)
+                                               options: AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(), requestDeadline: 60), clock: clock, diagnostics: sink)
         return AuthorizedHTTPClient(authorizer: authorizer, transport: transport)
     }
 

@@ -7,7 +7,7 @@ import TestSupport
 @testable import SDKAuthorizationIDToken
 
 /// The ID-token mode's refreshes are bounded as the core's refreshing providers' are, through the
-/// same public seams (`GenerationalProvider`, the context's refresh window): none for a request a
+/// same public seams (`Credential.Issuer`, the context's refresh window): none for a request a
 /// logout overtook, no more than the refresh window allows whatever starts them, and a refreshed
 /// token that has already expired fails the requests instead of starting a loop.
 @Suite("ID token: no refresh after a logout, the refresh window's number at most", .hangLimit)
@@ -24,7 +24,7 @@ struct IDTokenRefreshBoundsTests {
         makeJWT(["sub": "user", "n": number, "exp": clock.now().timeIntervalSince1970 + seconds])
     }
 
-    func client(_ provider: any AuthorizationProvider, transport: RecordingTransport, window: RefreshWindow = RefreshWindow()) throws -> AuthorizedHTTPClient {
+    func client(_ provider: any AuthorizationProvider, transport: RecordingTransport, window: AuthorizationOptions.RefreshWindow = AuthorizationOptions.RefreshWindow()) throws -> AuthorizedHTTPClient {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.rover.io", scheme: .bearer))
         let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider],
@@ -95,7 +95,7 @@ struct IDTokenRefreshBoundsTests {
         let refreshes = Counter()
         idTokens.registerTokenRefresh { [self] in token(refreshes.increment()) }
         let api = RecordingTransport(statusCode: 401)
-        let client = try client(idTokens, transport: api, window: RefreshWindow(maximumRefreshes: maximum, interval: 30))
+        let client = try client(idTokens, transport: api, window: AuthorizationOptions.RefreshWindow(maximumRefreshes: maximum, interval: 30))
         var codes: [RequestError.Code?] = []
         for _ in 0..<5 {
             if case .failure(let error) = await start(client).value { codes.append(error.code) } else { codes.append(nil) }
@@ -110,7 +110,7 @@ struct IDTokenRefreshBoundsTests {
         let refreshes = Counter()
         idTokens.registerTokenRefresh { [self] in token(refreshes.increment(), expiresIn: -1) }
         let api = RecordingTransport()
-        let client = try client(idTokens, transport: api, window: RefreshWindow(maximumRefreshes: 2, interval: 30))
+        let client = try client(idTokens, transport: api, window: AuthorizationOptions.RefreshWindow(maximumRefreshes: 2, interval: 30))
         var codes: [RequestError.Code?] = []
         for _ in 0..<5 {
             if case .failure(let error) = await start(client).value { codes.append(error.code) } else { codes.append(nil) }

@@ -202,13 +202,13 @@ struct KeychainItemStoreTests {
         // A keychain (or a hand) that matches accounts loosely puts the NFC user's item in the NFD slot.
         try store.save(StoredCredential(token: "token-of-nfc", expiresAt: nil), identity: "jos\u{E9}")
         let nfcItem = try #require(keychain.items.values.first)
-        keychain.plant(nfcItem, at: KeychainItemKey(service: "SDKAuthorization.credentials", account: CredentialIdentity.hexadecimal("jose\u{301}"), accessGroup: nil))
+        keychain.plant(nfcItem, at: KeychainItemKey(service: "SDKAuthorization.credentials", account: Credential.Identity.hexadecimal("jose\u{301}"), accessGroup: nil))
         #expect(throws: CredentialStoreError.unreadableCredential) { try store.load(identity: "jose\u{301}") }
     }
 
     @Test func anItemOverSixtyFourKibibytesIsNotRead() throws {
         // Planted beside the store (it never saves one that large itself).
-        let key = KeychainItemKey(service: "SDKAuthorization.credentials", account: CredentialIdentity.hexadecimal("user-7"), accessGroup: nil)
+        let key = KeychainItemKey(service: "SDKAuthorization.credentials", account: Credential.Identity.hexadecimal("user-7"), accessGroup: nil)
         // The item's own shape: {"identity": ..., "credential": {"token": ...}}, a byte over the limit.
         struct Item: Encodable { let identity: String; let credential: StoredCredential }
         var oversized = try JSONEncoder().encode(Item(identity: "user-7", credential: StoredCredential(token: String(repeating: "a", count: 65_500), expiresAt: nil)))
@@ -255,7 +255,7 @@ struct ExactBytesIdentityTests {
         #expect(ExactBytesKey("jos\u{E9}") != ExactBytesKey("jose\u{301}"))
         #expect(ExactBytesKey("jos\u{E9}") == ExactBytesKey("jos\u{E9}"))
         #expect(Set([ExactBytesKey("jos\u{E9}"), ExactBytesKey("jose\u{301}")]).count == 2)
-        #expect(!CredentialIdentity.same("jos\u{E9}", "jose\u{301}"))
+        #expect(!Credential.Identity.same("jos\u{E9}", "jose\u{301}"))
     }
 
     @Test func anIDTokenStoreSwitchToACanonicallyEquivalentIdentityIsAnotherUser() throws {

@@ -301,7 +301,7 @@ struct RequestAuthorizerTests {
         // Every refresh gives a new token, and the server rejects every one of them.
         let provider = ScriptedProvider((1...20).map { .token("refreshed.token.\($0)") })
         provider.rejectionDecision = .retry
-        let options = AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 3, interval: 30))
+        let options = AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 3, interval: 30))
         let authorizer = try authorizer(rulePolicy(try AuthorizationRule(host: "api.example.com", scheme: .bearer)), [.bearer: provider], options: options)
         let transport = RecordingTransport(statusCode: 401)
         let client = AuthorizedHTTPClient(authorizer: authorizer, transport: transport)
@@ -389,8 +389,8 @@ struct RequestAuthorizerTests {
     }
 
     @Test(arguments: [
-        AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 0)), AuthorizationOptions(refreshWindow: RefreshWindow(interval: 0)),
-        AuthorizationOptions(refreshWindow: RefreshWindow(interval: .infinity)), AuthorizationOptions(redirectLimit: -1),
+        AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 0)), AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(interval: 0)),
+        AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(interval: .infinity)), AuthorizationOptions(redirectLimit: -1),
         AuthorizationOptions(redirectLimit: 21), AuthorizationOptions(sensitiveHeaderNames: ["Bad Name"]),
         AuthorizationOptions(requestDeadline: 0), AuthorizationOptions(requestDeadline: .nan), AuthorizationOptions(requestDeadline: 1e300),
     ])

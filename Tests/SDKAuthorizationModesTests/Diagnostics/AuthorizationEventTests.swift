@@ -83,7 +83,7 @@ struct AuthorizationEventTests {
     @Test func theRefreshWindowTripIsReportedWithItsSchemeAndStatus() async throws {
         let provider = ScriptedProvider(.token(Self.secret + "1"), .token(Self.secret + "2"), .token(Self.secret + "3"))
         provider.rejectionDecision = .retry
-        let authorizer = try bearerAuthorizer(provider, options: AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 1, interval: 30)))
+        let authorizer = try bearerAuthorizer(provider, options: AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 1, interval: 30)))
         let client = AuthorizedHTTPClient(authorizer: authorizer, transport: RecordingTransport(statusCode: 401))
         for _ in 0..<2 { _ = try? await client.send("inbox") }
         #expect(events.events(.retryScheduled).count == 1)
@@ -221,7 +221,7 @@ struct AuthorizationEventTests {
         let transport = RecordingTransport()
         transport.enqueue(.response(ServerResponse(statusCode: 401, headers: ["WWW-Authenticate": "Bearer \(Self.secret)"], body: Data(Self.secret.utf8))),
                           .response(ServerResponse(statusCode: 302, headers: ["Location": "https://cdn.example.net/?token=\(Self.secret)"])))
-        let client = AuthorizedHTTPClient(authorizer: try bearerAuthorizer(provider, options: AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 1))),
+        let client = AuthorizedHTTPClient(authorizer: try bearerAuthorizer(provider, options: AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 1))),
                                           transport: transport)
         _ = try? await client.send("inbox")
         transport.enqueue(.response(ServerResponse(statusCode: 401)))

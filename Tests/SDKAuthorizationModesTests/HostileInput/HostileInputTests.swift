@@ -298,7 +298,7 @@ struct HostileInputTests {
     }
 
     @Test func endpointAndSchemeNamesCannotForgeALogLine() {
-        let forged: EndpointID = "inbox\n[SDKAuthorization] error: forged"
+        let forged: Endpoint.ID = "inbox\n[SDKAuthorization] error: forged"
         #expect(!RequestError.unknownEndpoint(forged).description.contains("\n"))
         #expect(!AuthorizationScheme("sig\u{2028}nature").description.contains("\u{2028}"))
     }

@@ -221,7 +221,7 @@ struct CredentialNamespaceTests {
         #expect(try store.load(identity: userID, kind: eu) == nil, "another instance's slot is another file")
         #expect(try store.load(identity: userID, kind: .tokenExchange) == nil, "the kind's own slot is another file")
         // The US file copied under the EU slot's name (or two instances whose digests meet): the owner says who wrote it.
-        let hex = CredentialIdentity.hexadecimal(userID)
+        let hex = Credential.Identity.hexadecimal(userID)
         try FileManager.default.copyItem(at: directory.appendingPathComponent("credential-\(us.slotName)-\(hex).json"),
                                          to: directory.appendingPathComponent("credential-\(eu.slotName)-\(hex).json"))
         #expect(throws: CredentialStoreError.foreignCredential(writtenBy: CredentialOwner(namespace: .testing, kind: us),
@@ -272,7 +272,7 @@ struct CredentialNamespaceTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = FileCredentialStore(namespace: .testing, directory: directory)
         try store.save(StoredCredential(token: "an-id-token", expiresAt: nil), identity: userID, kind: .idTokenOfPlatform)
-        let hex = CredentialIdentity.hexadecimal(userID)
+        let hex = Credential.Identity.hexadecimal(userID)
         try FileManager.default.copyItem(at: directory.appendingPathComponent("credential-\(CredentialKind.idTokenOfPlatform.slotName)-\(hex).json"),
                                          to: directory.appendingPathComponent("credential-\(CredentialKind.exchangeAtPlatform.slotName)-\(hex).json"))
         #expect(throws: CredentialStoreError.foreignCredential(writtenBy: CredentialOwner(namespace: .testing, kind: .idTokenOfPlatform),
@@ -292,7 +292,7 @@ struct CredentialNamespaceTests {
         try store.save(StoredCredential(token: idToken("old-token"), expiresAt: clock.now().addingTimeInterval(600)), identity: userID)
         #expect(try store.load(identity: userID)?.token == idToken("old-token"))
         // The same credential, without an owner, under a kind's own name (a file copied by hand).
-        let hex = CredentialIdentity.hexadecimal(userID)
+        let hex = Credential.Identity.hexadecimal(userID)
         try FileManager.default.copyItem(at: directory.appendingPathComponent("credential-\(hex).json"),
                                          to: directory.appendingPathComponent("credential-\(CredentialKind.exchangeAtPlatform.slotName)-\(hex).json"))
         #expect(throws: CredentialStoreError.foreignCredential(writtenBy: nil, expected: CredentialOwner(namespace: .testing, kind: .exchangeAtPlatform))) {

@@ -100,7 +100,7 @@ struct EveryRefreshingProviderThroughADecoratorTests {
         }
     }
 
-    func authorizer(_ provider: any AuthorizationProvider, deadline: TimeInterval = 60, window: RefreshWindow = RefreshWindow()) throws -> RequestAuthorizer {
+    func authorizer(_ provider: any AuthorizationProvider, deadline: TimeInterval = 60, window: AuthorizationOptions.RefreshWindow = AuthorizationOptions.RefreshWindow()) throws -> RequestAuthorizer {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
         return try RequestAuthorizer(policy: policy, providers: [.bearer: provider],
@@ -108,7 +108,7 @@ struct EveryRefreshingProviderThroughADecoratorTests {
     }
 
     func client(_ provider: any AuthorizationProvider, transport: RecordingTransport, deadline: TimeInterval = 60,
-                window: RefreshWindow = RefreshWindow()) throws -> AuthorizedHTTPClient {
+                window: AuthorizationOptions.RefreshWindow = AuthorizationOptions.RefreshWindow()) throws -> AuthorizedHTTPClient {
         AuthorizedHTTPClient(authorizer: try authorizer(provider, deadline: deadline, window: window), transport: transport)
     }
 
@@ -171,7 +171,7 @@ struct EveryRefreshingProviderThroughADecoratorTests {
         let subject = try subject(kind)
         let api = RecordingTransport(statusCode: 401)
         let client = try client(decorated ? CountingForwardingDecorator(subject.provider) : subject.provider, transport: api,
-                                window: RefreshWindow(maximumRefreshes: 2, interval: 30))
+                                window: AuthorizationOptions.RefreshWindow(maximumRefreshes: 2, interval: 30))
         var codes: [RequestError.Code?] = []
         for _ in 0..<4 {
             if case .failure(let error) = await start(client).value { codes.append(error.code) } else { codes.append(nil) }

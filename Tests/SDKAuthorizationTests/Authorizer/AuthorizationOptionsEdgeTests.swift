@@ -12,8 +12,8 @@ struct AuthorizationOptionsEdgeTests {
     }
 
     @Test(arguments: [
-        AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 1)), AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 1_000)),
-        AuthorizationOptions(refreshWindow: RefreshWindow(interval: 86_400)), AuthorizationOptions(refreshWindow: RefreshWindow(interval: 0.001)),
+        AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 1)), AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 1_000)),
+        AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(interval: 86_400)), AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(interval: 0.001)),
         AuthorizationOptions(redirectLimit: 0), AuthorizationOptions(redirectLimit: 20),
         AuthorizationOptions(requestDeadline: 86_400), AuthorizationOptions(requestDeadline: 0.001),
     ])
@@ -22,10 +22,10 @@ struct AuthorizationOptionsEdgeTests {
     }
 
     @Test(arguments: [
-        (AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 0)), "refreshWindow.maximumRefreshes"),
-        (AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 1_001)), "refreshWindow.maximumRefreshes"),
-        (AuthorizationOptions(refreshWindow: RefreshWindow(interval: 86_400.001)), "refreshWindow.interval"),
-        (AuthorizationOptions(refreshWindow: RefreshWindow(interval: 0)), "refreshWindow.interval"),
+        (AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 0)), "refreshWindow.maximumRefreshes"),
+        (AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 1_001)), "refreshWindow.maximumRefreshes"),
+        (AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(interval: 86_400.001)), "refreshWindow.interval"),
+        (AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(interval: 0)), "refreshWindow.interval"),
         (AuthorizationOptions(redirectLimit: -1), "redirectLimit"), (AuthorizationOptions(redirectLimit: 21), "redirectLimit"),
         (AuthorizationOptions(requestDeadline: 86_400.001), "requestDeadline"), (AuthorizationOptions(requestDeadline: 0), "requestDeadline"),
     ])

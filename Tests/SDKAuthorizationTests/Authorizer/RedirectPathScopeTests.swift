@@ -24,7 +24,7 @@ struct RedirectPathScopeTests {
 
     /// Sends `request` through a stack that answers the first send with `status` to `location` and
     /// every other with 200; returns what each send carried.
-    func hops(_ authorizer: RequestAuthorizer, _ request: OutgoingRequest, endpoint: EndpointID? = nil,
+    func hops(_ authorizer: RequestAuthorizer, _ request: OutgoingRequest, endpoint: Endpoint.ID? = nil,
               status: Int = 307, to location: String) async throws -> [OutgoingRequest] {
         let sent = Locked<[OutgoingRequest]>([])
         _ = try await authorizer.send(request, endpoint: endpoint) { request in

@@ -136,7 +136,7 @@ struct AddedCredentialFieldTests {
             .credential(Credential.authorization(scheme: "DPoP", "t1").adding("DPoP", value: "proof-1")),
             .credential(Credential.authorization(scheme: "DPoP", "t1").adding("DPoP", value: "proof-2")))
         provider.rejectionDecision = .retry
-        let options = AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 1, interval: 60))
+        let options = AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 1, interval: 60))
         let authorizer = try authorizer(provider, options: options)
         let rejected = ServerResponse(statusCode: 401)
         let first = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url))
@@ -217,7 +217,7 @@ struct AddedCredentialFieldTests {
 
     @Test func aRetryWithoutRefreshTakesNoPlaceInTheRefreshWindow() async throws {
         let provider = ScriptedProvider(.token("t1"), .token("t2"), .token("t3"))
-        let options = AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 1, interval: 60))
+        let options = AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 1, interval: 60))
         let authorizer = try authorizer(provider, options: options)
         let rejected = ServerResponse(statusCode: 401)
         let first = try await authorizer.authorize(OutgoingRequest(method: "GET", url: url))

@@ -18,7 +18,7 @@ struct EachLogoutCheckHoldsAloneTests {
 
     /// A generational provider an app wrote itself: it ignores the generation a retry's context
     /// carries (it serves whatever token it has now), so only the authorizer's checks protect it.
-    final class AppGenerationalProvider: AuthorizationProvider, GenerationalProvider, Sendable {
+    final class AppGenerationalProvider: AuthorizationProvider, Credential.Issuer, Sendable {
         private let generation = Locked<UInt64>(0)
         let issued = Counter()
         let rejections = Counter()
@@ -34,7 +34,7 @@ struct EachLogoutCheckHoldsAloneTests {
         }
     }
 
-    func authorizer(_ provider: any AuthorizationProvider, window: RefreshWindow = RefreshWindow()) throws -> RequestAuthorizer {
+    func authorizer(_ provider: any AuthorizationProvider, window: AuthorizationOptions.RefreshWindow = AuthorizationOptions.RefreshWindow()) throws -> RequestAuthorizer {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
         return try RequestAuthorizer(policy: policy, providers: [.bearer: provider],
@@ -103,7 +103,7 @@ struct EachLogoutCheckHoldsAloneTests {
     // MARK: The check by the provider serving the retry
 
     /// A retry's context as the authorizer makes it: carrying the generation `provider` issued in.
-    func retryContext(issuedBy provider: any GenerationalProvider, generation: UInt64) -> AuthorizationContext {
+    func retryContext(issuedBy provider: any Credential.Issuer, generation: UInt64) -> AuthorizationContext {
         var context = AuthorizationContext(request: request, attempt: 2, deadline: RequestDeadline(seconds: 60, from: clock))
         context.issuedGeneration = IssuedGeneration(provider, generation: generation)
         return context
@@ -140,7 +140,7 @@ struct EachLogoutCheckHoldsAloneTests {
     /// As ``AppGenerationalProvider``, but it notes on each request the generation it issued in, as
     /// the built-in providers do: behind a decorator the authorizer sees only the decorator's type,
     /// and what the provider noted is all its checks have.
-    final class NotingAppProvider: AuthorizationProvider, GenerationalProvider, Sendable {
+    final class NotingAppProvider: AuthorizationProvider, Credential.Issuer, Sendable {
         let inner = AppGenerationalProvider()
         var credentialGeneration: UInt64 { inner.credentialGeneration }
         func credential(for context: AuthorizationContext) async throws -> Credential {
@@ -225,7 +225,7 @@ struct EachLogoutCheckHoldsAloneTests {
             .init("a\(refreshes.increment())", expiresAt: clock.now().addingTimeInterval(600))
         }
         let api = RecordingTransport()
-        let client = AuthorizedHTTPClient(authorizer: try authorizer(provider, window: RefreshWindow(maximumRefreshes: 1, interval: 3_600)), transport: api)
+        let client = AuthorizedHTTPClient(authorizer: try authorizer(provider, window: AuthorizationOptions.RefreshWindow(maximumRefreshes: 1, interval: 3_600)), transport: api)
         func send() async -> RequestError.Code? {
             do throws(RequestError) { _ = try await client.send(request); return nil } catch { return error.code }
         }

@@ -221,8 +221,8 @@ struct FileCredentialStoreTests {
         try store.save(StoredCredential(token: "token-of-nfc", expiresAt: nil), identity: "jos\u{E9}")
         #expect(try store.load(identity: "jose\u{301}") == nil)
         // The NFC user's file put in the NFD user's place is not the NFD user's credential.
-        let nfc = directory.appendingPathComponent("credential-\(CredentialIdentity.hexadecimal("jos\u{E9}")).json")
-        let nfd = directory.appendingPathComponent("credential-\(CredentialIdentity.hexadecimal("jose\u{301}")).json")
+        let nfc = directory.appendingPathComponent("credential-\(Credential.Identity.hexadecimal("jos\u{E9}")).json")
+        let nfd = directory.appendingPathComponent("credential-\(Credential.Identity.hexadecimal("jose\u{301}")).json")
         try FileManager.default.copyItem(at: nfc, to: nfd)
         #expect(chmod(nfd.path, 0o600) == 0)
         #expect(throws: CredentialStoreError.unreadableCredential) { try store.load(identity: "jose\u{301}") }

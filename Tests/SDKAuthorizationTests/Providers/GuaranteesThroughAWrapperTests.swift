@@ -41,7 +41,7 @@ struct GuaranteesThroughAWrapperTests {
     }
 
     func client(_ provider: any AuthorizationProvider, transport: RecordingTransport, deadline: TimeInterval = 60,
-                window: RefreshWindow = RefreshWindow()) throws -> AuthorizedHTTPClient {
+                window: AuthorizationOptions.RefreshWindow = AuthorizationOptions.RefreshWindow()) throws -> AuthorizedHTTPClient {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
         let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: CountingDecorator(provider)],
@@ -120,7 +120,7 @@ struct GuaranteesThroughAWrapperTests {
         let refreshes = Counter()
         let provider = try RefreshingTokenProvider(token: .init("a0"), clock: clock, diagnostics: sink) { .init("a\(refreshes.increment())") }
         let api = RecordingTransport(statusCode: 401)
-        let client = try client(provider, transport: api, window: RefreshWindow(maximumRefreshes: 2, interval: 30))
+        let client = try client(provider, transport: api, window: AuthorizationOptions.RefreshWindow(maximumRefreshes: 2, interval: 30))
         var codes: [RequestError.Code?] = []
         for _ in 0..<4 { codes.append(await send(client)) }
         #expect(refreshes.current == 2)

@@ -46,7 +46,7 @@ struct LyingClockRefreshTests {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
         let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider],
-                                               options: AuthorizationOptions(refreshWindow: RefreshWindow(), requestDeadline: 60),
+                                               options: AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(), requestDeadline: 60),
                                                clock: clock, diagnostics: sink)
         return AuthorizedHTTPClient(authorizer: authorizer, transport: transport)
     }

@@ -15,7 +15,7 @@ struct RefreshBoundsTests {
     let url = URL(string: "https://api.example.com/v1/me")!
 
     func client(_ provider: any AuthorizationProvider, transport: RecordingTransport, deadline: TimeInterval = 60,
-                window: RefreshWindow = RefreshWindow()) throws -> AuthorizedHTTPClient {
+                window: AuthorizationOptions.RefreshWindow = AuthorizationOptions.RefreshWindow()) throws -> AuthorizedHTTPClient {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
         let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider],
@@ -164,7 +164,7 @@ struct RefreshBoundsTests {
         let refreshes = Counter()
         let provider = try RefreshingTokenProvider(clock: clock, diagnostics: sink) { .init("a\(refreshes.increment())") }
         let api = RecordingTransport(statusCode: 401)
-        let client = try client(provider, transport: api, window: RefreshWindow(maximumRefreshes: maximum, interval: 30))
+        let client = try client(provider, transport: api, window: AuthorizationOptions.RefreshWindow(maximumRefreshes: maximum, interval: 30))
         var codes: [RequestError.Code?] = []
         for _ in 0..<5 { codes.append(await send(client)) }
         #expect(refreshes.current == maximum)
@@ -200,7 +200,7 @@ struct RefreshBoundsTests {
         let refreshes = Counter()
         let provider = try RefreshingTokenProvider(token: .init("a0"), clock: clock, diagnostics: sink) { .init("a\(refreshes.increment())") }
         let api = RecordingTransport(statusCode: 401)
-        let client = try client(provider, transport: api, window: RefreshWindow(maximumRefreshes: 2, interval: 30))
+        let client = try client(provider, transport: api, window: AuthorizationOptions.RefreshWindow(maximumRefreshes: 2, interval: 30))
         var codes: [RequestError.Code?] = []
         for _ in 0..<4 { codes.append(await send(client)) }
         #expect(refreshes.current == 2)
@@ -215,7 +215,7 @@ struct RefreshBoundsTests {
             .init("expired-\(refreshes.increment())", expiresAt: clock.now().addingTimeInterval(-1))
         }
         let api = RecordingTransport()
-        let client = try client(provider, transport: api, window: RefreshWindow(maximumRefreshes: 2, interval: 30))
+        let client = try client(provider, transport: api, window: AuthorizationOptions.RefreshWindow(maximumRefreshes: 2, interval: 30))
         var codes: [RequestError.Code?] = []
         for _ in 0..<5 { codes.append(await send(client)) }
         #expect(codes == [.refreshedCredentialExpired, .refreshedCredentialExpired, .refreshWindowExceeded, .refreshWindowExceeded, .refreshWindowExceeded])

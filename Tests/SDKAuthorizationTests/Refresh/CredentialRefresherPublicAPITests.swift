@@ -44,7 +44,7 @@ struct CredentialRefresherPublicAPITests {
         var endsByDeadline: Bool { true }
     }
 
-    func client(_ provider: SessionProvider, transport: RecordingTransport, window: RefreshWindow = RefreshWindow(),
+    func client(_ provider: SessionProvider, transport: RecordingTransport, window: AuthorizationOptions.RefreshWindow = AuthorizationOptions.RefreshWindow(),
                 deadline: TimeInterval = 60) throws -> AuthorizedHTTPClient {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
@@ -150,7 +150,7 @@ struct CredentialRefresherPublicAPITests {
     @Test func fetchesThatExpiriesStartAreCountedInTheRefreshWindow() async throws {
         // Every value is stale at once: each request starts a fetch, and only the window stops them.
         let provider = SessionProvider(clock: clock, sink: sink, isFresh: { _ in false })
-        let client = try client(provider, transport: RecordingTransport(), window: RefreshWindow(maximumRefreshes: 2, interval: 60))
+        let client = try client(provider, transport: RecordingTransport(), window: AuthorizationOptions.RefreshWindow(maximumRefreshes: 2, interval: 60))
         _ = try await send(client).get()
         _ = try await send(client).get()
         guard case .failure(let error) = await send(client) else { Issue.record("a third fetch within the window"); return }
@@ -233,7 +233,7 @@ struct CredentialRefresherPublicAPITests {
                 : ServerResponse(statusCode: 200)
         }
         // A window of one refresh: the challenged retries are not refreshes and never use it up.
-        let client = try client(provider, transport: transport, window: RefreshWindow(maximumRefreshes: 1, interval: 60))
+        let client = try client(provider, transport: transport, window: AuthorizationOptions.RefreshWindow(maximumRefreshes: 1, interval: 60))
         for _ in 0..<3 { _ = try await send(client).get() }
         #expect(transport.requests.map { $0.value(forHeader: "Authorization") } == [nil, "Bearer session-1", nil, "Bearer session-1", nil, "Bearer session-1"])
         #expect(provider.fetches.current == 1)

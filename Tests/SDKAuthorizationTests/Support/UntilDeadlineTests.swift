@@ -35,7 +35,7 @@ struct UntilDeadlineTests {
         let deadline = RequestDeadline(seconds: 5, from: clock)
         let waiting = Task {
             do {
-                _ = try await alarms.untilDeadline(deadline, endpoint: EndpointID("sign")) { () async -> String in
+                _ = try await alarms.untilDeadline(deadline, endpoint: Endpoint.ID("sign")) { () async -> String in
                     await gate.wait()   // ignores cancellation
                     cancelled.withLock { $0 = Task.isCancelled }
                     return "late"
@@ -95,13 +95,13 @@ struct UntilDeadlineTests {
         let alarms = Alarms(clock: clock)
         let handler = Locked<(@Sendable (Result<String, any Error>) -> Bool)?>(nil)
         let waiting = Task {
-            try await alarms.firstAnswer(by: RequestDeadline(seconds: 5, from: clock), endpoint: EndpointID("sign")) { answer in
+            try await alarms.firstAnswer(by: RequestDeadline(seconds: 5, from: clock), endpoint: Endpoint.ID("sign")) { answer in
                 handler.withLock { $0 = answer }
             }
         }
         await eventually("the alarm is set", { alarms.heldRecords > 0 })
         clock.advance(by: 5)
-        await #expect(throws: RequestError.deadlineExceeded(endpoint: EndpointID("sign"), after: 5)) { try await waiting.value }
+        await #expect(throws: RequestError.deadlineExceeded(endpoint: Endpoint.ID("sign"), after: 5)) { try await waiting.value }
         #expect(handler.withLock { $0 }?(.success("late")) == false)
         #expect(alarms.heldRecords == 0)
     }

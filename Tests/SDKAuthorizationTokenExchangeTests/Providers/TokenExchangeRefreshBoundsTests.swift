@@ -6,7 +6,7 @@ import TestSupport
 @testable import SDKAuthorizationTokenExchange
 
 /// The exchange mode's signings are bounded as the core's refreshing providers' are, through the
-/// same public seams (`GenerationalProvider`, the context's refresh window): none for a request a
+/// same public seams (`Credential.Issuer`, the context's refresh window): none for a request a
 /// logout overtook, and no more than the authorizer's refresh window allows, whatever starts them.
 @Suite("Token exchange: no signing after a logout, the refresh window's number at most", .hangLimit)
 struct TokenExchangeRefreshBoundsTests {
@@ -27,7 +27,7 @@ struct TokenExchangeRefreshBoundsTests {
         }, transport: platform, clock: clock, diagnostics: sink)
     }
 
-    func client(_ provider: any AuthorizationProvider, transport: RecordingTransport, window: RefreshWindow = RefreshWindow()) throws -> AuthorizedHTTPClient {
+    func client(_ provider: any AuthorizationProvider, transport: RecordingTransport, window: AuthorizationOptions.RefreshWindow = AuthorizationOptions.RefreshWindow()) throws -> AuthorizedHTTPClient {
         var policy = AuthorizationPolicy()
         policy.add(try AuthorizationRule(host: "api.example.com", scheme: .bearer))
         let authorizer = try RequestAuthorizer(policy: policy, providers: [.bearer: provider],
@@ -71,7 +71,7 @@ struct TokenExchangeRefreshBoundsTests {
         let signings = Counter()
         let exchange = try provider(signings: signings)
         let api = RecordingTransport(statusCode: 401)
-        let client = try client(exchange, transport: api, window: RefreshWindow(maximumRefreshes: maximum, interval: 30))
+        let client = try client(exchange, transport: api, window: AuthorizationOptions.RefreshWindow(maximumRefreshes: maximum, interval: 30))
         var codes: [RequestError.Code?] = []
         for _ in 0..<5 {
             if case .failure(let error) = await start(client).value { codes.append(error.code) } else { codes.append(nil) }

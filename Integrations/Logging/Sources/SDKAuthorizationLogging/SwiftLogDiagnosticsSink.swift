@@ -77,7 +77,7 @@ public struct SwiftLogDiagnosticsSink: DiagnosticsSink {
     }
 
     /// The swift-log level of a diagnostic level.
-    static func level(_ level: DiagnosticLevel) -> Logger.Level {
+    static func level(_ level: Diagnostic.Level) -> Logger.Level {
         switch level {
         case .debug: .debug
         case .info: .info

@@ -62,7 +62,7 @@ struct SwiftLogDiagnosticsSinkTests {
     @Test func eachLevelMapsToTheSameSwiftLogLevel() {
         let (logger, handler) = logger()
         let sink = SwiftLogDiagnosticsSink(logger: logger)
-        for level in DiagnosticLevel.allCases { sink.record(Diagnostic(level: level, message: "\(level)")) }
+        for level in Diagnostic.Level.allCases { sink.record(Diagnostic(level: level, message: "\(level)")) }
         #expect(handler.entries.map(\.level) == [.debug, .info, .warning, .error])
         #expect(handler.entries.map(\.message.description) == ["debug", "info", "warning", "error"])
     }

@@ -51,7 +51,7 @@ public struct AuthorizationMiddleware: ClientMiddleware {
     public let authorizer: RequestAuthorizer
     /// Operation IDs mapped to the catalogue endpoints they call, for operations whose ID is not
     /// already an endpoint's name.
-    public var operations: [String: EndpointID]
+    public var operations: [String: Endpoint.ID]
     /// The largest request or rejection body collected, in bytes (default 1 MiB). A request body is
     /// collected only when a provider is asked for the request's credential (the provider sees
     /// it, and a retry sends it again); a longer one then fails the operation before it is sent. The
@@ -68,7 +68,7 @@ public struct AuthorizationMiddleware: ClientMiddleware {
     ///   - maximumBodyBytes: The largest request or rejection body collected, in bytes.
     public init(
         authorizer: RequestAuthorizer,
-        operations: [String: EndpointID] = [:],
+        operations: [String: Endpoint.ID] = [:],
         maximumBodyBytes: Int = 1 << 20
     ) {
         self.authorizer = authorizer
@@ -77,9 +77,9 @@ public struct AuthorizationMiddleware: ClientMiddleware {
     }
 
     /// The catalogue endpoint an operation calls, or `nil` to match the request by method and URL.
-    public func endpoint(forOperation operationID: String) -> EndpointID? {
+    public func endpoint(forOperation operationID: String) -> Endpoint.ID? {
         if let mapped = operations[operationID] { return mapped }
-        let named = EndpointID(rawValue: operationID)
+        let named = Endpoint.ID(rawValue: operationID)
         return authorizer.policy.scheme(for: named) == nil ? nil : named
     }
 
@@ -145,7 +145,7 @@ public struct AuthorizationMiddleware: ClientMiddleware {
 
     /// The scheme the loop will give `request`: its endpoint's, or the one its method and URL match;
     /// `nil` for an endpoint the policy does not name (the loop then fails it).
-    func scheme(of request: OutgoingRequest, endpoint: EndpointID?) -> AuthorizationScheme? {
+    func scheme(of request: OutgoingRequest, endpoint: Endpoint.ID?) -> AuthorizationScheme? {
         guard let endpoint else { return authorizer.scheme(for: request).scheme }
         return authorizer.policy.scheme(for: endpoint)
     }

@@ -19,7 +19,7 @@ import SDKAuthorizationModeKit
 ///   proof for that request; any number of concurrent requests share one token request, and the
 ///   token serves until 30 seconds before its `expires_in` (half its lifetime for a token that lives
 ///   less than a minute), counted on both the wall clock and the monotonic one. Every token request
-///   asks the authorizer's refresh window first (``RefreshWindowGate/admitRefresh(replacing:)``).
+///   asks the authorizer's refresh window first (``AuthorizationContext/RefreshWindowGate/admitRefresh(replacing:)``).
 /// - **Nonces.** A server's `DPoP-Nonce` (on any answer, error or success) is kept per origin and put
 ///   in the next proofs for that origin. The token endpoint's `use_dpop_nonce` refusal is retried once
 ///   with its nonce; a resource server's 401 `WWW-Authenticate: DPoP error="use_dpop_nonce"` asks
@@ -103,7 +103,7 @@ public final class DPoPProvider: AuthorizationProvider, CustomStringConvertible,
         signer: any DPoPSigner,
         transport: any HTTPTransport = URLSessionHTTPTransport(),
         clock: any AuthorizationClock = SystemClock(),
-        diagnostics: any DiagnosticsSink = DefaultDiagnosticsSink(),
+        diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
         nonceRetry: Bool = true
     ) throws(ConfigurationError) {
         if let problem = ConfigurationError.problem(withSecureEndpoint: tokenURL) { throw .invalidValue(key: DPoPAuthorizationMode.tokenURLKey, reason: problem) }

@@ -240,7 +240,7 @@ import Testing
     }
 
     @Test func everyTokenRequestAsksTheRefreshWindowFirst() async throws {
-        let fixture = try DPoPFixture(options: AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 2, interval: 3_600)))
+        let fixture = try DPoPFixture(options: AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 2, interval: 3_600)))
         try await fixture.get()                // the first token: one refresh
         fixture.clock.advance(by: 580)
         try await fixture.get()                // expired: a second

@@ -11,7 +11,7 @@ import Testing
     @Test func aNonceRetryIsNotCountedAsATokenRefresh() async throws {
         // A use_dpop_nonce retry keeps the token: nothing is refreshed, and the refresh window,
         // used up by the first token, does not refuse it.
-        let fixture = try DPoPFixture(options: AuthorizationOptions(refreshWindow: RefreshWindow(maximumRefreshes: 1, interval: 600)))
+        let fixture = try DPoPFixture(options: AuthorizationOptions(refreshWindow: AuthorizationOptions.RefreshWindow(maximumRefreshes: 1, interval: 600)))
         fixture.transport.enqueue(tokenAnswer("token-1"), challenge("use_dpop_nonce", nonce: "nonce-1"))
         try await fixture.get()
         #expect(fixture.tokenRequests.count == 1)
