@@ -31,7 +31,7 @@ func customerBody(_ id: String) -> Data {
 
 /// The backend's error code in a rejection, or nil when the error is something else.
 func rejection(_ error: RequestError) -> (status: Int, scheme: AuthorizationScheme, code: String)? {
-    guard error.code == .authorizationRejected, let status = error.status, let scheme = error.scheme else { return nil }
+    guard error.code == .authorizationRejected, let status = error.statusCode, let scheme = error.scheme else { return nil }
     let body = error.body
     return (status, scheme, serverErrorCode(body))
 }
