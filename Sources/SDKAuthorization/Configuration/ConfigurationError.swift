@@ -40,26 +40,10 @@ public struct ConfigurationError: ErrorShape.Coded {
         /// A credential holds a CR, LF or other control character (header injection);
         /// ``ConfigurationError/field`` names it.
         public static let credentialContainsControlCharacters = Code(rawValue: "credentialContainsControlCharacters")
-        /// A configuration file names keys this framework does not know; ``ConfigurationError/keys`` lists them.
-        public static let unknownKeys = Code(rawValue: "unknownKeys")
-        /// A configuration file gives a key a value of the wrong type.
-        public static let wrongType = Code(rawValue: "wrongType")
         /// A configuration file lacks a required key.
         public static let missingKey = Code(rawValue: "missingKey")
         /// A value is outside its allowed set.
         public static let invalidValue = Code(rawValue: "invalidValue")
-        /// A configuration file could not be parsed.
-        public static let malformedFile = Code(rawValue: "malformedFile")
-        /// A configuration file could not be read.
-        public static let unreadableFile = Code(rawValue: "unreadableFile")
-        /// A configuration file is larger than the reader's limit (`ConfigurationFile.maximumSize`, 64 KB).
-        public static let fileTooLarge = Code(rawValue: "fileTooLarge")
-        /// A configuration file names a key twice.
-        public static let duplicateKey = Code(rawValue: "duplicateKey")
-        /// A value starts or ends with white space, which would change its meaning.
-        public static let surroundingWhitespace = Code(rawValue: "surroundingWhitespace")
-        /// A registered provider factory threw while creating the provider.
-        public static let providerCreationFailed = Code(rawValue: "providerCreationFailed")
         /// The policy names a scheme for which no provider was given.
         public static let missingProvider = Code(rawValue: "missingProvider")
         /// An endpoint was added twice to the policy.
@@ -138,26 +122,26 @@ public struct ConfigurationError: ErrorShape.Coded {
     /// The credential concerned (for example `projectToken` or `ID token`), for
     /// ``Code/emptyCredential`` and ``Code/credentialContainsControlCharacters``.
     public var field: String? { storage.context.field }
-    /// The configuration key concerned, for ``Code/wrongType``, ``Code/missingKey``,
-    /// ``Code/invalidValue``, ``Code/duplicateKey`` and ``Code/surroundingWhitespace``.
+    /// The configuration key concerned, for ``Code/missingKey`` and ``Code/invalidValue`` (and the
+    /// file reader's `wrongType`, `duplicateKey` and `surroundingWhitespace`).
     public var key: String? { storage.context.key }
-    /// The unknown keys, in the order given, for ``Code/unknownKeys``.
+    /// The unknown keys, in the order given, for the file reader's `unknownKeys`.
     public var keys: [String]? { storage.context.keys }
     /// The refused value as the message repeats it (the Engagement configuration's refused base URL,
     /// without user info, query or fragment).
     public var value: String? { storage.context.value }
-    /// What the key's value must be, for ``Code/wrongType``.
+    /// What the key's value must be, for the file reader's `wrongType`.
     public var expected: String? { storage.context.expected }
-    /// Why the value or file was refused, for ``Code/invalidValue``, ``Code/malformedFile``,
-    /// ``Code/unreadableFile`` and ``Code/providerCreationFailed``.
+    /// Why the value or file was refused, for ``Code/invalidValue`` (and the file reader's
+    /// `malformedFile` and `unreadableFile`, and the registry's `providerCreationFailed`).
     public var reason: String? { storage.context.reason }
-    /// The file's path, for ``Code/unreadableFile``, and for an error about a configuration read
+    /// The file's path, for the file reader's `unreadableFile`, and for an error about a configuration read
     /// from a file (a missing key, a malformed file, a provider not found) when the reader knows it.
     public var path: String? { storage.context.path }
-    /// The largest file read, in bytes, for ``Code/fileTooLarge``.
+    /// The largest file read, in bytes, for the file reader's `fileTooLarge`.
     public var limit: Int? { storage.context.limit }
-    /// The provider's type or registered name, for ``Code/providerCreationFailed`` and the
-    /// provider-lookup codes a registry adds.
+    /// The provider's type or registered name, for the provider-lookup codes a registry adds
+    /// (`providerCreationFailed` among them).
     public var name: String? { storage.context.name }
     /// The scheme that has no provider, for ``Code/missingProvider``.
     public var scheme: String? { storage.context.scheme }
@@ -187,19 +171,6 @@ extension ConfigurationError {
              "The \(field) contains a control character (CR, LF or another); it would break the HTTP header and is refused.") { $0.field = field }
     }
 
-    /// A configuration file names `keys`, which this framework does not know.
-    public static func unknownKeys(_ keys: [String]) -> ConfigurationError {
-        make(.unknownKeys, "Unknown configuration keys: \(keys.sorted().map { LogText.escaped($0, limit: 64) }.joined(separator: ", ")).") { $0.keys = keys }
-    }
-
-    /// A configuration file gives `key` a value of the wrong type; it must be `expected`.
-    public static func wrongType(key: String, expected: String) -> ConfigurationError {
-        make(.wrongType, "The configuration key '\(key)' must be \(expected).") {
-            $0.key = key
-            $0.expected = expected
-        }
-    }
-
     /// A configuration file lacks the required `key`.
     public static func missingKey(_ key: String) -> ConfigurationError {
         make(.missingKey, "The configuration key '\(key)' is required.") { $0.key = key }
@@ -209,43 +180,6 @@ extension ConfigurationError {
     public static func invalidValue(key: String, reason: String) -> ConfigurationError {
         make(.invalidValue, "The configuration key '\(key)' is invalid: \(reason).") {
             $0.key = key
-            $0.reason = reason
-        }
-    }
-
-    /// A configuration file could not be parsed, for `reason`.
-    public static func malformedFile(reason: String) -> ConfigurationError {
-        make(.malformedFile, "The configuration file is malformed: \(reason).") { $0.reason = reason }
-    }
-
-    /// The configuration file at `path` could not be read, for `reason`.
-    public static func unreadableFile(path: String, reason: String) -> ConfigurationError {
-        make(.unreadableFile, "The configuration file at \(LogText.escaped(path, limit: 256)) could not be read: \(reason).") {
-            $0.path = path
-            $0.reason = reason
-        }
-    }
-
-    /// A configuration file is larger than `limit` bytes.
-    public static func fileTooLarge(limit: Int) -> ConfigurationError {
-        make(.fileTooLarge, "The configuration file is larger than \(limit) bytes; it was not read.") { $0.limit = limit }
-    }
-
-    /// A configuration file names `key` twice; tools disagree on which value wins, so neither does.
-    public static func duplicateKey(_ key: String) -> ConfigurationError {
-        make(.duplicateKey, "The configuration key \(LogText.escaped(key, limit: 64)) appears more than once.") { $0.key = key }
-    }
-
-    /// The value of `key` starts or ends with white space, which would change its meaning.
-    public static func surroundingWhitespace(key: String) -> ConfigurationError {
-        make(.surroundingWhitespace, "The configuration key '\(key)' starts or ends with white space; remove it.") { $0.key = key }
-    }
-
-    /// The provider factory registered as `name` threw while creating the provider, for `reason`.
-    public static func providerCreationFailed(name: String, reason: String) -> ConfigurationError {
-        make(.providerCreationFailed,
-             "The authorization provider registered as \(LogText.typeName(name)) could not be created: \(LogText.readable(reason, limit: 200))") {
-            $0.name = name
             $0.reason = reason
         }
     }
@@ -283,36 +217,6 @@ extension ConfigurationError {
         case .empty: throw .emptyCredential(field: field)
         case .forbiddenCharacters: throw .credentialContainsControlCharacters(field: field)
         }
-    }
-
-    /// Why `url` is no endpoint a mode may send a secret to (a signed payload, a token request, a
-    /// proof), or `nil` when it is one: an absolute `https` URL with a host (`http` on a loopback
-    /// host only: `localhost`, `127.0.0.0/8`, `[::1]`), no user info, query or fragment. The reason
-    /// never repeats a password or a query. For a mode's URL key:
-    ///
-    /// ```swift
-    /// ModeSettingKey("partnerTokenURL", type: .url, required: true, meaning: "Where tokens are fetched.",
-    ///                validate: { value in
-    ///                    guard case .url(let url) = value else { return nil }
-    ///                    return ConfigurationError.problem(withSecureEndpoint: url)
-    ///                })
-    /// ```
-    public static func problem(withSecureEndpoint url: URL) -> String? {
-        let shown = "'\(sanitizedURLText(url.absoluteString))'"
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = components.host, !host.isEmpty,
-              components.query == nil, components.fragment == nil,
-              let checkedHost = HostName.host(of: url)
-        else { return "\(shown) is not an absolute https URL with a host (and no query or fragment)" }
-        guard components.user == nil, components.password == nil else {
-            return "user info ('user:password@') is not allowed in \(shown)"
-        }
-        guard scheme == "https" || HostName.isLoopback(checkedHost) else {
-            // What goes there would cross the network in the clear.
-            return "\(shown) uses http, which is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1]); use https"
-        }
-        return nil
     }
 
     /// `value` without user info, query or fragment, escaped and cut: what a message may repeat of
