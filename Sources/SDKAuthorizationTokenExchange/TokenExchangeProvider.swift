@@ -518,33 +518,21 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         let reason: String
     }
 
-    /// The auth token in the platform's answer, checked: size first, then status, fields and lifetime.
+    /// The auth token in the platform's answer, read by `TokenEndpointAnswer` (size first, then
+    /// status, `auth_token` and `expires_in`, 1 second to 1 day), and long enough lived to use.
     private func token(from response: ServerResponse) throws(UnusableAnswer) -> ExchangedToken {
-        guard response.body.count <= Self.maximumAnswerSize else {
-            throw UnusableAnswer(reason: "the platform's answer is larger than \(Self.maximumAnswerSize) bytes (\(response.body.count)); it is not read")
+        let answer: TokenEndpointAnswer
+        do {
+            answer = try TokenEndpointAnswer(response, from: "the platform", tokenField: "auth_token", limits: .init(
+                maximumSize: Self.maximumAnswerSize, maximumTokenLength: Self.maximumAuthTokenLength, lifetimes: 1...Self.maximumLifetime))
+        } catch {
+            throw UnusableAnswer(reason: error.reason)
         }
-        let answer: [String: JWTClaimValue]? = if case .object(let fields)? = try? BoundedJSONReader.parse(response.body) { fields } else { nil }
-        guard response.statusCode == 200 else {
-            // The platform's own error code (OAuth style), when it gives one, helps the reader.
-            let platformError = if case .string(let code)? = answer?["error"] { " (\(Self.quoted(code)))" } else { "" }
-            throw UnusableAnswer(reason: "the platform refused the signed payload with HTTP \(response.statusCode)\(platformError)")
+        guard answer.lifetime > options.expiryLeeway else {
+            throw UnusableAnswer(reason: "the platform's expires_in (\(answer.lifetime) s) is not longer than the expiry leeway (\(options.expiryLeeway) s), so the token would be stale on arrival; it is not used or stored")
         }
-        guard let answer, case .string(let token)? = answer["auth_token"],
-              case .number(let lifetime)? = answer["expires_in"], lifetime.isFinite, lifetime >= 1, lifetime <= Self.maximumLifetime
-        else {
-            throw UnusableAnswer(reason: "the platform's answer has no usable auth_token and expires_in (1 to 86400 s)")
-        }
-        guard token.utf8.count <= Self.maximumAuthTokenLength else {
-            throw UnusableAnswer(reason: "the platform's auth_token is longer than \(Self.maximumAuthTokenLength) bytes (\(token.utf8.count)); it is not used or stored")
-        }
-        guard HeaderFieldRules.checkBearer(token) == .valid else {
-            throw UnusableAnswer(reason: "the platform's auth_token is not a bearer token (only letters, digits and -._~+/=)")
-        }
-        guard lifetime > options.expiryLeeway else {
-            throw UnusableAnswer(reason: "the platform's expires_in (\(lifetime) s) is not longer than the expiry leeway (\(options.expiryLeeway) s), so the token would be stale on arrival; it is not used or stored")
-        }
-        return ExchangedToken(credential: StoredCredential(token: token, expiresAt: clock.now().addingTimeInterval(lifetime)),
-                              monotonicExpiry: clock.monotonicNow() + lifetime)
+        return ExchangedToken(credential: StoredCredential(token: answer.token, expiresAt: clock.now().addingTimeInterval(answer.lifetime)),
+                              monotonicExpiry: clock.monotonicNow() + answer.lifetime)
     }
 
     /// Remembers a refused or unusable answer: nothing is exchanged for the next 1, 2, 4, … seconds

@@ -66,7 +66,7 @@ struct TokenExchangeBackoffTests {
             #expect(await error(exchange)?.description.contains("none is tried for 1 s more") == true)
             #expect(platform.requests.count == refusal, "after refusal \(refusal)")
             clock.advance(by: 0.001)
-            #expect(await error(exchange)?.description.contains("refused the signed payload with HTTP 403") == true)
+            #expect(await error(exchange)?.description.contains("refused the token request with HTTP 403") == true)
             #expect(platform.requests.count == refusal + 1)
             waited.append(backoff)
         }

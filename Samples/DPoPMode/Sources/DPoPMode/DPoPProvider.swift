@@ -17,9 +17,11 @@ import SDKAuthorizationModeKit
 ///
 /// - **Tokens.** `POST <tokenURL>` with `grant_type=client_credentials&client_id=<clientID>` and a
 ///   proof for that request; any number of concurrent requests share one token request, and the
-///   token serves until 30 seconds before its `expires_in` (half its lifetime for a token that lives
-///   less than a minute), counted on both the wall clock and the monotonic one. Every token request
-///   asks the authorizer's refresh window first (``AuthorizationContext/RefreshWindowGate/admitRefresh(replacing:)``).
+///   token serves until 30 seconds before its `expires_in` (1 second to 1 day; half its lifetime for
+///   a token that lives less than a minute), counted on both the wall clock and the monotonic one.
+///   The answer is read by the kit's `TokenEndpointAnswer` (16 KiB, a `b64token` of at most 8 KiB).
+///   Every token request asks the authorizer's refresh window first
+///   (`AuthorizationContext.RefreshWindowGate.admitRefresh(replacing:)`).
 /// - **Nonces.** A server's `DPoP-Nonce` (on any answer, error or success) is kept per origin and put
 ///   in the next proofs for that origin. The token endpoint's `use_dpop_nonce` refusal is retried once
 ///   with its nonce; a resource server's 401 `WWW-Authenticate: DPoP error="use_dpop_nonce"` asks
@@ -42,12 +44,6 @@ import SDKAuthorizationModeKit
 ///
 /// Its `description` and mirror never show the token, a proof or the key.
 public final class DPoPProvider: AuthorizationProvider, CustomStringConvertible, CustomReflectable {
-    /// The largest token answer read, in bytes (16 KiB): a larger one is refused before it is parsed.
-    public static let maximumTokenResponseSize = 16_384
-    /// The longest access token taken, in bytes (8 KiB).
-    public static let maximumAccessTokenLength = 8_192
-    /// The longest lifetime taken from `expires_in` (one day); a longer one counts as a day.
-    public static let maximumTokenLifetime: TimeInterval = 86_400
     /// Seconds a token request may take before its waiting requests fail (30).
     public static let tokenRequestTimeout: TimeInterval = 30
     /// A token is not used within this many seconds of its expiry (30), or within half its lifetime
@@ -160,7 +156,7 @@ public final class DPoPProvider: AuthorizationProvider, CustomStringConvertible,
     public func credentialRejected(_ credential: Credential, response: ServerResponse, context: AuthorizationContext) async -> RejectionDecision {
         let nonce = nonces.remember(from: response, for: context.url)
         guard response.statusCode == 401 else { return .fail }
-        let error = response.authenticationChallenges.first { $0.isScheme("DPoP") && $0.parameter("error") != nil }?.parameter("error") ?? Self.errorCode(inBodyOf: response)
+        let error = response.authenticationChallenges.first { $0.isScheme("DPoP") && $0.parameter("error") != nil }?.parameter("error") ?? TokenEndpointAnswer.errorCode(in: response)
         switch error {
         case "use_dpop_nonce":
             guard nonceRetry, nonce != nil else {
@@ -216,8 +212,7 @@ public final class DPoPProvider: AuthorizationProvider, CustomStringConvertible,
                 throw .dpopTokenRequestFailed(reason: "the token request could not be sent (\(RequestError.summary(of: error)))", underlyingError: error)
             }
             let nonce = nonces.remember(from: response, for: tokenURL)
-            if attempt == 1, nonceRetry, nonce != nil, response.statusCode == 400,
-               response.body.count <= Self.maximumTokenResponseSize, Self.errorCode(inBodyOf: response) == "use_dpop_nonce" {
+            if attempt == 1, nonceRetry, nonce != nil, response.statusCode == 400, TokenEndpointAnswer.errorCode(in: response) == "use_dpop_nonce" {
                 attempt += 1
                 continue
             }
@@ -225,42 +220,17 @@ public final class DPoPProvider: AuthorizationProvider, CustomStringConvertible,
         }
     }
 
-    /// The token in the endpoint's answer, checked: size first, then status, `token_type`,
-    /// `access_token` and `expires_in`.
+    /// The token in the endpoint's answer (`TokenEndpointAnswer`: size first, then status,
+    /// `token_type` DPoP, `access_token` and `expires_in`, 1 second to 1 day).
     private func token(from response: ServerResponse) throws(RequestError) -> DPoPToken {
-        guard response.body.count <= Self.maximumTokenResponseSize else {
-            throw .dpopTokenRequestFailed(reason: "the token endpoint's answer is larger than \(Self.maximumTokenResponseSize) bytes (\(response.body.count)); it is not read")
+        let answer: TokenEndpointAnswer
+        do {
+            answer = try TokenEndpointAnswer(response, from: "the token endpoint", tokenType: "DPoP")
+        } catch {
+            throw .dpopTokenRequestFailed(reason: error.reason, response: error.response)
         }
-        guard response.statusCode == 200 else {
-            let code = Self.errorCode(inBodyOf: response).map { " (\(LogText.escaped($0, limit: 64)))" } ?? ""
-            throw .dpopTokenRequestFailed(reason: "the token endpoint refused the token request with HTTP \(response.statusCode)\(code)", response: response)
-        }
-        // From here on the answer may hold a token: it is neither repeated nor attached to an error.
-        guard case .object(let answer)? = try? BoundedJSONReader.parse(response.body) else {
-            throw .dpopTokenRequestFailed(reason: "the token endpoint's answer is not a JSON object")
-        }
-        guard case .string(let type)? = answer["token_type"], type.lowercased() == "dpop" else {
-            throw .dpopTokenRequestFailed(reason: "the token endpoint's answer has no token_type DPoP (a bearer token would not be bound to the key)")
-        }
-        guard case .string(let token)? = answer["access_token"], !token.isEmpty, token.utf8.count <= Self.maximumAccessTokenLength,
-              HeaderFieldRules.checkBearer(token) == .valid
-        else {
-            throw .dpopTokenRequestFailed(reason: "the token endpoint's access_token is missing, longer than \(Self.maximumAccessTokenLength) bytes, or not a b64token (letters, digits and -._~+/ then =)")
-        }
-        guard case .number(let expiresIn)? = answer["expires_in"], expiresIn.isFinite, expiresIn > 0 else {
-            throw .dpopTokenRequestFailed(reason: "the token endpoint's expires_in is missing or not a positive number of seconds")
-        }
-        let lifetime = min(expiresIn, Self.maximumTokenLifetime)
-        let usable = lifetime - min(Self.expiryLeeway, lifetime / 2)
-        return DPoPToken(value: token, usableUntil: clock.now().addingTimeInterval(usable), usableUntilUptime: clock.monotonicNow() + usable)
-    }
-
-    /// The OAuth `error` member of a small JSON error body (at most 4 KiB read), or `nil`.
-    static func errorCode(inBodyOf response: ServerResponse) -> String? {
-        guard response.body.count <= 4_096, case .object(let fields)? = try? BoundedJSONReader.parse(response.body),
-              case .string(let code)? = fields["error"]
-        else { return nil }
-        return code
+        let usable = answer.lifetime - min(Self.expiryLeeway, answer.lifetime / 2)
+        return DPoPToken(value: answer.token, usableUntil: clock.now().addingTimeInterval(usable), usableUntilUptime: clock.monotonicNow() + usable)
     }
 
     /// `text` as an `application/x-www-form-urlencoded` value: everything but unreserved characters

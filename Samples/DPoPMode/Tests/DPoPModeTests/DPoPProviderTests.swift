@@ -209,9 +209,10 @@ import Testing
         ("not a b64token", #"{"access_token":"tok\r\nX-Injected: 1","token_type":"DPoP","expires_in":600}"#),
         ("not a b64token", #"{"access_token":"","token_type":"DPoP","expires_in":600}"#),
         ("longer than 8192 bytes", #"{"access_token":"\#(String(repeating: "a", count: 8_193))","token_type":"DPoP","expires_in":600}"#),
-        ("not a positive number", #"{"access_token":"token-negative","token_type":"dpop","expires_in":-5}"#),
-        ("not a positive number", #"{"access_token":"token-zero","token_type":"DPoP","expires_in":0}"#),
-        ("not a positive number", #"{"access_token":"token-text","token_type":"DPoP","expires_in":"600"}"#),
+        ("not a number of seconds from 1 to 86400", #"{"access_token":"token-long-lived","token_type":"DPoP","expires_in":86401}"#),
+        ("not a number of seconds from 1 to 86400", #"{"access_token":"token-negative","token_type":"dpop","expires_in":-5}"#),
+        ("not a number of seconds from 1 to 86400", #"{"access_token":"token-zero","token_type":"DPoP","expires_in":0}"#),
+        ("not a number of seconds from 1 to 86400", #"{"access_token":"token-text","token_type":"DPoP","expires_in":"600"}"#),
         ("not a JSON object", #"["token-array"]"#),
         ("not a JSON object", "\(String(repeating: "[", count: 100))"),
     ])
@@ -225,7 +226,7 @@ import Testing
             #expect(error.code == .dpopTokenRequestFailed)
             #expect(error.description.contains(reason))
             #expect(error.response == nil)
-            for token in ["token-bearer", "token-untyped", "token with space", "token-negative", "token-zero", "token-text", "token-array", "X-Injected"] {
+            for token in ["token-bearer", "token-untyped", "token with space", "token-negative", "token-zero", "token-text", "token-array", "token-long-lived", "X-Injected"] {
                 #expect(!error.description.contains(token))
             }
         }
