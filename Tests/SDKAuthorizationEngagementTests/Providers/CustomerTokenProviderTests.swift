@@ -67,7 +67,7 @@ struct CustomerTokenProviderTests {
             // blocks. If provider calls ran on the pool, its (two, on this machine) threads would
             // be blocked and the canary could never run, so the gate would never open.
             let canaryFinishedBeforeAnyProviderCall = await Task.detached {
-                await withTaskGroup(of: Int.self) { canary in
+                _ = await withTaskGroup(of: Int.self) { canary in
                     for index in 0..<1_000 { canary.addTask { await Task.yield(); return index } }
                     return await canary.reduce(0, +)
                 }

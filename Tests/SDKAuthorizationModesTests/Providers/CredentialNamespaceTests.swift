@@ -147,7 +147,7 @@ struct CredentialNamespaceTests {
         coldIDTokens.clearIDToken()
         #expect(try store.load(identity: userID, kind: .idTokenOfPlatform) == nil)
         #expect(try store.load(identity: userID, kind: .exchangeAtPlatform)?.token == "exchanged-sdk-1")
-        await coldExchange.clearUserData()
+        coldExchange.clearUserData()
         #expect(try store.load(identity: userID, kind: .exchangeAtPlatform) == nil)
     }
 
