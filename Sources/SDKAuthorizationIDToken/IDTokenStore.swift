@@ -238,7 +238,7 @@ public final class IDTokenStore: AuthorizationProvider, Sendable, CustomStringCo
         // Each request waits up to the timeout; a refresh lasts at most the timeout too (a request
         // that needs a token after that asks again). The callback asks the app, which may answer
         // with setIDToken later: it runs on when the requests leave.
-        self.refresher = CredentialRefresher(
+        self.refresher = try CredentialRefresher(
             value: stored,
             options: .init(timeout: options.refreshTimeout, waitLimit: options.refreshTimeout, failures: .refreshFailed,
                            cancelsUnwatchedFetch: false, name: "ID token refresh", timeoutError: nil),

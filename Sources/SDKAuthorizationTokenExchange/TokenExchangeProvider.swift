@@ -210,7 +210,7 @@ public final class TokenExchangeProvider: AuthorizationProvider, Sendable, Custo
         let backoff = Locked(ExchangeBackoff())
         self.backoff = backoff
         let leeway = options.expiryLeeway
-        self.refresher = CredentialRefresher(
+        self.refresher = try CredentialRefresher(
             options: .init(timeout: options.signingTimeout + options.exchangeTimeout, rejectionStatuses: [401, 403], name: "token exchange",
                            timeoutError: { lifetime in
                                .exchangeFailed(reason: "no auth token within \(lifetime) seconds of signing and exchanging", response: nil, underlyingError: nil)

@@ -51,7 +51,7 @@ public final class CachingAuthorizationProvider: AuthorizationProvider, Sendable
         self.clock = clock
         // The wrapped provider counts its own refreshes in the authorizer's window; any rejection
         // drops the cached token, and the wrapped provider decides what it means.
-        refresher = CredentialRefresher(options: .init(rejectionStatuses: [401, 403], countsInRefreshWindow: false), clock: clock,
+        refresher = CredentialRefresher(checked: .init(rejectionStatuses: [401, 403], countsInRefreshWindow: false), clock: clock,
                                         isFresh: { cached in
             // A cached token with a readable `exp` at least `leeway` away, cached less than `maximumAge` ago.
             guard let expiresAt = cached.expiresAt else { return false }

@@ -234,9 +234,32 @@ public final class CredentialRefresher<Value: Sendable>: Credential.Issuer, Send
     ///     short, and never call back into the refresher.
     ///   - credential: The credential a value puts on a request (its header; per-request fields are
     ///     the provider's to add), also what a rejection is matched against.
-    public init(value: Value? = nil, options: Options = Options(), clock: any AuthorizationClock = SystemClock(),
-                diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds, observer: (any AuthorizationEventObserver)? = nil,
-                isFresh: @escaping @Sendable (Value) -> Bool, credential: @escaping @Sendable (Value) -> Credential) {
+    /// - Throws: `ConfigurationError.invalidValue(key:reason:)` naming `timeout` or `waitLimit` for a
+    ///   time that is negative, not finite or longer than a day, or `rejectionStatuses` for statuses
+    ///   that are not 401, 403 or both (a provider is asked about no other answer).
+    public convenience init(value: Value? = nil, options: Options = Options(), clock: any AuthorizationClock = SystemClock(),
+                            diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds,
+                            observer: (any AuthorizationEventObserver)? = nil,
+                            isFresh: @escaping @Sendable (Value) -> Bool,
+                            credential: @escaping @Sendable (Value) -> Credential) throws(ConfigurationError) {
+        for (key, seconds) in [("timeout", options.timeout), ("waitLimit", options.waitLimit)] {
+            guard let seconds else { continue }
+            guard seconds.isFinite, (0...AuthorizationOptions.maximumSeconds).contains(seconds) else {
+                throw .invalidValue(key: key, reason: "must be a number of seconds from 0 to 86400, or nil for no limit")
+            }
+        }
+        guard !options.rejectionStatuses.isEmpty, options.rejectionStatuses.isSubset(of: [401, 403]) else {
+            let given = options.rejectionStatuses.sorted().prefix(8).map(String.init).joined(separator: ", ")
+            throw .invalidValue(key: "rejectionStatuses", reason: "must be 401, 403 or both: a provider is asked only about those answers (\(given.isEmpty ? "none" : given) given)")
+        }
+        self.init(checked: options, value: value, clock: clock, diagnostics: diagnostics, observer: observer, isFresh: isFresh, credential: credential)
+    }
+
+    /// ``init(value:options:clock:diagnostics:observer:isFresh:credential:)`` for options already
+    /// checked: the kit's own constant ones (the cache's).
+    init(checked options: Options, value: Value? = nil, clock: any AuthorizationClock,
+         diagnostics: any DiagnosticsSink = StandardErrorDiagnosticsSink.inDebugBuilds, observer: (any AuthorizationEventObserver)? = nil,
+         isFresh: @escaping @Sendable (Value) -> Bool, credential: @escaping @Sendable (Value) -> Credential) {
         self.options = options
         self.clock = clock
         self.diagnostics = diagnostics

@@ -228,7 +228,7 @@ public final class RefreshingTokenProvider: AuthorizationProvider, Sendable, Cus
         self.clock = clock
         self.diagnostics = diagnostics
         let leeway = options.expiryLeeway, headerName = options.headerName
-        self.refresher = CredentialRefresher(
+        self.refresher = try CredentialRefresher(
             value: token.map { State(token: $0, expiry: TokenExpiry(token: $0.value, expiresAt: $0.expiresAt, leeway: leeway, clock: clock)) },
             options: .init(timeout: options.refreshTimeout, rejectionStatuses: options.rejectionStatuses, failures: .refreshFailed,
                            sendsOnlyWhenChallenged: options.sendsOnlyWhenChallenged),

@@ -24,8 +24,8 @@ struct CredentialRefresherPublicAPITests {
 
         init(options: CredentialRefresher<String>.Options = .init(), clock: ManualClock, sink: RecordingDiagnosticsSink,
              isFresh: @escaping @Sendable (String) -> Bool = { _ in true },
-             fetch: @escaping @Sendable (Int) async throws -> String? = { "session-\($0)" }) {
-            session = CredentialRefresher(options: options, clock: clock, diagnostics: sink, isFresh: isFresh, credential: { .bearer($0) })
+             fetch: @escaping @Sendable (Int) async throws -> String? = { "session-\($0)" }) throws {
+            session = try CredentialRefresher(options: options, clock: clock, diagnostics: sink, isFresh: isFresh, credential: { .bearer($0) })
             self.fetch = fetch
         }
 
@@ -62,7 +62,7 @@ struct CredentialRefresherPublicAPITests {
 
     @Test func twentyConcurrentRequestsShareOneFetchAndEachCarriesItsValue() async throws {
         let gate = AsyncGate()
-        let provider = SessionProvider(clock: clock, sink: sink, fetch: { number in
+        let provider = try SessionProvider(clock: clock, sink: sink, fetch: { number in
             await gate.wait()
             return "session-\(number)"
         })
@@ -80,7 +80,7 @@ struct CredentialRefresherPublicAPITests {
     // MARK: What the fetch is told
 
     @Test func theFetchIsToldWhyItIsAskedWhatItReplacesAndTheServersRejection() async throws {
-        let provider = SessionProvider(clock: clock, sink: sink)
+        let provider = try SessionProvider(clock: clock, sink: sink)
         let transport = RecordingTransport()
         transport.enqueue(.response(ServerResponse(statusCode: 200)),
                           .response(ServerResponse(statusCode: 401, headers: ["WWW-Authenticate": #"Bearer error="invalid_token""#])))
@@ -96,11 +96,39 @@ struct CredentialRefresherPublicAPITests {
         #expect(!"\(refreshes)".contains("session-"), "a Refresh never shows the value it replaces")
     }
 
+    // MARK: Options a mode author gets wrong
+
+    static let badOptions: [(key: String, options: CredentialRefresher<String>.Options)] = [
+        ("timeout", .init(timeout: -1)), ("timeout", .init(timeout: .nan)), ("timeout", .init(timeout: .infinity)),
+        ("timeout", .init(timeout: 86_401)),
+        ("waitLimit", .init(waitLimit: -0.5)), ("waitLimit", .init(waitLimit: .nan)), ("waitLimit", .init(waitLimit: .infinity)),
+        ("waitLimit", .init(waitLimit: 1e300)),
+        ("rejectionStatuses", .init(rejectionStatuses: [])), ("rejectionStatuses", .init(rejectionStatuses: [500])),
+        ("rejectionStatuses", .init(rejectionStatuses: [401, 400])),
+    ]
+
+    @Test(arguments: badOptions.indices)
+    func optionsNoRequestCouldMeetAreRefusedWhenTheRefresherIsMade(index: Int) {
+        let (key, options) = Self.badOptions[index]
+        #expect {
+            _ = try CredentialRefresher<String>(options: options, clock: clock, isFresh: { _ in true }, credential: { .bearer($0) })
+        } throws: { error in
+            (error as? ConfigurationError)?.code == .invalidValue && (error as? ConfigurationError)?.key == key
+        }
+    }
+
+    @Test func limitsAtTheirEdgesAreTaken() throws {
+        for options in [CredentialRefresher<String>.Options(timeout: 0, waitLimit: 0), .init(timeout: 86_400, waitLimit: 86_400),
+                        .init(rejectionStatuses: [403]), .init(rejectionStatuses: [401, 403])] {
+            _ = try CredentialRefresher<String>(options: options, clock: clock, isFresh: { _ in true }, credential: { .bearer($0) })
+        }
+    }
+
     // MARK: Which answers mean "refresh"
 
     @Test func aStatusTheModeDoesNotNameFailsTheRequestAndOneItNamesRefreshes() async throws {
         for (statuses, expectRefresh) in [(Set([401]), false), (Set([401, 403]), true)] {
-            let provider = SessionProvider(options: .init(rejectionStatuses: statuses), clock: clock, sink: sink)
+            let provider = try SessionProvider(options: .init(rejectionStatuses: statuses), clock: clock, sink: sink)
             let transport = RecordingTransport()
             transport.enqueue(.response(ServerResponse(statusCode: 403)))
             let result = await send(try client(provider, transport: transport))
@@ -117,7 +145,7 @@ struct CredentialRefresherPublicAPITests {
     // MARK: Logout wins over a 401 in flight
 
     @Test func aRequestRejectedAfterALogoutIsNeitherFetchedForNorSentAgain() async throws {
-        let provider = SessionProvider(clock: clock, sink: sink)
+        let provider = try SessionProvider(clock: clock, sink: sink)
         let arrived = AsyncGate(), answer = AsyncGate()
         let transport = RecordingTransport { _ in
             arrived.open()
@@ -136,7 +164,7 @@ struct CredentialRefresherPublicAPITests {
     }
 
     @Test func theRefresherRefusesARejectionOfAValueIssuedBeforeALogoutEvenOutsideARequest() async throws {
-        let provider = SessionProvider(clock: clock, sink: sink)
+        let provider = try SessionProvider(clock: clock, sink: sink)
         let context = AuthorizationContext(endpoint: nil, url: url)
         let credential = try await provider.credential(for: context)
         provider.session.clear()
@@ -149,7 +177,7 @@ struct CredentialRefresherPublicAPITests {
 
     @Test func fetchesThatExpiriesStartAreCountedInTheRefreshWindow() async throws {
         // Every value is stale at once: each request starts a fetch, and only the window stops them.
-        let provider = SessionProvider(clock: clock, sink: sink, isFresh: { _ in false })
+        let provider = try SessionProvider(clock: clock, sink: sink, isFresh: { _ in false })
         let client = try client(provider, transport: RecordingTransport(), window: AuthorizationOptions.RefreshWindow(maximumRefreshes: 2, interval: 60))
         _ = try await send(client).get()
         _ = try await send(client).get()
@@ -165,20 +193,20 @@ struct CredentialRefresherPublicAPITests {
 
     @Test func aFetchThatThrowsFailsEveryWaiterAtOnceAsRefreshFailedOrAsThrown() async throws {
         struct Denied: Error {}
-        let wrapped = SessionProvider(options: .init(failures: .refreshFailed), clock: clock, sink: sink, fetch: { _ in throw Denied() })
+        let wrapped = try SessionProvider(options: .init(failures: .refreshFailed), clock: clock, sink: sink, fetch: { _ in throw Denied() })
         guard case .failure(let error) = await send(try client(wrapped, transport: RecordingTransport())) else { Issue.record("sent"); return }
         #expect(error.code == .refreshFailed)
         #expect(error.underlyingError is Denied)
         #expect(sink.messages(at: .warning).contains { $0.contains("The token refresh failed (Denied); 1 waiting requests fail") })
 
-        let own = SessionProvider(options: .init(failures: .asThrown), clock: clock, sink: sink, fetch: { _ in throw RequestError.invalidCredential(endpoint: nil) })
+        let own = try SessionProvider(options: .init(failures: .asThrown), clock: clock, sink: sink, fetch: { _ in throw RequestError.invalidCredential(endpoint: nil) })
         guard case .failure(let thrown) = await send(try client(own, transport: RecordingTransport())) else { Issue.record("sent"); return }
         #expect(thrown.code == .invalidCredential, "the mode's own error reaches the request as it is")
     }
 
     @Test func aFetchPastItsTimeoutFailsItsWaitersAsTimedOutAndTheNextRequestFetchesAgain() async throws {
         let hang = AsyncGate()
-        let provider = SessionProvider(options: .init(timeout: 5), clock: clock, sink: sink, fetch: { number in
+        let provider = try SessionProvider(options: .init(timeout: 5), clock: clock, sink: sink, fetch: { number in
             if number == 1 { await hang.wait() }
             return "session-\(number)"
         })
@@ -199,7 +227,7 @@ struct CredentialRefresherPublicAPITests {
 
     @Test func aWaitEndsAtItsRequestsDeadlineWhileTheFetchHangs() async throws {
         let hang = AsyncGate()
-        let provider = SessionProvider(clock: clock, sink: sink, fetch: { _ in
+        let provider = try SessionProvider(clock: clock, sink: sink, fetch: { _ in
             await hang.wait()
             return nil
         })
@@ -213,7 +241,7 @@ struct CredentialRefresherPublicAPITests {
     }
 
     @Test func aFetchThatReturnsNothingIsAnsweredByAValueSetLater() async throws {
-        let provider = SessionProvider(options: .init(cancelsUnwatchedFetch: false), clock: clock, sink: sink, fetch: { _ in nil })
+        let provider = try SessionProvider(options: .init(cancelsUnwatchedFetch: false), clock: clock, sink: sink, fetch: { _ in nil })
         let transport = RecordingTransport()
         let client = try client(provider, transport: transport)
         let request = Task { await send(client) }
@@ -226,7 +254,7 @@ struct CredentialRefresherPublicAPITests {
     // MARK: A credential sent only when the server challenges for it
 
     @Test func withSendsOnlyWhenChallengedEachFirstAttemptGoesBareAndItsChallengedRetryCarriesTheCredential() async throws {
-        let provider = SessionProvider(options: .init(sendsOnlyWhenChallenged: true), clock: clock, sink: sink)
+        let provider = try SessionProvider(options: .init(sendsOnlyWhenChallenged: true), clock: clock, sink: sink)
         let transport = RecordingTransport { request in
             request.value(forHeader: "Authorization") == nil
                 ? ServerResponse(statusCode: 401, headers: ["WWW-Authenticate": #"Bearer realm="api""#])
@@ -240,7 +268,7 @@ struct CredentialRefresherPublicAPITests {
     }
 
     @Test func aBareRequestRejectedWithoutAChallengeFailsAndNothingIsFetched() async throws {
-        let provider = SessionProvider(options: .init(sendsOnlyWhenChallenged: true), clock: clock, sink: sink)
+        let provider = try SessionProvider(options: .init(sendsOnlyWhenChallenged: true), clock: clock, sink: sink)
         let transport = RecordingTransport { _ in ServerResponse(statusCode: 401) }
         guard case .failure(let error) = await send(try client(provider, transport: transport)) else { Issue.record("succeeded"); return }
         #expect(error.code == .authorizationRejected)
@@ -249,7 +277,7 @@ struct CredentialRefresherPublicAPITests {
     }
 
     @Test func aBareRequestTheServerAcceptsFetchesNothing() async throws {
-        let provider = SessionProvider(options: .init(sendsOnlyWhenChallenged: true), clock: clock, sink: sink)
+        let provider = try SessionProvider(options: .init(sendsOnlyWhenChallenged: true), clock: clock, sink: sink)
         let transport = RecordingTransport()
         _ = try await send(try client(provider, transport: transport)).get()
         #expect(transport.requests.first?.value(forHeader: "Authorization") == nil)

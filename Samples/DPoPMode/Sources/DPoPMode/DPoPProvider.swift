@@ -112,7 +112,7 @@ public final class DPoPProvider: AuthorizationProvider, CustomStringConvertible,
         self.clock = clock
         self.diagnostics = diagnostics
         self.alarms = Alarms(clock: clock, keepsIdleDriver: true)
-        self.tokens = CredentialRefresher(
+        self.tokens = try CredentialRefresher(
             options: .init(timeout: Self.tokenRequestTimeout, name: "DPoP token request",
                            timeoutError: { .dpopTokenRequestFailed(reason: "no token within \(Int($0)) seconds") }),
             clock: clock, diagnostics: diagnostics,
