@@ -67,3 +67,17 @@ struct QuietWhenAllIsWellTests {
         #expect(warnings.first?.message.contains("Bearer new") == false)
     }
 }
+
+/// The sink every `diagnostics:` parameter defaults to writes in debug builds only; one the app
+/// makes writes in both.
+@Suite("The default diagnostics sink", .hangLimit)
+struct DefaultDiagnosticsSinkTests {
+    @Test func theDefaultSinkWritesWarningsInDebugBuildsOnlyAndAnAppsSinkInEveryBuild() {
+        let fallback = StandardErrorDiagnosticsSink.inDebugBuilds
+        #expect(!fallback.writesInReleaseBuilds)
+        #expect(fallback.minimumLevel == .warning)
+        let chosen = StandardErrorDiagnosticsSink(minimumLevel: .debug)
+        #expect(chosen.writesInReleaseBuilds)
+        #expect(chosen.minimumLevel == .debug)
+    }
+}
