@@ -197,7 +197,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// The schemes with a provider, the base URL and the policy's size; never a credential.
     public var description: String {
         let schemes = state.withLock { $0.providers.keys.map(\.rawValue).sorted() }
-        return "RequestAuthorizer(baseURL: \(baseURL?.redactedForLog ?? "none"), endpoints: \(policy.endpoints.count), rules: \(policy.rules.count), schemes: \(schemes))"
+        return "RequestAuthorizer(baseURL: \(baseURL.map(LogText.url) ?? "none"), endpoints: \(policy.endpoints.count), rules: \(policy.rules.count), schemes: \(schemes))"
     }
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description], displayStyle: .class) }

@@ -260,7 +260,7 @@ extension RequestError {
     /// may resolve outside `scope`; no credential was attached. Names the URL without its user
     /// information or query.
     public static func ambiguousPath(method: String, url: URL, scope: String, scheme: AuthorizationScheme, endpoint: Endpoint.ID? = nil) -> RequestError {
-        let request = LogText.readable("\(method.uppercased()) \(url.redactedForLog)", limit: 300)
+        let request = LogText.readable("\(method.uppercased()) \(LogText.url(url))", limit: 300)
         return RequestError(.ambiguousPath, "\(request) was not sent: its path holds a spelling servers resolve differently (an encoded '/' or '.', a '\\', a ';' on a dot segment, a double encoding, bytes that are not UTF-8, or '//' with '..'), so it may reach a path outside '\(LogText.readable(scope, limit: 200))', which its \(scheme) credential is scoped to", endpoint: endpoint, scheme: scheme)
     }
 

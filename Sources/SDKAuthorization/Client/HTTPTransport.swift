@@ -50,13 +50,13 @@ public struct OutgoingRequest: Sendable, Equatable, CustomStringConvertible, Cus
 
     /// The method, the URL without its query, and the header names; never a header's value.
     public var description: String {
-        "\(method) \(url.redactedForLog) headers: [\(headers.keys.sorted().joined(separator: ", "))]"
+        "\(method) \(LogText.url(url)) headers: [\(headers.keys.sorted().joined(separator: ", "))]"
     }
 
     public var debugDescription: String { description }
 
     public var customMirror: Mirror {
-        Mirror(self, children: ["method": method, "url": url.redactedForLog, "headerNames": headers.keys.sorted(), "bodyBytes": body?.count ?? 0], displayStyle: .struct)
+        Mirror(self, children: ["method": method, "url": LogText.url(url), "headerNames": headers.keys.sorted(), "bodyBytes": body?.count ?? 0], displayStyle: .struct)
     }
 }
 
@@ -136,10 +136,4 @@ extension HTTPTransport {
     }
 
     public var endsByDeadline: Bool { false }
-}
-
-extension URL {
-    /// Scheme, host, port and path, without user info, query or fragment: what a log may show
-    /// (`LogText.url(_:)`).
-    var redactedForLog: String { LogText.url(self) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+internal import SDKAuthorizationPrimitives
 
 /// What a provider is told about the request it is asked to authorize.
 ///
@@ -86,7 +87,7 @@ public struct AuthorizationContext: Sendable, Equatable, CustomStringConvertible
 
     /// The endpoint's name (escaped), or the method and URL without its query.
     static func name(of request: OutgoingRequest, endpoint: Endpoint.ID?) -> String {
-        endpoint?.description ?? "\(request.method) \(request.url.redactedForLog)"
+        endpoint?.description ?? "\(request.method) \(LogText.url(request.url))"
     }
 
     public var description: String {
