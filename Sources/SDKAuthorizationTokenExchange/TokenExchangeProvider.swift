@@ -607,12 +607,7 @@ public struct TokenExchangeMode: NamedProviderFactory {
     /// `tokenExchangeURL`, required: `https` (`http` on a loopback host only), a host, no user
     /// info, query or fragment.
     public static let settingKeys = [
-        ModeSettingKey("tokenExchangeURL", type: .url, required: true,
-                       meaning: "Where signed payloads are exchanged: `https` (`http` on a loopback host only), no user info, query or fragment.",
-                       validate: { value in
-                           guard case .url(let url) = value else { return nil }
-                           return ConfigurationError.problem(withSecureEndpoint: url)
-                       }),
+        ModeSettingKey.secureEndpoint("tokenExchangeURL", purpose: "Where signed payloads are exchanged"),
     ]
 
     private let signer: PayloadSigner

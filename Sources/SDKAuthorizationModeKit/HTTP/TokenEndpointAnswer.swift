@@ -119,3 +119,36 @@ public struct TokenEndpointAnswer: Sendable, CustomStringConvertible, CustomRefl
         value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }
+
+extension OutgoingRequest {
+    /// A request to a token endpoint as OAuth 2.0 writes one (RFC 6749 §4.4, §6): `POST` to `url`,
+    /// `fields` form-encoded in their order (`application/x-www-form-urlencoded`: every byte but
+    /// letters, digits and `-._~` percent-encoded), `Accept: application/json`, and `headers` added
+    /// (a DPoP proof, say). Its answer is read with ``TokenEndpointAnswer``.
+    ///
+    /// ```swift
+    /// let request = OutgoingRequest.tokenRequest(to: tokenURL, form: ["grant_type": "client_credentials", "client_id": clientID])
+    /// ```
+    public static func tokenRequest(to url: URL, form fields: KeyValuePairs<String, String>, headers: [String: String] = [:]) -> OutgoingRequest {
+        let body = fields.map { "\(formEncoded($0.key))=\(formEncoded($0.value))" }.joined(separator: "&")
+        let fixed = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
+        return OutgoingRequest(method: "POST", url: url, headers: fixed.merging(headers) { _, given in given }, body: Data(body.utf8))
+    }
+
+    /// `text` as a form value: its UTF-8 bytes, all but letters, digits and `-._~` as `%XX`.
+    static func formEncoded(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.append(byte)
+            default:
+                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
+}

@@ -302,6 +302,20 @@ extension ModeSettings {
     }
 }
 
+extension ModeSettingKey {
+    /// A URL key for an endpoint a mode sends secrets to or fetches them from, checked by
+    /// `ConfigurationError.problem(withSecureEndpoint:)`: `https`, or `http` on a loopback host
+    /// only; no user info, query or fragment. Its ``meaning`` is `purpose` followed by that rule.
+    public static func secureEndpoint(_ name: String, required: Bool = true, purpose: String) -> ModeSettingKey {
+        ModeSettingKey(name, type: .url, required: required,
+                       meaning: "\(purpose): `https` (`http` on a loopback host only), no user info, query or fragment.",
+                       validate: { value in
+                           guard case .url(let url) = value else { return nil }
+                           return ConfigurationError.problem(withSecureEndpoint: url)
+                       })
+    }
+}
+
 /// A mode a registry finds by name: it declares its name and the configuration keys it owns, and
 /// makes the provider for a configuration that chooses it. The app registers an instance, which
 /// carries what a configuration file cannot (a signer, a refresh callback, a store), so the

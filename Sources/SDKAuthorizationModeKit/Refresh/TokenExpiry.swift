@@ -1,9 +1,20 @@
 import Foundation
 import SDKAuthorization
 
-/// When a token stops being fresh, judged on this device's clocks with the skew the token reveals.
+/// When a token stops being fresh, judged on this device's clocks.
 ///
-/// A JWT's `exp` and `iat` are on the server's clock. When the device's wall clock agrees with
+/// A token whose server gave its lifetime (an OAuth `expires_in`) is made with
+/// ``init(lifetime:clock:)`` and expires by both clocks: a wall clock set back does not extend it, and
+/// a monotonic clock that stood still while the device slept does not either. `RefreshingTokenProvider`,
+/// the token exchange mode and `Samples/DPoPMode` judge their tokens with it.
+///
+/// ```swift
+/// let expiry = TokenExpiry(lifetime: answer.lifetime - 30, clock: clock)
+/// // later, for each request:
+/// if expiry.isStale(on: clock, leeway: 0) { /* fetch a new token */ }
+/// ```
+///
+/// For a JWT the kit reads `exp` and `iat`, which are on the server's clock. A JWT's `exp` and `iat` are on the server's clock. When the device's wall clock agrees with
 /// the token as it arrives (it is no earlier than `iat`, give or take ``clockTolerance``, and the
 /// token is fresh by it: `exp` at least the leeway away), `exp` is read on the wall clock. When it
 /// disagrees (the token arrives already stale, or from the future: the device clock is off, or the
@@ -11,13 +22,14 @@ import SDKAuthorization
 /// arrival instead. So a device clock minutes ahead never makes every refreshed token stale on
 /// arrival (a refresh storm) or already expired; at worst a token is used until the server refuses
 /// it (a 401 marks it stale). A token without both claims is judged on the wall clock alone.
-struct TokenExpiry: Sendable, Equatable {
+public struct TokenExpiry: Sendable, Equatable {
     /// How far the device clock may be behind a token's `iat` and still agree with it.
     static let clockTolerance: TimeInterval = 60
 
     private enum Basis: Sendable, Equatable {
         case wall(Date)
         case monotonic(TimeInterval)
+        case both(Date, TimeInterval)
     }
 
     /// `nil`: the token has no expiry; it never goes stale by time.
@@ -39,6 +51,12 @@ struct TokenExpiry: Sendable, Equatable {
         basis = agrees ? .wall(expiresAt) : .monotonic(monotonic + expiresAt.timeIntervalSince(issuedAt))
     }
 
+    /// The expiry of a token that lives `lifetime` seconds from now on `clock`, counted on its wall
+    /// clock and its monotonic clock alike: it expires by whichever comes first.
+    public init(lifetime: TimeInterval, clock: any AuthorizationClock) {
+        basis = .both(clock.now().addingTimeInterval(lifetime), clock.monotonicNow() + lifetime)
+    }
+
     /// The expiry of `token` (a JWT, when its `exp` is `expiresAt`, brings its `iat` too).
     init(token: String, expiresAt: Date?, leeway: TimeInterval, clock: any AuthorizationClock) {
         let claims = try? JWTClaims(decoding: token)
@@ -47,16 +65,17 @@ struct TokenExpiry: Sendable, Equatable {
     }
 
     /// Seconds until the token expires on `clock` (negative once it has); `nil` when it never does.
-    func remaining(on clock: any AuthorizationClock) -> TimeInterval? {
+    public func remaining(on clock: any AuthorizationClock) -> TimeInterval? {
         switch basis {
         case nil: nil
         case .wall(let expiresAt)?: expiresAt.timeIntervalSince(clock.now())
         case .monotonic(let deadline)?: deadline - clock.monotonicNow()
+        case .both(let expiresAt, let deadline)?: min(expiresAt.timeIntervalSince(clock.now()), deadline - clock.monotonicNow())
         }
     }
 
     /// Whether the token expires less than `leeway` seconds from now on `clock`.
-    func isStale(on clock: any AuthorizationClock, leeway: TimeInterval) -> Bool {
+    public func isStale(on clock: any AuthorizationClock, leeway: TimeInterval) -> Bool {
         remaining(on: clock).map { $0 < leeway } ?? false
     }
 }
