@@ -57,7 +57,7 @@ public enum DPoPModeSample {
         let bound = await Result { () async throws(RequestError) in try await appClient.send(OutgoingRequest(method: "GET", url: resourceURL)) }
         let jkt = (try? bound.get()).flatMap { Self.member("jkt", of: $0.body) }
         row("the app's key, registered in code", bound, header: appTransport.last(path: resourcePath)?.value(forHeader: "Authorization"),
-            expected: jkt != nil && jkt == thumbprint(signer.publicJWK))
+            expected: jkt != nil && jkt == thumbprint(signer.publicKey))
 
         if let backend = environment.embedded {
             // The server rotates its nonce: the next call is answered use_dpop_nonce and sent once more
@@ -131,11 +131,11 @@ public enum DPoPModeSample {
     }
 
     /// The RFC 7638 thumbprint of a P-256 key, as the server binds a token to it.
-    static func thumbprint(_ key: DPoPPublicJWK) -> String {
+    static func thumbprint(_ key: P256.Signing.PublicKey) -> String {
         func encode(_ data: Data) -> String {
             data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         }
-        let members = #"{"crv":"P-256","kty":"EC","x":"\#(encode(key.x))","y":"\#(encode(key.y))"}"#
+        let members = #"{"crv":"P-256","kty":"EC","x":"\#(encode(key.rawRepresentation.prefix(32)))","y":"\#(encode(key.rawRepresentation.suffix(32)))"}"#
         return encode(Data(SHA256.hash(data: Data(members.utf8))))
     }
 

@@ -2,22 +2,18 @@ import Foundation
 import SDKAuthorization
 import SDKAuthorizationModeKit
 
-// The mode's own error codes, declared as the built-in token-exchange mode declares
-// `exchangeFailed`: `RequestError.Code` and `ConfigurationError.Code` are extensible structs.
-
 extension RequestError.Code {
     /// The token endpoint refused the token request (its OAuth `error` code is in the message), or
     /// its answer held no usable DPoP token, or it could not be reached. Not sent.
     public static let dpopTokenRequestFailed = RequestError.Code(rawValue: "dpopTokenRequestFailed")
-    /// The app's ``DPoPSigner`` failed, or returned something other than a 64-byte ES256 signature,
-    /// or its public key is not a P-256 key. Not sent.
+    /// The app's ``DPoPSigner`` failed or returned no 64-byte ES256 signature, or its public key is
+    /// not a P-256 key. Not sent.
     public static let dpopSigningFailed = RequestError.Code(rawValue: "dpopSigningFailed")
 }
 
 extension RequestError {
-    /// The token request failed: `reason` never holds a token or a proof. `response` is the token
-    /// endpoint's refusal (its body is the server's error object), or `nil` when there was none or
-    /// when the answer was a 200 whose body may hold a token.
+    /// The token request failed. `reason` never holds a token or a proof; `response` is the token
+    /// endpoint's refusal, never a 200 answer (whose body may hold a token).
     public static func dpopTokenRequestFailed(reason: String, response: ServerResponse? = nil, underlyingError: (any Error)? = nil) -> RequestError {
         RequestError(.dpopTokenRequestFailed, "The DPoP access token could not be fetched: \(reason); the request was not sent",
                      wasSent: false, response: response, underlyingError: underlyingError)

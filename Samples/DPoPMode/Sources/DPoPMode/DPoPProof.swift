@@ -9,20 +9,22 @@ struct DPoPProofMaker: Sendable {
     let signer: any DPoPSigner
     let clock: any AuthorizationClock
 
-    /// A proof for `method` at `url`: `htu` is the URL without query, fragment or user info; `ath`
-    /// the hash of `accessToken` when there is one (a resource request); `nonce` when the server
-    /// gave one; `jti` fresh random bytes; `iat` the clock's time in whole seconds.
+    /// A proof for `method` at `url`: `jti` 16 random bytes, `htu` the URL without query, fragment
+    /// or user info, `iat` the clock's time in whole seconds, `ath` the SHA-256 of `accessToken`
+    /// when there is one (a resource request), and `nonce` when the server gave one.
     func proof(method: String, url: URL, accessToken: String?, nonce: String?) async throws(RequestError) -> String {
-        let key = signer.publicJWK
-        guard key.isP256 else { throw .dpopSigningFailed(reason: "the signer's public key is not a P-256 key (x and y of 32 bytes each)") }
-        let header = JSONWriter.object([("typ", .string("dpop+jwt")), ("alg", .string("ES256")), ("jwk", key.jwk)])
+        let key = signer.publicKey.rawRepresentation
+        // The writer sorts the members, as an RFC 7638 thumbprint of the key needs.
+        let jwk = JWTClaimValue.object(["crv": .string("P-256"), "kty": .string("EC"),
+                                        "x": .string(Base64URL.encode(Data(key.prefix(32)))), "y": .string(Base64URL.encode(Data(key.suffix(32))))])
+        let header = JSONWriter.object([("typ", .string("dpop+jwt")), ("alg", .string("ES256")), ("jwk", jwk)])
         var claims: [(name: String, value: JWTClaimValue)] = [
-            ("jti", .string(Self.randomID())),
+            ("jti", .string(Base64URL.encode(Data((0..<16).map { _ in UInt8.random(in: .min ... .max) })))),
             ("htm", .string(method)),
             ("htu", .string(Self.htu(of: url))),
             ("iat", .number(clock.now().timeIntervalSince1970.rounded(.down))),
         ]
-        if let accessToken { claims.append(("ath", .string(Self.ath(of: accessToken)))) }
+        if let accessToken { claims.append(("ath", .string(Base64URL.encode(Data(SHA256.hash(data: Data(accessToken.utf8))))))) }
         if let nonce { claims.append(("nonce", .string(nonce))) }
         let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(JSONWriter.object(claims).utf8))
         let signature: Data
@@ -38,11 +40,6 @@ struct DPoPProofMaker: Sendable {
         return signingInput + "." + Base64URL.encode(signature)
     }
 
-    /// `base64url(SHA-256(token))`: the `ath` claim that binds a proof to its access token.
-    static func ath(of accessToken: String) -> String {
-        Base64URL.encode(Data(SHA256.hash(data: Data(accessToken.utf8))))
-    }
-
     /// The URL as `htu` names it: scheme, host, port and path, without query, fragment or user info.
     static func htu(of url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
@@ -51,11 +48,5 @@ struct DPoPProofMaker: Sendable {
         components.percentEncodedQuery = nil
         components.fragment = nil
         return components.string ?? url.absoluteString
-    }
-
-    /// 16 random bytes, base64url: a `jti` no two proofs share.
-    static func randomID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Base64URL.encode(Data((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }))
     }
 }

@@ -58,7 +58,7 @@ import Testing
         #expect(sent.value(forHeader: "Authorization") == "DPoP token-file")
         let proof = try ReadProof(try #require(sent.value(forHeader: "DPoP")))
         #expect(proof.signatureIsValid)
-        #expect(proof.jwk == DPoPPublicJWK(privateKey.publicKey))
+        #expect(proof.jwk == privateKey.publicKey.rawRepresentation)
         #expect(proof.htm == "POST" && proof.htu == "https://api.example.com/dpop/orders" && proof.ath == expectedATH("token-file"))
     }
 

@@ -14,7 +14,7 @@ import Testing
         #expect(request.value(forHeader: "Authorization") == "DPoP token-1")
         let proof = try ReadProof(try #require(request.value(forHeader: "DPoP")))
         #expect(proof.signatureIsValid)
-        #expect(proof.jwk == fixture.signer.publicJWK)
+        #expect(proof.jwk == fixture.signer.publicKey.rawRepresentation)
         #expect(proof.header["typ"] as? String == "dpop+jwt")
         #expect(proof.header["alg"] as? String == "ES256")
         #expect(proof.htm == "GET")
@@ -35,7 +35,7 @@ import Testing
         #expect(request.value(forHeader: "Authorization") == nil)
         let proof = try ReadProof(try #require(request.value(forHeader: "DPoP")))
         #expect(proof.signatureIsValid)
-        #expect(proof.jwk == fixture.signer.publicJWK)
+        #expect(proof.jwk == fixture.signer.publicKey.rawRepresentation)
         #expect(proof.htm == "POST")
         #expect(proof.htu == tokenURL.absoluteString)
         #expect(proof.ath == nil)
@@ -58,13 +58,13 @@ import Testing
         var parts = proof.split(separator: ".").map(String.init)
         parts[1] = base64URL(Data(#"{"htm":"DELETE"}"#.utf8))
         #expect(try !ReadProof(parts.joined(separator: ".")).signatureIsValid)
-        #expect(try ReadProof(proof).jwk != P256DPoPSigner().publicJWK)
+        #expect(try ReadProof(proof).jwk != P256DPoPSigner().publicKey.rawRepresentation)
     }
 
     @Test func aSignerThatReturnsNoRawSignatureFailsTheRequestUnsent() async throws {
         struct DERSigner: DPoPSigner {
             let key = P256.Signing.PrivateKey()
-            var publicJWK: DPoPPublicJWK { DPoPPublicJWK(key.publicKey) }
+            var publicKey: P256.Signing.PublicKey { key.publicKey }
             func sign(_ signingInput: Data) async throws -> Data { try key.signature(for: signingInput).derRepresentation }
         }
         let fixture = try DPoPFixture(signer: DERSigner())
@@ -76,7 +76,7 @@ import Testing
     @Test func aSignerThatNeverAnswersFailsTheRequestAtItsDeadline() async throws {
         /// Never answers, and ignores cancellation: its continuation is kept, never resumed.
         final class HangingSigner: DPoPSigner {
-            let publicJWK = P256DPoPSigner().publicJWK
+            let publicKey = P256DPoPSigner().publicKey
             let pending = Locked<[CheckedContinuation<Data, Never>]>([])
             func sign(_ signingInput: Data) async throws -> Data {
                 await withCheckedContinuation { continuation in pending.withLock { $0.append(continuation) } }

@@ -13,7 +13,8 @@ let tokenURL = URL(string: "https://auth.example.com/token")!
 struct ReadProof {
     let header: [String: Any]
     let claims: [String: Any]
-    let jwk: DPoPPublicJWK
+    /// The key of its `jwk` header, as raw `x || y`.
+    let jwk: Data
     let signatureIsValid: Bool
 
     var jti: String? { claims["jti"] as? String }
@@ -36,8 +37,8 @@ struct ReadProof {
         claims = try need(try JSONSerialization.jsonObject(with: try need(base64URLDecoded(parts[1]))) as? [String: Any])
         let key = try need(header["jwk"] as? [String: Any])
         guard key["kty"] as? String == "EC", key["crv"] as? String == "P-256" else { throw Unreadable() }
-        jwk = DPoPPublicJWK(x: try need(base64URLDecoded(try need(key["x"] as? String))), y: try need(base64URLDecoded(try need(key["y"] as? String))))
-        let publicKey = try P256.Signing.PublicKey(rawRepresentation: jwk.x + jwk.y)
+        jwk = try need(base64URLDecoded(try need(key["x"] as? String))) + need(base64URLDecoded(try need(key["y"] as? String)))
+        let publicKey = try P256.Signing.PublicKey(rawRepresentation: jwk)
         let signatureBytes = try need(base64URLDecoded(parts[2]))
         guard signatureBytes.count == 64 else { throw Unreadable() }
         let signature = try P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
