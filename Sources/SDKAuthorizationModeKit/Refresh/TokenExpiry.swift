@@ -4,9 +4,9 @@ import SDKAuthorization
 /// When a token stops being fresh, judged on this device's clocks.
 ///
 /// A token whose server gave its lifetime (an OAuth `expires_in`) is made with
-/// ``init(lifetime:clock:)`` and expires by both clocks: a wall clock set back does not extend it, and
-/// a monotonic clock that stood still while the device slept does not either. `RefreshingTokenProvider`,
-/// the token exchange mode and `Samples/DPoPMode` judge their tokens with it.
+/// ``init(lifetime:clock:)`` and expires by both clocks: a wall clock set back does not extend it,
+/// and a monotonic clock that stood still while the device slept does not either.
+/// `Samples/DPoPMode` judges its tokens so.
 ///
 /// ```swift
 /// let expiry = TokenExpiry(lifetime: answer.lifetime - 30, clock: clock)
@@ -14,14 +14,15 @@ import SDKAuthorization
 /// if expiry.isStale(on: clock, leeway: 0) { /* fetch a new token */ }
 /// ```
 ///
-/// For a JWT the kit reads `exp` and `iat`, which are on the server's clock. A JWT's `exp` and `iat` are on the server's clock. When the device's wall clock agrees with
-/// the token as it arrives (it is no earlier than `iat`, give or take ``clockTolerance``, and the
-/// token is fresh by it: `exp` at least the leeway away), `exp` is read on the wall clock. When it
-/// disagrees (the token arrives already stale, or from the future: the device clock is off, or the
-/// token is old), the token's lifetime, `exp - iat`, is counted on the monotonic clock from its
-/// arrival instead. So a device clock minutes ahead never makes every refreshed token stale on
-/// arrival (a refresh storm) or already expired; at worst a token is used until the server refuses
-/// it (a 401 marks it stale). A token without both claims is judged on the wall clock alone.
+/// `RefreshingTokenProvider` judges a JWT by its `exp` and `iat`, which are on the server's clock.
+/// When the device's wall clock agrees with the token as it arrives (it is no earlier than `iat`,
+/// give or take 60 seconds, and the token is fresh by it: `exp` at least the leeway away), `exp` is
+/// read on the wall clock. When it disagrees (the token arrives already stale, or from the future:
+/// the device clock is off, or the token is old), the token's lifetime, `exp - iat`, is counted on
+/// the monotonic clock from its arrival instead. So a device clock minutes ahead never makes every
+/// refreshed token stale on arrival (a refresh storm) or already expired; at worst a token is used
+/// until the server refuses it (a 401 marks it stale). A token without both claims is judged on the
+/// wall clock alone.
 public struct TokenExpiry: Sendable, Equatable {
     /// How far the device clock may be behind a token's `iat` and still agree with it.
     static let clockTolerance: TimeInterval = 60
