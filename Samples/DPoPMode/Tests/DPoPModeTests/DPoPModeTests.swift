@@ -122,6 +122,15 @@ import Testing
         }
     }
 
+    @Test func aProviderMadeDirectlyRefusesTheValuesAConfigurationFileIsRefusedFor() throws {
+        #expect(throws: ConfigurationError.invalidValue(key: "dpopTokenURL", reason: "'http://auth.example.com/token' uses http, which is allowed only on a loopback host (localhost, 127.0.0.0/8, [::1]); use https")) {
+            try DPoPProvider(tokenURL: URL(string: "http://auth.example.com/token")!, clientID: "client-1", signer: P256DPoPSigner(), transport: RecordingTransport())
+        }
+        #expect(throws: ConfigurationError.invalidValue(key: "dpopClientID", reason: "must be 1 to 256 visible ASCII characters (no spaces or control characters)")) {
+            try DPoPProvider(tokenURL: tokenURL, clientID: "has space", signer: P256DPoPSigner(), transport: RecordingTransport())
+        }
+    }
+
     @Test func aClientIDIsFormEncodedInTheTokenRequest() async throws {
         let transport = RecordingTransport { request in
             ServerResponse(statusCode: 200, body: Data(#"{"access_token":"t","token_type":"DPoP","expires_in":600}"#.utf8))
