@@ -50,26 +50,13 @@ public struct RequestError: ErrorShape.Coded {
         public static let invalidHeader = Code(rawValue: "invalidHeader")
         /// The provider threw; ``RequestError/underlyingError`` holds what. Not sent.
         public static let providerFailed = Code(rawValue: "providerFailed")
-        /// No token arrived in time. Not sent.
-        public static let credentialTimedOut = Code(rawValue: "credentialTimedOut")
         /// The user logged out while the request waited for a token (not sent), or after it was
         /// sent with a token and before that token's rejection came back (not sent again); or the
         /// identity changed without naming the new user, and the provider keeps its token per user
         /// (``RequestError/noUserNamed(endpoint:)``; not sent).
         public static let credentialCleared = Code(rawValue: "credentialCleared")
-        /// The app's refresh callback threw while the request waited for a token. Not sent.
-        public static let refreshFailed = Code(rawValue: "refreshFailed")
-        /// A refresh delivered a token that had already expired when it arrived: the requests that
-        /// waited for it fail instead of refreshing again in a loop. Not sent.
-        public static let refreshedCredentialExpired = Code(rawValue: "refreshedCredentialExpired")
         /// More refreshes than the refresh window allows: the request fails instead of looping.
         public static let refreshWindowExceeded = Code(rawValue: "refreshWindowExceeded")
-        /// A refresh sent a request that needs the credential it is fetching (through the client it
-        /// refreshes for): that request fails at once instead of waiting for itself (a refresh that
-        /// waits for it fails with it). A request in a `Task { }` the refresh starts inherits the
-        /// refresh's mark and fails the same way, even when the refresh does not wait for it: start
-        /// such a request with `Task.detached`. Not sent.
-        public static let refreshWaitsForItself = Code(rawValue: "refreshWaitsForItself")
         /// The request's task was cancelled.
         public static let cancelled = Code(rawValue: "cancelled")
         /// The request's overall deadline passed.
@@ -289,11 +276,6 @@ extension RequestError {
         RequestError(.providerFailed, "The authorization provider failed for \(name(endpoint)): \(type(of: error))", endpoint: endpoint, underlyingError: error)
     }
 
-    /// The provider did not deliver a token in time.
-    public static func credentialTimedOut(endpoint: Endpoint.ID?, after seconds: TimeInterval) -> RequestError {
-        RequestError(.credentialTimedOut, "No token arrived within \(seconds) seconds for \(name(endpoint)); the request was not sent", endpoint: endpoint)
-    }
-
     /// The user logged out while the request waited for a token.
     public static func credentialCleared(endpoint: Endpoint.ID?) -> RequestError {
         RequestError(.credentialCleared, "The token was cleared (logout) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint)
@@ -304,28 +286,6 @@ extension RequestError {
     /// `nil`): nothing is fetched or stored for an unknown user. Code ``Code/credentialCleared``.
     public static func noUserNamed(endpoint: Endpoint.ID?) -> RequestError {
         RequestError(.credentialCleared, "No user is named since the identity changed, and the provider of \(name(endpoint)) keeps its token per user; the request was not sent: name the new user with identityDidChange(to:)", endpoint: endpoint)
-    }
-
-    /// The app's refresh callback threw `error`.
-    ///
-    /// When `error` is already one of the refusals a refresh ends with before any refresh ran or
-    /// after it (``Code/refreshWindowExceeded``, ``Code/refreshedCredentialExpired``), that error is
-    /// returned as it is, for `endpoint`.
-    public static func refreshFailed(_ error: any Error, endpoint: Endpoint.ID?) -> RequestError {
-        if let refusal = error as? RequestError, [.refreshWindowExceeded, .refreshedCredentialExpired, .refreshWaitsForItself].contains(refusal.code) {
-            return refusal.withEndpoint(endpoint)
-        }
-        return RequestError(.refreshFailed, "The app's token refresh failed (\(type(of: error))) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint, underlyingError: error)
-    }
-
-    /// A refresh delivered a token that had already expired when it arrived.
-    public static func refreshedCredentialExpired(endpoint: Endpoint.ID?) -> RequestError {
-        RequestError(.refreshedCredentialExpired, "The app's token refresh returned a token that had already expired while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint)
-    }
-
-    /// A request sent by a refresh needs the credential that refresh is fetching.
-    public static func refreshWaitsForItself(endpoint: Endpoint.ID?) -> RequestError {
-        RequestError(.refreshWaitsForItself, "\(name(endpoint)) needs the credential that its own refresh is fetching (the refresh, or a task it started, sent it through the client it refreshes for), so it would wait for itself; it fails at once. Send the refresh's requests without this credential: a rule with scheme .none for the token endpoint, or another client; start a request the refresh does not wait for with Task.detached", endpoint: endpoint)
     }
 
     /// More refreshes than the window allows.
