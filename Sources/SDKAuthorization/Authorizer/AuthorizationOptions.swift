@@ -42,16 +42,13 @@ public struct AuthorizationOptions: Sendable, Equatable {
     public var redirectLimit: Int
     /// Caller header names (any case) that must not follow a redirect to another origin.
     public var sensitiveHeaderNames: Set<String>
-    /// Caller header names (any case) that follow a redirect to another origin, beside the safelist
-    /// every such redirect keeps.
-    ///
-    /// A redirect to another origin (scheme, host or port) forwards only these caller headers:
-    /// `Accept`, `Accept-Language`, `Accept-Encoding`, `User-Agent`, `Cache-Control`, `Pragma`,
-    /// `If-None-Match`, `If-Modified-Since`, and `Content-Type` and `Content-Language` when the
-    /// redirected request has a body; every other caller header stays behind, so an `X-Api-Key` of
-    /// the caller's own never reaches a host the SDK author did not name. Name more here, e.g.
-    /// `["X-Request-ID"]`. A name that is also in ``sensitiveHeaderNames``, a credential header,
-    /// `Authorization`, `Cookie` or `Proxy-Authorization` is dropped all the same.
+    /// Caller header names (any case) that follow a redirect to another origin (scheme, host or
+    /// port) beside the safelist every such redirect keeps: `Accept`, `Accept-Language`,
+    /// `Accept-Encoding`, `User-Agent`, `Cache-Control`, `Pragma`, `If-None-Match`,
+    /// `If-Modified-Since`, and `Content-Type` and `Content-Language` when the redirected request has
+    /// a body. Every other caller header stays behind, so an `X-Api-Key` of the caller's own never
+    /// reaches a host the SDK author did not name. Name more here, e.g. `["X-Request-ID"]`; a
+    /// credential header or one of the ``sensitiveHeaderNames`` is dropped all the same.
     ///
     /// Each name must be an HTTP field name and not one the transport owns (`Host`,
     /// `Content-Length`, `Connection`, `Proxy-*`...); ``RequestAuthorizer`` refuses others with

@@ -25,11 +25,9 @@ public struct AuthorizedRequest: Sendable, CustomStringConvertible, CustomReflec
     /// the provider omitted it, or a redirect to another origin dropped it. A rejection counts
     /// against a credential only while this is true.
     public internal(set) var carriesCredential: Bool
-    /// Whether a redirect within the origin took off a credential the new hop may not carry (one
-    /// made for one request, with fields added by ``Credential/adding(_:value:)`` such as a DPoP
-    /// proof naming the method and URL, or one of another scheme than the policy gives the hop's
-    /// path), so the hop needs its own: ``RequestAuthorizer/authorize(redirected:)`` asks the
-    /// provider of the hop's scheme for it.
+    /// Whether a redirect within the origin took off a credential the new hop may not carry
+    /// (``RequestAuthorizer/redirect(_:after:)``), so the hop needs its own:
+    /// ``RequestAuthorizer/authorize(redirected:)`` asks the provider of the hop's scheme for it.
     public internal(set) var needsNewCredential = false
 
     /// The provider that issued the credential, and what it was asked with.
@@ -72,9 +70,7 @@ struct IssuedCredential: Sendable {
 }
 
 extension AuthorizedRequest {
-    /// What to do with the response to an authorized request.
-    ///
-    /// The set is closed on purpose: accept, retry now, retry after a delay, or fail. A status the
+    /// What to do with the response to an authorized request, a set closed on purpose. A status the
     /// authorization layer has no opinion on (200, 404, 500) is ``accept``: the caller interprets it.
     public enum Evaluation: Sendable, Equatable {
         /// The response stands; nothing more to do for authorization.

@@ -3,18 +3,11 @@ import Foundation
 extension RequestAuthorizer {
     /// Runs the request loop (``send(_:endpoint:through:)``) through `transport`, in the caller's
     /// task, so that the request ends by its deadline without the caller's task being cancelled.
-    ///
-    /// A transport that ends its sends by the deadline itself (``HTTPTransport/endsByDeadline``) is
-    /// given the deadline; any other has each send run in a task of its own that the request waits
-    /// for only until its deadline or cancellation (``Alarms/untilDeadline(_:endpoint:_:)``, on the
-    /// authorizer's alarms); past ``AuthorizationOptions/abandonedCallLimit`` sends given up on and
-    /// still running, the next request fails before its send (``RequestError/Code/tooManyAbandonedCalls``).
-    /// Providers are
-    /// asked the same way (``authorize(_:endpoint:)-(OutgoingRequest,_)``), so only the calls that
-    /// need it cost a task, and the request's own frames stay in the caller's task.
-    ///
-    /// `endsByDeadline` is the transport's ``HTTPTransport/endsByDeadline``, read once where it was
-    /// installed (the client's initializer), not on every request.
+    /// A transport that ends its sends by the deadline itself (`endsByDeadline`, its
+    /// ``HTTPTransport/endsByDeadline`` read once by the client's initializer) is given the deadline;
+    /// any other has each send run in a task of its own on the authorizer's alarms, bounded as a
+    /// provider's calls are (``AuthorizationOptions/abandonedCallLimit``): only the calls that need
+    /// it cost a task, and the request's own frames stay in the caller's task.
     func send(_ request: OutgoingRequest, endpoint: Endpoint.ID?, within transport: any HTTPTransport,
               endsByDeadline: Bool) async throws(RequestError) -> ServerResponse {
         let deadline = RequestDeadline(seconds: options.requestDeadline, from: clock)

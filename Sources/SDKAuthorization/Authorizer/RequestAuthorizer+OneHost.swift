@@ -10,16 +10,12 @@ extension RequestAuthorizer {
     /// let (data, response) = try await authorizer.data(for: URLRequest(url: profileURL), using: .shared)
     /// ```
     ///
-    /// The same as a policy of one ``AuthorizationRule`` for `host` with the ``AuthorizationScheme/bearer``
-    /// scheme and a provider answering ``Credential/bearer(_:)``; write those yourself for more
-    /// than one host, a path, or a provider that refreshes (`RefreshingTokenProvider`).
+    /// The same as a policy of one ``AuthorizationRule`` for `host` (read as
+    /// ``AuthorizationRule/init(host:path:method:scheme:)`` reads it) with the
+    /// ``AuthorizationScheme/bearer`` scheme and a provider answering ``Credential/bearer(_:)``;
+    /// write those yourself for more than one host, a path, or a provider that refreshes
+    /// (`RefreshingTokenProvider`). An error `bearerToken` throws fails that request.
     ///
-    /// - Parameters:
-    ///   - host: The API's host, as ``AuthorizationRule/init(host:path:method:scheme:)`` reads it:
-    ///     `api.example.com` (`https` on port 443), `api.example.com:8443`, or
-    ///     `http://127.0.0.1:8080` for a loopback server.
-    ///   - options: Refresh window, redirect and deadline limits.
-    ///   - bearerToken: Returns the token for each request to `host`; may throw, which fails that request.
     /// - Throws: ``ConfigurationError`` for a host pattern that is not one, with the spelling that works.
     public convenience init(
         host: String,
@@ -40,12 +36,8 @@ extension RequestAuthorizer {
     /// let authorizer = try RequestAuthorizer(host: "api.example.com", apiKey: key, header: "X-API-Key")
     /// ```
     ///
-    /// - Parameters:
-    ///   - host: The API's host, as in ``init(host:options:bearerToken:)``.
-    ///   - apiKey: The key, sent as it is.
-    ///   - header: The header your API reads the key from (`X-API-Key`); not a header the transport
-    ///     owns (`Host`, `Cookie`, `Content-Length`...).
-    ///   - options: Refresh window, redirect and deadline limits.
+    /// `host` is read as in ``init(host:options:bearerToken:)``; the key is sent as it is.
+    ///
     /// - Throws: ``ConfigurationError`` for a host pattern that is not one, an empty key or one a
     ///   header cannot carry, or a header name that is not an HTTP field name a credential may use.
     public convenience init(

@@ -16,11 +16,9 @@ extension Credential {
     }
 }
 
-/// The provider that issued a request's credential, and the generation it was issued in: on a
-/// retry's context (`AuthorizationContext.issuedGeneration`). It knows the provider the authorizer
-/// asked when that one is a ``Credential/Issuer``, and every provider that noted its generation
-/// on the request itself (``AuthorizationContext/noteIssued(by:generation:)``), however deep behind
-/// an app's decorator.
+/// The provider that issued a request's credential, and the generation it was issued in, on a
+/// retry's context: the provider the authorizer asked, when it is a ``Credential/Issuer``, and
+/// every provider that noted its generation itself (``CredentialIssuance``).
 struct IssuedGeneration: Sendable {
     let provider: ObjectIdentifier?
     let generation: UInt64
@@ -50,8 +48,7 @@ struct IssuedGeneration: Sendable {
 
 /// The generations the providers of one request issued its credential in, noted by each provider
 /// itself (``AuthorizationContext/noteIssued(by:generation:)``) and kept for the whole request (its
-/// retry, its redirect hops): a logout since fails the request's rejection and retry as cleared,
-/// though the authorizer sees only the type of a decorator the app put in front of the provider.
+/// retry, its redirect hops).
 final class CredentialIssuance: Sendable {
     private struct Entry {
         let provider: any Credential.Issuer
@@ -86,9 +83,8 @@ final class CredentialIssuance: Sendable {
 
 extension AuthorizationContext {
     /// The authorizer's ``AuthorizationOptions/RefreshWindow``, as a provider that refreshes sees it
-    /// (``AuthorizationContext/refreshWindow``): it asks before each refresh it starts, however the
-    /// refresh was started (a rejection, a stale mark, an expiry, no token yet), so the window bounds
-    /// every refresh, not only those a rejection asked for.
+    /// (``AuthorizationContext/refreshWindow``): it asks before each refresh it starts, whatever
+    /// started it, so the window bounds every refresh, not only those a rejection asked for.
     public struct RefreshWindowGate: Sendable {
         /// The authorizer and the request the gate counts for, in one object made per request (where
         /// two closures made two): "1 prepare" allocations per request.
@@ -111,8 +107,7 @@ extension AuthorizationContext {
         }
 
         private let counter: Counter
-        /// The window of the authorizer that made it: a provider shared by several authorizers counts
-        /// its own refreshes against it too (as `CredentialRefresher`, in the mode kit, does).
+        /// The window of the authorizer that made it, which a provider's own count uses too.
         public let window: AuthorizationOptions.RefreshWindow
 
         init(_ counter: Counter, window: AuthorizationOptions.RefreshWindow) {

@@ -45,22 +45,16 @@ extension RequestAuthorizer {
         return result
     }
 
-    /// Sends a Foundation `URLRequest` through `session` with the whole request loop: the
-    /// credential the policy names, redirects followed by the loop (credentials dropped on a hop to
-    /// another origin), a 401 or 403 handed to the provider, one retry with a new credential, and
-    /// the request's deadline (``AuthorizationOptions/requestDeadline``), which cancels it.
+    /// Sends a Foundation `URLRequest` through `session` with the whole request loop
+    /// (``send(_:endpoint:through:reading:)``), ended by the request's deadline, which cancels it.
     ///
     /// ```swift
     /// let (data, response) = try await authorizer.data(for: URLRequest(url: inboxURL), using: session)
     /// ```
     ///
-    /// `session` stays yours (pinning, proxies, its delegate); each request's task gets a delegate
-    /// of its own that keeps the session from following redirects itself.
+    /// The request's `httpBody` is sent (a body stream is not read); `session` stays yours, as with
+    /// ``URLSessionHTTPTransport/init(session:)``; `endpoint` is as in ``send(_:endpoint:through:reading:)``.
     ///
-    /// - Parameters:
-    ///   - request: The request; its `httpBody` is sent (a body stream is not read).
-    ///   - session: The session that sends it; default `URLSession.shared`.
-    ///   - endpoint: The catalogue endpoint it was made for; `nil` to let the policy match it.
     /// - Returns: The body and the response, whatever the status, except 401 and 403. The response's
     ///   URL is the request's, even after redirects.
     /// - Throws: ``RequestError``, as ``send(_:endpoint:through:reading:)``.

@@ -5,10 +5,9 @@ internal import SDKAuthorizationPrimitives
 /// of its own, so any HTTP stack can sit around it (``AuthorizedHTTPClient``, `URLSession`, an
 /// OpenAPI middleware, AsyncHTTPClient).
 ///
-/// It holds the ``AuthorizationPolicy`` and one ``AuthorizationProvider`` per scheme. For a request
-/// it finds the scheme, asks that scheme's provider for a ``Credential`` (showing it the whole
-/// request) and attaches the credential's header field. For the response it decides: accept, retry
-/// (now or after a delay), or fail with a typed ``RequestError``.
+/// It holds the ``AuthorizationPolicy`` and one ``AuthorizationProvider`` per scheme: a request gets
+/// the ``Credential`` header field of its scheme's provider, and a response is accepted, retried
+/// (now or after a delay) or failed with a typed ``RequestError``.
 ///
 /// ```swift
 /// var policy = AuthorizationPolicy()
@@ -20,22 +19,10 @@ internal import SDKAuthorizationPrimitives
 /// })
 /// ```
 ///
-/// Rules it keeps for every stack:
-/// - A request reads its scheme's provider once; a rejection is reported to the provider that
-///   issued the rejected credential, never to one swapped in since.
-/// - A rejection counts against a credential only when the response answered a request that
-///   carried it (``AuthorizedRequest/carriesCredential``).
-/// - One retry per request, and at most ``AuthorizationOptions/RefreshWindow/maximumRefreshes`` refreshes per
-///   ``AuthorizationOptions/RefreshWindow/interval`` for each scheme: every refresh a built-in provider starts is counted,
-///   whatever started it; for a provider of your own, each rejected credential that gets a retry.
-/// - A rejection of a credential whose built-in provider was logged out since it was issued fails
-///   with ``RequestError/Code/credentialCleared``: nothing is refreshed or sent again for it, even
-///   when the app installed the provider behind a decorator of its own (the provider notes the
-///   generation on the request, ``AuthorizationContext/noteIssued(by:generation:)``).
-/// - One deadline per request (``RequestDeadline``), shown to every provider; every wait of the
-///   loop ends at it or at cancellation, the provider's answer hooks included.
-///
-/// A stack that cannot hand over a closure uses the four steps the loop is made of:
+/// It keeps the same rules for every stack: one retry per request, refreshes bounded by the
+/// ``AuthorizationOptions/RefreshWindow``, one ``RequestDeadline`` for the whole request, and no
+/// refresh for a rejection that arrives after a logout (``evaluate(_:to:)``). A stack that cannot
+/// hand over a closure uses the four steps the loop is made of:
 /// ``authorize(_:endpoint:)-(OutgoingRequest,_)``, ``redirect(_:after:)``, ``evaluate(_:to:)`` and ``authorize(retrying:)``.
 public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomReflectable {
     /// An endpoint of the policy, prepared once. A class: a request looks its route up and holds
@@ -64,10 +51,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         var started: Bool
     }
 
-    /// A provider as it was installed, with what is read of it once, then: whether its calls must
-    /// be bounded (``AuthorizationProvider/endsByDeadline``), whether it reads accepted answers
-    /// (``AuthorizationProvider/inspectsAcceptedResponses``), whether it has generations
-    /// (``Credential/Issuer``). One lookup per request finds them all ("1 prepare" rows).
+    /// A provider as it was installed, with what is read of it once, then: its
+    /// ``AuthorizationProvider/endsByDeadline``, its ``AuthorizationProvider/inspectsAcceptedResponses``
+    /// and whether it is a ``Credential/Issuer``. One lookup per request finds them all ("1 prepare" rows).
     struct InstalledProvider {
         let provider: any AuthorizationProvider
         let endsByDeadline: Bool
@@ -118,18 +104,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// threads of their own.
     private let threadBlockers = Locked(Set<AbandonedCalls.Callee>())
 
-    /// Creates an authorizer.
+    /// Creates an authorizer with `policy` and the provider of each scheme it names
+    /// (``AuthorizationScheme/none`` needs none). `pathParameters` are those every endpoint shares,
+    /// e.g. `["projectToken": "..."]`; `diagnostics` receives rejections and provider failures, and
+    /// `observer` each ``AuthorizationEvent``.
     ///
-    /// - Parameters:
-    ///   - policy: Which requests get which scheme.
-    ///   - providers: The provider of each scheme the policy names (``AuthorizationScheme/none`` needs none).
-    ///   - baseURL: What the catalogue's relative endpoints resolve against.
-    ///   - pathParameters: Path parameters every endpoint shares, e.g. `["projectToken": "..."]`.
-    ///   - options: Refresh window, redirect and deadline limits.
-    ///   - clock: The time source for the refresh window.
-    ///   - diagnostics: Where rejections and provider failures are reported.
-    ///   - observer: Told of each ``AuthorizationEvent`` (requests authorized, rejections, retries,
-    ///     refresh-window trips, credentials dropped on a redirect); `nil`, the default, costs nothing.
     /// - Throws: ``ConfigurationError/missingProvider(scheme:endpoints:)`` when the policy names a
     ///   scheme without a provider; ``ConfigurationError/invalidValue(key:reason:)`` for an option
     ///   out of range.
@@ -277,11 +256,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         return request
     }
 
-    /// The scheme the policy gives `request`, and the catalogue endpoint it is, if any.
-    ///
-    /// ``authorize(_:endpoint:)-(OutgoingRequest,_)`` refuses a request a path-scoped rule or
-    /// endpoint matches when a server may resolve its path elsewhere
-    /// (``RequestError/Code/ambiguousPath``); this answers the scheme the match gives.
+    /// The scheme the policy gives `request`, and the catalogue endpoint it is, if any; for a path
+    /// that ``authorize(_:endpoint:)-(OutgoingRequest,_)`` refuses as ambiguous
+    /// (``RequestError/Code/ambiguousPath``), the scheme the match gives.
     public func scheme(for request: OutgoingRequest) -> (scheme: AuthorizationScheme, endpoint: Endpoint.ID?) {
         let match = self.match(request)
         return (match.scheme, match.endpoint)
@@ -319,8 +296,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     ///
     /// This is the one request loop of the framework: ``AuthorizedHTTPClient``,
     /// ``data(for:using:endpoint:)`` and the OpenAPI middleware are thin adapters over it. Give it
-    /// a closure that sends one request and returns your stack's response, and one that reads the
-    /// status and header fields of a response (and, for a 401 or 403, its body):
+    /// a closure that sends one request (the authorized one, a redirect's next hop, or a retry) and
+    /// returns your stack's response, and one that reads the status and header fields of a response
+    /// (and, for a 401 or 403, its body); `endpoint` names the catalogue endpoint the request was
+    /// made for, or `nil` lets the policy match it:
     ///
     /// ```swift
     /// let (data, response) = try await authorizer.send(request, through: { request in
@@ -331,17 +310,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// ```
     ///
     /// It runs in the caller's task. The request's ``RequestDeadline``
-    /// (``AuthorizationOptions/requestDeadline`` from now) is shown to every provider, ends every
-    /// wait for a credential (a provider that does not say ``AuthorizationProvider/endsByDeadline``
-    /// is asked in a task of its own that the request waits for only until then) and every retry
-    /// delay, and is checked before each send; a stack that may hang must time out by itself (or
-    /// send through ``AuthorizedHTTPClient``, which bounds every send by the deadline).
+    /// (``AuthorizationOptions/requestDeadline`` from now) ends every wait for a credential
+    /// (``AuthorizationProvider/endsByDeadline``) and every retry delay, and is checked before each
+    /// send; a stack that may hang must time out by itself (or send through
+    /// ``AuthorizedHTTPClient``, which bounds every send by the deadline).
     ///
-    /// - Parameters:
-    ///   - request: Any request: method, URL with path and query, header fields, body.
-    ///   - endpoint: The catalogue endpoint it was made for; `nil` to let the policy match it.
-    ///   - stack: Sends one request (the authorized one, a redirect's next hop, or a retry).
-    ///   - read: The status, header fields and, for a 401 or 403, the body of a response.
     /// - Returns: The last response, whatever its status, unless it is a 401 or 403: those end in
     ///   a retry or a thrown ``RequestError/Code/authorizationRejected``.
     /// - Throws: ``RequestError``: the request must not be sent, `stack` or `read` threw
@@ -369,11 +342,9 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         try await send(request, endpoint: endpoint, through: stack, reading: { $0 })
     }
 
-    /// The loop, with the deadline already started.
-    ///
-    /// Never inlined: a caller that inlined it for both of its stacks held both copies of the loop's
-    /// state in one frame, which every waiting request kept (bytes per waiter through `client.send`,
-    /// "3 waiters: N through client.send vs lock gate").
+    /// The loop, with the deadline already started. Never inlined: a caller that inlined it for
+    /// both of its stacks held both copies of the loop's state in one frame, which every waiting
+    /// request kept (bytes per waiter through `client.send`, "3 waiters: N through client.send vs lock gate").
     @inline(never)
     func send<Response>(
         _ request: OutgoingRequest,
@@ -472,12 +443,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
 
     // MARK: Authorizing
 
-    /// Authorizes `request`: adds the credential header field its scheme names, or none. Its
-    /// deadline (``AuthorizationOptions/requestDeadline``) starts now.
+    /// Authorizes `request`, made for the catalogue `endpoint` or matched by the policy (`nil`): adds
+    /// the credential header field its scheme names, or none. Its deadline
+    /// (``AuthorizationOptions/requestDeadline``) starts now.
     ///
-    /// - Parameters:
-    ///   - request: Any request: method, URL with path and query, header fields, body.
-    ///   - endpoint: The catalogue endpoint it was made for; `nil` to let the policy match it.
     /// - Throws: ``RequestError`` when the request must not be sent: a bad caller header, no
     ///   provider, a provider failure, an empty or unsendable credential, a request that goes to
     ///   another origin than its endpoint's, a path a server may resolve outside the path-scoped
@@ -490,12 +459,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// after ``evaluate(_:to:)`` answered ``AuthorizedRequest/Evaluation/retry`` or ``AuthorizedRequest/Evaluation/retryAfter(_:)``;
     /// or, for a redirect hop that needs a credential of its own (``AuthorizedRequest/needsNewCredential``),
     /// authorizes the hop's request for its URL as the same attempt (``authorize(redirected:)``).
-    ///
-    /// When the provider that issued the rejected credential has been logged out since
-    /// (`RefreshingTokenProvider.clearToken()`, an identity change), it fails with
-    /// ``RequestError/Code/credentialCleared``: nothing is refreshed for it, and it is never sent
-    /// with a credential fetched after the logout, even behind a decorator of the app's
-    /// (``AuthorizationContext/noteIssued(by:generation:)``).
+    /// When the provider that issued the rejected credential has been logged out since, it fails
+    /// with ``RequestError/Code/credentialCleared``, as ``evaluate(_:to:)`` does.
     public func authorize(retrying previous: AuthorizedRequest) async throws(RequestError) -> AuthorizedRequest {
         var issuedGeneration: IssuedGeneration?
         // model: retry
@@ -522,15 +487,10 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// The request to send after ``redirect(_:after:)``: `next` itself, or, when the redirect took
-    /// off a credential (``AuthorizedRequest/needsNewCredential``: one made for one request, such as
-    /// a DPoP proof naming the method and URL, or one of another scheme than the policy gives the
-    /// hop's path), `next` authorized for its new URL as the policy says for that URL alone (the
-    /// same provider when a rule or endpoint of the same scheme matches; never its catalogue
-    /// endpoint's scheme for a path the endpoint does not name), as the same attempt; the new
-    /// credential is what a rejection of this hop is counted against.
-    ///
-    /// The request loop calls it after every redirect; a stack that runs the steps itself calls it
-    /// too, or sends such a hop without a credential.
+    /// off its credential (``AuthorizedRequest/needsNewCredential``), `next` authorized for its new
+    /// URL as the policy says for that URL alone, as the same attempt; a rejection of the hop counts
+    /// against the new credential. The request loop calls it after every redirect; a stack that
+    /// runs the steps itself calls it too, or sends such a hop without a credential.
     ///
     /// - Throws: ``RequestError`` when the provider fails or its new credential cannot be sent, as
     ///   ``authorize(_:endpoint:)-(OutgoingRequest,_)``.
@@ -547,9 +507,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         return failure
     }
 
-    /// Whether the provider that issued `issued` was logged out since: as the authorizer saw it (a
-    /// ``Credential/Issuer`` installed as it is), or as the request's providers noted it
-    /// themselves (``AuthorizationContext/noteIssued(by:generation:)``), behind any decorator.
+    /// Whether the provider that issued `issued` was logged out since, as the authorizer saw it or
+    /// as the request's providers noted it themselves (``CredentialIssuance``).
     private static func loggedOutSinceIssued(_ issued: IssuedCredential) -> Bool {
         if let generation = issued.generation, let provider = issued.provider as? any Credential.Issuer,
            provider.credentialGeneration != generation { return true }
@@ -602,8 +561,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// The credential of a provider that may wait on something it cannot bound, or block its
-    /// thread: the request waits for it until its deadline only, and it runs on the caller's thread
-    /// within the budget, otherwise off the cooperative pool.
+    /// thread: the request waits for it until its deadline only (placed as ``mayBlock(_:)`` says).
     @inline(never) // Its state stays out of the frame of a request that waits on a provider that ends by its deadline ("3 waiters").
     private func boundedCredential(from provider: any AuthorizationProvider, for context: AuthorizationContext) async throws -> Credential {
         let callee = AbandonedCalls.Callee.provider(provider, scheme: context.scheme)
@@ -745,8 +703,7 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     private enum RefreshGrant {
         /// A refresh for this credential, the `count`th in the window.
         case granted(count: Int)
-        /// This credential was rejected before within the window, and a refresh was granted then: the
-        /// request retries with whatever replaced it (or waits for the refresh that runs).
+        /// This credential was rejected before within the window, and granted a refresh then.
         case alreadyRefreshing
         /// The window allows no more refreshes.
         case exceeded
@@ -761,19 +718,14 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// one retry; a request is retried at most once. A 401 or 403 to a request that carried no
     /// credential (a redirect to another origin dropped it) fails without telling any provider.
     ///
-    /// The refresh window counts refreshes, not retries: the first rejection of a credential within
-    /// the window counts as one refresh; every other request rejected with that same credential
-    /// retries without counting, and gets the credential that replaced it (or waits for the refresh
-    /// that is running). Once ``AuthorizationOptions/RefreshWindow/maximumRefreshes`` credentials have been rejected
-    /// within ``AuthorizationOptions/RefreshWindow/interval``, a rejection of yet another one fails with
-    /// ``RequestError/Code/refreshWindowExceeded``. The built-in refreshing providers count each
-    /// refresh they start in the same window (the refresh a rejection was granted counts once), so
-    /// no refresh, whatever started it, goes past the window.
+    /// The ``AuthorizationOptions/RefreshWindow`` counts refreshes, not retries: the first rejection
+    /// of a credential counts as one refresh (the provider's refresh in its place takes that count);
+    /// every other request rejected with the same credential retries without counting, with the
+    /// credential that replaced it (or waits for the refresh that runs). A rejection past the window
+    /// fails with ``RequestError/Code/refreshWindowExceeded``.
     ///
-    /// A 401 or 403 to a credential whose built-in provider was logged out since it was issued
-    /// fails with ``RequestError/Code/credentialCleared``, and the provider is not told, whatever
-    /// decorator the app wrapped it in (``AuthorizationContext/noteIssued(by:generation:)``). The
-    /// provider's hooks are waited for until the request's deadline or cancellation only
+    /// A rejection after a logout fails as ``Credential/Issuer`` describes, and the provider is not
+    /// told. The provider's hooks are waited for only until the request's deadline or cancellation
     /// (``RequestError/Code/deadlineExceeded``, ``RequestError/Code/cancelled``).
     public func evaluate(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> AuthorizedRequest.Evaluation {
         guard response.statusCode == 401 || response.statusCode == 403 else {
@@ -855,11 +807,8 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     }
 
     /// Counts a refresh that a built-in provider of `scheme` is about to start in place of
-    /// `replacing` (``AuthorizationContext/RefreshWindowGate``), whatever started it: a rejection, a stale mark, an
-    /// expiry, no token yet. The refresh a rejection was granted (``evaluate(_:to:)``) is counted
-    /// once: the provider's refresh in place of that credential takes the grant. Any other refresh
-    /// takes a place of its own in the window, and there is none left after
-    /// ``AuthorizationOptions/RefreshWindow/maximumRefreshes`` within ``AuthorizationOptions/RefreshWindow/interval``.
+    /// `replacing` (``AuthorizationContext/RefreshWindowGate``), whatever started it. The refresh a
+    /// rejection was granted (``evaluate(_:to:)``) takes that grant; any other takes a place of its own.
     ///
     /// - Returns: `nil` when the refresh may start; otherwise ``RequestError/Code/refreshWindowExceeded``.
     func admitRefresh(scheme: AuthorizationScheme, replacing: Credential?, request: OutgoingRequest, endpoint: Endpoint.ID?) -> RequestError? {
@@ -893,13 +842,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         observer?.observe(AuthorizationEvent(.refreshWindowExceeded, scheme: scheme, endpoint: endpoint))
     }
 
-    /// Shows a final answer other than 401 or 403 to the provider whose credential the request
-    /// carried, when it inspects such answers (``AuthorizationProvider/credentialAccepted(_:response:context:)``):
-    /// the one place every stack's answers go through. A redirect the loop follows is not a final answer.
-    /// The hook runs beside the request, which waits for it until its deadline or cancellation only
-    /// (``untilDeadline(of:_:)``).
-    ///
-    /// - Returns: `nil`, or what ended the wait first: the deadline or a cancellation.
+    /// Shows a final answer other than 401 or 403 (a redirect the loop follows is none) to the
+    /// provider whose credential the request carried, when it inspects such answers
+    /// (``AuthorizationProvider/credentialAccepted(_:response:context:)``): the one place every
+    /// stack's answers go through. Answers what ended the wait first (the deadline or a
+    /// cancellation), or `nil`.
     private func reportAccepted(_ response: ServerResponse, to authorized: AuthorizedRequest) async -> RequestError? {
         guard let issued = authorized.issued, issued.inspectsAcceptedResponses,
               // Its credential, or no credential because the provider said so (``Credential/omitted``),
@@ -914,17 +861,11 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
         return nil
     }
 
-    /// Runs a provider's hook for `authorized` (``AuthorizationProvider/credentialAccepted(_:response:context:)``
-    /// or ``AuthorizationProvider/credentialRejected(_:response:context:)``) so that the request
-    /// waits for it only until its deadline or its task's cancellation, whichever comes first: a
-    /// hook that never returns holds no request past its deadline, even in the caller's task.
-    ///
-    /// The rejection hook of a provider that ends its waits by the deadline itself
-    /// (``AuthorizationProvider/endsByDeadline``, which covers its hooks) is called here, in the
-    /// request's task. Any other hook runs in a task of its own with an alarm at the deadline (an
-    /// accepted-answer hook always: it may do work of its own, and the request is answered already),
-    /// off the cooperative pool for a provider that does not declare `endsByDeadline`; a hook still
-    /// running then is cancelled, its answer ignored, and counted as an abandoned call of its
+    /// Runs a provider's hook for `authorized` so that the request waits for it only until its
+    /// deadline or its task's cancellation. The rejection hook of a provider that
+    /// ``AuthorizationProvider/endsByDeadline`` is called here, in the request's task; any other
+    /// hook (an accepted-answer hook always: the request is answered already) runs in a task of its
+    /// own with an alarm at the deadline, which cancels it and counts it as an abandoned call of its
     /// provider (``RequestError/Code/tooManyAbandonedCalls``) until it ends.
     private func untilDeadline<Answer: Sendable>(of authorized: AuthorizedRequest, accepted: Bool, _ hook: @escaping @Sendable () async -> Answer) async -> Result<Answer, RequestError> {
         let endsByDeadline = authorized.issued?.endsByDeadline == true
@@ -960,23 +901,17 @@ public final class RequestAuthorizer: Sendable, CustomStringConvertible, CustomR
     /// redirect to follow (not 301, 302, 303, 307 or 308, or no usable `Location`).
     ///
     /// A hop within the origin is matched by the policy for its own method and path, as the same
-    /// request sent there directly would be, whatever the credential: it keeps its credential only
-    /// when the policy gives that path the same scheme and the credential was not made for one
-    /// request (one with fields added by ``Credential/adding(_:value:)``, such as a DPoP proof that
-    /// names the method and URL). Otherwise the credential is taken off, and
-    /// ``authorize(redirected:)`` asks the provider of the hop's own scheme for one (a catalogue
-    /// endpoint's credential never goes to a path the endpoint does not name), or sends the hop
-    /// without one when the policy gives its path none. A hop with its credential to a path a server
-    /// may resolve outside the rule or endpoint that matched it (`..;`, `%2f`, `%5c`, `\`...) is
-    /// refused with ``RequestError/Code/ambiguousPath``, as that request would be. A hop never gains
-    /// a credential its request did not carry. On a hop to another origin (scheme, host or port)
-    /// only a safelist of caller headers follows: `Accept`, `Accept-Language`, `Accept-Encoding`,
-    /// `User-Agent`, `Cache-Control`, `Pragma`, `If-None-Match`, `If-Modified-Since`, `Content-Type`
-    /// and `Content-Language` when the request keeps a body, and the
-    /// ``AuthorizationOptions/forwardedHeaderNames``. Whatever those lists say, every credential
-    /// header is dropped: the policy's own, `Authorization`, `Cookie`, `Proxy-Authorization` and the
-    /// ``AuthorizationOptions/sensitiveHeaderNames``; the request no longer counts as carrying its
-    /// credential. 303, and 301 or 302 after a POST, become a GET without a body.
+    /// request sent there directly would be: it keeps its credential only when the policy gives that
+    /// path the same scheme and the credential was not made for one request (one with fields added
+    /// by ``Credential/adding(_:value:)``, such as a DPoP proof that names the method and URL).
+    /// Otherwise the credential is taken off, and ``authorize(redirected:)`` asks the provider of the
+    /// hop's own scheme for one (a catalogue endpoint's credential never goes to a path the endpoint
+    /// does not name), or sends the hop without one when the policy gives its path none. A hop never
+    /// gains a credential its request did not carry. On a hop to another origin (scheme, host or
+    /// port) only the caller headers ``AuthorizationOptions/forwardedHeaderNames`` describes follow,
+    /// every credential header is dropped (``AuthorizationOptions/sensitiveHeaderNames``), and the
+    /// request no longer counts as carrying its credential. 303, and 301 or 302 after a POST, become
+    /// a GET without a body.
     ///
     /// - Throws: ``RequestError/Code/redirectRefused`` for a redirect to a scheme other than http(s)
     ///   or one that would take a body to another origin; ``RequestError/Code/tooManyRedirects``

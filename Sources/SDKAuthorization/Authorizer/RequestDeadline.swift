@@ -1,14 +1,12 @@
 import Foundation
 
 /// The moment by which a request must be done, on the monotonic clock of the authorizer that
-/// started it (``AuthorizationClock/monotonicNow()``).
+/// started it (``AuthorizationClock/monotonicNow()``): ``AuthorizationOptions/requestDeadline``
+/// after the request began.
 ///
-/// The authorizer starts it when a request begins (``AuthorizationOptions/requestDeadline`` from
-/// then) and shows it to every provider in ``AuthorizationContext/deadline``. Every wait of a
-/// built-in provider (for a refreshed token, a signer, an exchange, a provider class) ends at the
-/// deadline or at cancellation, whichever comes first, with
-/// ``RequestError/Code/deadlineExceeded`` or ``RequestError/Code/cancelled``. A provider of your own
-/// can do the same, or hand the time left to its own network call:
+/// Every provider sees it (``AuthorizationContext/deadline``), and a wait that ends at it fails
+/// with ``RequestError/Code/deadlineExceeded``. A provider of your own can hand the time left to
+/// its own network call:
 ///
 /// ```swift
 /// func credential(for context: AuthorizationContext) async throws -> Credential {

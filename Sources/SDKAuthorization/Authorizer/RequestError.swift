@@ -3,11 +3,10 @@ internal import SDKAuthorizationPrimitives
 
 /// Why a request was not authorized, not sent, or not answered with success.
 ///
-/// It is a struct with a ``Code`` rather than an enum, as swift-openapi-runtime's `ClientError` is:
-/// later modes add codes (a signature mode's queue, an exchange mode's signing callback) without
-/// breaking any caller's exhaustive `switch`, and every error keeps the same context: the
-/// endpoint, whether the request was sent, the response (status, header fields, body) and the
-/// underlying error itself, not its description.
+/// Its ``Code`` is a struct rather than an enum (``ErrorShape/Code``), as swift-openapi-runtime's
+/// `ClientError`'s is: later modes add codes (a signature mode's queue, an exchange mode's signing
+/// callback), and every error keeps the same context, the underlying error itself (not only its
+/// description) included.
 ///
 /// ```swift
 /// do {
@@ -19,12 +18,10 @@ internal import SDKAuthorizationPrimitives
 /// }
 /// ```
 ///
-/// It has the shape every error of the framework has (``ErrorShape/Coded``): its `description` and
-/// `localizedDescription` are its ``message``. It shows more than the shape does (its debug text
-/// adds the response and whether it was sent; `dump` adds the endpoint, status and underlying
-/// error's type) and compares more: two errors are equal when their code, endpoint, status, scheme
-/// and response body are equal; the message, the underlying error, the response's header fields
-/// and ``wasSent`` are not compared.
+/// It has the shape every error of the framework has (``ErrorShape/Coded``), and shows and compares
+/// more: its debug text adds the response and whether it was sent, and two errors are equal when
+/// their code, endpoint, status, scheme and response body are equal (not their message, underlying
+/// error, response header fields or ``wasSent``).
 public struct RequestError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
     public struct Code: ErrorShape.Code {
@@ -50,26 +47,13 @@ public struct RequestError: ErrorShape.Coded {
         public static let invalidHeader = Code(rawValue: "invalidHeader")
         /// The provider threw; ``RequestError/underlyingError`` holds what. Not sent.
         public static let providerFailed = Code(rawValue: "providerFailed")
-        /// No token arrived in time. Not sent.
-        public static let credentialTimedOut = Code(rawValue: "credentialTimedOut")
         /// The user logged out while the request waited for a token (not sent), or after it was
         /// sent with a token and before that token's rejection came back (not sent again); or the
         /// identity changed without naming the new user, and the provider keeps its token per user
         /// (``RequestError/noUserNamed(endpoint:)``; not sent).
         public static let credentialCleared = Code(rawValue: "credentialCleared")
-        /// The app's refresh callback threw while the request waited for a token. Not sent.
-        public static let refreshFailed = Code(rawValue: "refreshFailed")
-        /// A refresh delivered a token that had already expired when it arrived: the requests that
-        /// waited for it fail instead of refreshing again in a loop. Not sent.
-        public static let refreshedCredentialExpired = Code(rawValue: "refreshedCredentialExpired")
         /// More refreshes than the refresh window allows: the request fails instead of looping.
         public static let refreshWindowExceeded = Code(rawValue: "refreshWindowExceeded")
-        /// A refresh sent a request that needs the credential it is fetching (through the client it
-        /// refreshes for): that request fails at once instead of waiting for itself (a refresh that
-        /// waits for it fails with it). A request in a `Task { }` the refresh starts inherits the
-        /// refresh's mark and fails the same way, even when the refresh does not wait for it: start
-        /// such a request with `Task.detached`. Not sent.
-        public static let refreshWaitsForItself = Code(rawValue: "refreshWaitsForItself")
         /// The request's task was cancelled.
         public static let cancelled = Code(rawValue: "cancelled")
         /// The request's overall deadline passed.
@@ -130,8 +114,7 @@ public struct RequestError: ErrorShape.Coded {
     public var response: ServerResponse? { storage.response }
     /// The error behind this one: the provider's, the transport's, the refresh callback's.
     public var underlyingError: (any Error)? { storage.underlyingError }
-    /// A sentence that says what happened; never a whole credential. A request without an endpoint
-    /// is named by its method and URL once the request loop has seen it, "the request" before.
+    /// The ``message``, the request named where the template holds ``requestPlaceholder``.
     var detail: String {
         guard storage.template.contains(Self.requestPlaceholder) else { return storage.template }
         return storage.template.replacingOccurrences(of: Self.requestPlaceholder, with: storage.requestName ?? "the request")
@@ -147,18 +130,10 @@ public struct RequestError: ErrorShape.Coded {
     public static let requestPlaceholder = "\u{FFFC}request\u{FFFC}"
 
     /// Creates an error: how a mode (or any provider) reports a failure with one of the framework's
-    /// codes or a code of its own (``Code`` is extensible).
-    ///
-    /// - Parameters:
-    ///   - code: What went wrong.
-    ///   - detail: A sentence that says what happened, shown in the description and logs: never a
-    ///     credential, and text from outside escaped with `LogText` (mode kit).
-    ///   - endpoint: The endpoint of the request, when known (``withEndpoint(_:)`` adds it later).
-    ///   - wasSent: Whether any attempt of the request reached the transport; a caller retries a
-    ///     request that was not sent more readily, so say `true` whenever it may have been.
-    ///   - scheme: The scheme whose credential was concerned, when one was.
-    ///   - response: The server's response, when there was one.
-    ///   - underlyingError: The error behind this one.
+    /// codes or a code of its own (``Code`` is extensible). `detail` is the ``message``: never a
+    /// credential, and text from outside escaped with `LogText` (mode kit). Each other parameter is
+    /// the property of the same name; ``withEndpoint(_:)`` adds an endpoint later, and a caller
+    /// retries a request that was not sent more readily, so say `wasSent: true` whenever it may have been.
     public init(_ code: Code, _ detail: String, endpoint: Endpoint.ID? = nil, wasSent: Bool = false, scheme: AuthorizationScheme? = nil,
          response: ServerResponse? = nil, underlyingError: (any Error)? = nil) {
         storage = Storage(code: code, endpoint: endpoint, scheme: scheme, response: response, underlyingError: underlyingError, template: detail)
@@ -189,9 +164,8 @@ public struct RequestError: ErrorShape.Coded {
     static let maximumForeignDetailLength = 500
 
     /// The error with its message made safe to log, for an error that app code (a provider, a
-    /// signer) made and the framework passes on: cut at 500 characters,
-    /// with control characters, line separators and bidirectional controls escaped. The same error
-    /// when its message is safe already.
+    /// signer) made and the framework passes on: cut at 500 characters, with control characters,
+    /// line separators and bidirectional controls escaped. The same error when it is safe already.
     public func sanitized() -> RequestError {
         let safe = LogText.readable(detail, limit: Self.maximumForeignDetailLength)
         guard safe != detail else { return self }
@@ -289,11 +263,6 @@ extension RequestError {
         RequestError(.providerFailed, "The authorization provider failed for \(name(endpoint)): \(type(of: error))", endpoint: endpoint, underlyingError: error)
     }
 
-    /// The provider did not deliver a token in time.
-    public static func credentialTimedOut(endpoint: Endpoint.ID?, after seconds: TimeInterval) -> RequestError {
-        RequestError(.credentialTimedOut, "No token arrived within \(seconds) seconds for \(name(endpoint)); the request was not sent", endpoint: endpoint)
-    }
-
     /// The user logged out while the request waited for a token.
     public static func credentialCleared(endpoint: Endpoint.ID?) -> RequestError {
         RequestError(.credentialCleared, "The token was cleared (logout) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint)
@@ -306,28 +275,6 @@ extension RequestError {
         RequestError(.credentialCleared, "No user is named since the identity changed, and the provider of \(name(endpoint)) keeps its token per user; the request was not sent: name the new user with identityDidChange(to:)", endpoint: endpoint)
     }
 
-    /// The app's refresh callback threw `error`.
-    ///
-    /// When `error` is already one of the refusals a refresh ends with before any refresh ran or
-    /// after it (``Code/refreshWindowExceeded``, ``Code/refreshedCredentialExpired``), that error is
-    /// returned as it is, for `endpoint`.
-    public static func refreshFailed(_ error: any Error, endpoint: Endpoint.ID?) -> RequestError {
-        if let refusal = error as? RequestError, [.refreshWindowExceeded, .refreshedCredentialExpired, .refreshWaitsForItself].contains(refusal.code) {
-            return refusal.withEndpoint(endpoint)
-        }
-        return RequestError(.refreshFailed, "The app's token refresh failed (\(type(of: error))) while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint, underlyingError: error)
-    }
-
-    /// A refresh delivered a token that had already expired when it arrived.
-    public static func refreshedCredentialExpired(endpoint: Endpoint.ID?) -> RequestError {
-        RequestError(.refreshedCredentialExpired, "The app's token refresh returned a token that had already expired while \(name(endpoint)) waited for it; the request was not sent", endpoint: endpoint)
-    }
-
-    /// A request sent by a refresh needs the credential that refresh is fetching.
-    public static func refreshWaitsForItself(endpoint: Endpoint.ID?) -> RequestError {
-        RequestError(.refreshWaitsForItself, "\(name(endpoint)) needs the credential that its own refresh is fetching (the refresh, or a task it started, sent it through the client it refreshes for), so it would wait for itself; it fails at once. Send the refresh's requests without this credential: a rule with scheme .none for the token endpoint, or another client; start a request the refresh does not wait for with Task.detached", endpoint: endpoint)
-    }
-
     /// More refreshes than the window allows.
     public static func refreshWindowExceeded(endpoint: Endpoint.ID?, scheme: AuthorizationScheme, window: AuthorizationOptions.RefreshWindow, response: ServerResponse?) -> RequestError {
         RequestError(.refreshWindowExceeded, "\(name(endpoint)) was rejected again after \(window.maximumRefreshes) refreshes within \(window.interval) seconds; failing instead of refreshing again", endpoint: endpoint, wasSent: true, scheme: scheme, response: response)
@@ -338,7 +285,6 @@ extension RequestError {
         RequestError(.cancelled, "The request was cancelled")
     }
 
-    /// The request's overall deadline passed.
     /// ``Code/tooManyAbandonedCalls``: `limit` calls into `callee` (named in words) still run after
     /// their requests gave up on them.
     static func tooManyAbandonedCalls(into callee: String, limit: Int, endpoint: Endpoint.ID?, scheme: AuthorizationScheme?) -> RequestError {
@@ -346,6 +292,7 @@ extension RequestError {
                      endpoint: endpoint, wasSent: false, scheme: scheme)
     }
 
+    /// The request's overall deadline passed.
     public static func deadlineExceeded(endpoint: Endpoint.ID?, after seconds: TimeInterval) -> RequestError {
         RequestError(.deadlineExceeded, "\(name(endpoint)) did not complete within its deadline of \(seconds) seconds", endpoint: endpoint)
     }

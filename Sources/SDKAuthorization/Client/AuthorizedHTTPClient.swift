@@ -4,29 +4,18 @@ import Foundation
 /// authorizes each request, sends it through an ``HTTPTransport``, follows redirects safely,
 /// retries once when the provider asks, and classifies the answer.
 ///
-/// Three ways to make one:
+/// Make one around any policy and providers, then send from the catalogue, with path parameters
+/// and a query, or send any request:
 ///
 /// ```swift
-/// // 1. The provider passed directly.
-/// let client = try AuthorizedHTTPClient(configuration: configuration, provider: SessionTokenProvider(session: session))
-///
-/// // 2. The provider found by name, as the Exponea SDKs find `ExponeaAuthProvider`.
-/// let registry = ProviderRegistry()
-/// registry.register(ExampleAuthProvider.self, as: "ExponeaAuthProvider")
-/// let client = try AuthorizedHTTPClient(configuration: configuration, registry: registry)
-///
-/// // 3. Any policy and providers, for an SDK that is not an Engagement SDK.
 /// let client = AuthorizedHTTPClient(authorizer: try RequestAuthorizer(policy: policy, providers: [.bearer: provider]))
-/// ```
-///
-/// Then send from the catalogue, with path parameters and a query, or send any request:
-///
-/// ```swift
 /// let inbox = try await client.send(.appInboxFetch, body: body)
 /// let user = try await client.send("userInbox", parameters: ["userId": "42"], query: [URLQueryItem(name: "page", value: "2")])
 /// let other = try await client.send(OutgoingRequest(method: "GET", url: url))
 /// ```
 ///
+/// An Engagement SDK makes it from its configuration instead, with the provider passed directly or
+/// found by name, as the Exponea SDKs find `ExponeaAuthProvider` (`SDKAuthorizationEngagement`).
 /// Configuration is checked when the client is created: a bad provider setup throws a
 /// ``ConfigurationError`` (thrown, not also logged), and the client does not exist.
 public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, CustomReflectable {
@@ -37,21 +26,16 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// The transport's ``HTTPTransport/endsByDeadline``, read once, here: whether its sends must be
     /// bounded is decided when it is installed.
     private let transportEndsByDeadline: Bool
-    /// Run by ``identityDidChange(to:)`` with the new user instead of telling the authorizer's
-    /// providers, or `nil` to tell them.
+    /// Run by ``identityDidChange(to:)`` in place of telling the providers, when set.
     private let identityChange: (@Sendable (String?) async throws(ConfigurationError) -> Void)?
 
-    /// Creates a client around `authorizer`, with what an identity change does: for a module that
-    /// makes clients from a configuration of its own and re-creates their providers when the user
-    /// changes, as the Engagement mode's configuration initializers do.
-    ///
-    /// - Parameters:
-    ///   - authorizer: The authorization seam the client sends through.
-    ///   - transport: What sends each request.
-    ///   - identityChange: Run by ``identityDidChange(to:)`` with the new user (checked; `nil` for
-    ///     no one) in place of telling the authorizer's providers, its error rethrown; `nil` tells
-    ///     them (``RequestAuthorizer/identityDidChange(to:)``). One that runs must pass the user on
-    ///     to every provider it keeps.
+    /// Creates a client around `authorizer` that sends through `transport`, with what an identity
+    /// change does: for a module that makes clients from a configuration of its own and re-creates
+    /// their providers when the user changes, as the Engagement mode's configuration initializers do.
+    /// ``identityDidChange(to:)`` runs `identityChange` with the new user (checked; `nil` for no one)
+    /// in place of telling the authorizer's providers, and rethrows its error; a `nil` closure tells
+    /// them (``RequestAuthorizer/identityDidChange(to:)``). One that runs must pass the user on to
+    /// every provider it keeps.
     public init(
         authorizer: RequestAuthorizer, transport: any HTTPTransport,
         identityChange: (@Sendable (String?) async throws(ConfigurationError) -> Void)?
@@ -78,9 +62,8 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// The limits in force.
     public var options: AuthorizationOptions { authorizer.options }
 
-    /// The customer-token (bearer) provider, or `nil` when there is none.
-    ///
-    /// A built-in mode's provider is reached through it, e.g. `client.provider as? IDTokenStore`.
+    /// The customer-token (bearer) provider, or `nil` when there is none. A built-in mode's provider
+    /// is reached through it, e.g. `client.provider as? IDTokenStore`.
     public var provider: (any AuthorizationProvider)? { authorizer.provider(for: .bearer) }
 
     /// Tells the client that the user changed: the one call for a logout, a login or a switch of
@@ -93,16 +76,14 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     /// ```
     ///
     /// Every provider is told through ``AuthorizationProvider/identityDidChange(to:)``, and forgets
-    /// the previous user's credential. A provider that keeps its token in a `CredentialStore`
-    /// (`TokenExchangeProvider`, `IDTokenStore` with a credential store) removes the previous
-    /// user's stored token and moves to `identity`'s slot; with `nil` it keeps no user, stores
-    /// nothing, and fails the requests that need its token with ``RequestError/noUserNamed(endpoint:)``
-    /// until the app names one. No token is ever stored for a user other than the one it was
-    /// fetched for. The signature mode makes `identity` its current user, so requests queued from
-    /// now on go in that user's lane. A provider class found by name (`AuthorizationProviderType`)
-    /// is then loaded again from the registry, a new instance, as the vendor SDKs do, and swapped in
-    /// only once it has loaded: requests in flight keep the provider they read, and none finds the
-    /// client without one. With advanced auth disabled nothing is looked up.
+    /// the previous user's credential; one that keeps its token in a `CredentialStore`
+    /// (`TokenExchangeProvider`, `IDTokenStore` with a credential store) removes the previous user's
+    /// stored token and moves to `identity`'s slot, or keeps no user with `nil`, as that method
+    /// says. The signature mode makes `identity` its current user, so requests queued from now on go
+    /// in that user's lane. A provider class found by name (`AuthorizationProviderType`) is then
+    /// loaded again from the registry, a new instance, as the vendor SDKs do, and swapped in only
+    /// once it has loaded: requests in flight keep the provider they read, and none finds the client
+    /// without one. With advanced auth disabled nothing is looked up.
     ///
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` (key `identity`) for an identity
     ///   that is empty, longer than 100 UTF-8 bytes or holds a control character: nothing changes
@@ -118,28 +99,20 @@ public final class AuthorizedHTTPClient: Sendable, CustomStringConvertible, Cust
     }
 
     /// Tells the client that the user's identity changed without naming the new user: as
-    /// ``identityDidChange(to:)`` with `nil` (no one is signed in). Providers that keep their token
-    /// per user then fail the requests that need it until ``identityDidChange(to:)`` names the user.
+    /// ``identityDidChange(to:)`` with `nil` (no one is signed in).
     public func identityDidChange() async throws(ConfigurationError) {
         try await identityDidChange(to: nil)
     }
 
     // MARK: Sending
 
-    /// Sends a request to a catalogue endpoint with the credential its scheme names.
+    /// Sends the request ``RequestAuthorizer/request(for:parameters:query:body:headers:)`` makes for
+    /// a catalogue endpoint, with the credential its scheme names. `parameters` are the values of
+    /// the endpoint's `<name>` path parameters (`projectToken` comes from the configuration), `query`
+    /// items go after the template's own, and a header field whose name is not an HTTP token or
+    /// whose value holds a character no header can carry fails the request with
+    /// ``RequestError/Code/invalidHeader``.
     ///
-    /// A 401 or 403 to a request that carried a credential is reported to the provider that issued
-    /// it, which may ask for one retry with a new credential; a request is never retried twice.
-    ///
-    /// - Parameters:
-    ///   - endpoint: The endpoint's name in the policy.
-    ///   - parameters: Values for the endpoint's `<name>` path parameters (`projectToken` comes
-    ///     from the configuration).
-    ///   - query: Query items added after the template's own.
-    ///   - body: The body, sent with `Content-Type: application/json` unless `headers` says otherwise.
-    ///   - headers: Extra header fields. An `Authorization` field here is replaced by the policy's; a
-    ///     name that is not an HTTP token or a value with a character a header cannot hold fails
-    ///     the request with ``RequestError/Code/invalidHeader``.
     /// - Returns: The 2xx response.
     /// - Throws: ``RequestError``.
     public func send(

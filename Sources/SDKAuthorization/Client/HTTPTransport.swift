@@ -2,10 +2,9 @@ import Foundation
 internal import SDKAuthorizationPrimitives
 
 /// An HTTP request before or after authorization: method, URL (with path and query), header
-/// fields and body. It is what the framework authorizes and what an ``HTTPTransport`` sends.
+/// fields and body: what the framework authorizes and what an ``HTTPTransport`` sends.
 ///
-/// The name leaves `HTTPRequest` to swift-http-types and `URLRequest` to Foundation, so a file
-/// can import them side by side.
+/// The name leaves `HTTPRequest` to swift-http-types and `URLRequest` to Foundation.
 public struct OutgoingRequest: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The method, e.g. `POST`.
     public var method: String
@@ -106,15 +105,13 @@ public struct ServerResponse: Sendable, Equatable, CustomStringConvertible, Cust
 /// `SDKAuthorizationAsyncHTTPClient` adapter package has one over AsyncHTTPClient).
 ///
 /// # Implementation requirements
-/// Return 3xx responses as they are, without following them. Throw for transport failures
-/// (no connection, timeout); return every HTTP status, including 4xx and 5xx, as a response.
-/// Honour task cancellation: the client cancels the sending task when a request's deadline passes
-/// (the request itself returns at the deadline either way).
+/// Throw for transport failures (no connection, timeout); return every HTTP status, 3xx, 4xx and
+/// 5xx included, as a response. Honour task cancellation: the client cancels the sending task when
+/// a request's deadline passes (the request itself returns at the deadline either way).
 ///
 /// A transport that can end a send by a deadline itself (its own timer, or a deadline its HTTP
 /// library takes) implements ``send(_:deadline:clock:)`` and says so with ``endsByDeadline``; the
-/// client then sends in the caller's task. Any other transport's ``send(_:)`` runs in a task of its
-/// own per send, which the request waits for only until its deadline.
+/// client then sends in the caller's task rather than in a task of its own per send.
 public protocol HTTPTransport: Sendable {
     /// Sends `request`.
     func send(_ request: OutgoingRequest) async throws -> ServerResponse

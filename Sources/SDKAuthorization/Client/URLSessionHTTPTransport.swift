@@ -45,11 +45,8 @@ public final class URLSessionHTTPTransport: HTTPTransport {
     }
 
     /// Sends `request` and cancels its data task when `deadline` passes on `clock`, if no response
-    /// came first.
-    ///
-    /// The deadline is an alarm on `clock` (``Alarms``, the framework's one timer source): with
-    /// ``SystemClock`` it is the deadline itself; with a manual clock the send is cancelled when
-    /// the clock is moved past it.
+    /// came first: an alarm on `clock` (``Alarms``), so with a manual clock the send is cancelled
+    /// when the clock is moved past it.
     public func send(_ request: OutgoingRequest, deadline: RequestDeadline, clock: any AuthorizationClock) async throws -> ServerResponse {
         try await send(request, deadline: (deadline, Alarms(clock: clock)))
     }

@@ -5,13 +5,10 @@ internal import SDKAuthorizationPrimitives
 /// thrown, and the framework does not also log it.
 ///
 /// The core's codes are about what any configuration may get wrong (a credential, a key, a file, a
-/// provider); a configuration or a mode adds codes of its own in an extension (the Engagement mode's
-/// provider-lookup codes carry the exact messages the Exponea SDKs document).
-///
-/// It is a struct with a ``Code`` rather than an enum, as ``RequestError`` is: later modules add
-/// codes without breaking any caller's exhaustive `switch`. Match on ``code`` and read the context
-/// from the properties that apply to it (``key``, ``field``, ``name``, ``reason`` and so on); the
-/// others are `nil`.
+/// provider); a configuration or a mode adds codes of its own in an extension (``ErrorShape/Code``;
+/// the Engagement mode's provider-lookup codes carry the exact messages the Exponea SDKs document).
+/// Match on ``code`` and read the context from the properties that apply to it (``key``, ``field``,
+/// ``name``, ``reason`` and so on); the others are `nil`.
 ///
 /// ```swift
 /// do {
@@ -23,10 +20,9 @@ internal import SDKAuthorizationPrimitives
 /// }
 /// ```
 ///
-/// Two errors are equal when their ``code`` and ``message`` are equal; the message repeats the
-/// context the developer needs (escaped and cut where it comes from a file), so the context
-/// properties are not compared separately. Its texts, `dump` and equality are those of every error
-/// of the framework (``ErrorShape/Coded``).
+/// Its texts, `dump` and equality are those of every error of the framework (``ErrorShape/Coded``):
+/// the message repeats the context the developer needs (escaped and cut where it comes from a
+/// file), so the context properties are not compared.
 public struct ConfigurationError: ErrorShape.Coded {
     /// What went wrong, as a stable name a caller can match on.
     public struct Code: ErrorShape.Code {
@@ -84,12 +80,9 @@ public struct ConfigurationError: ErrorShape.Coded {
 
     private let storage: Storage
 
-    /// Creates an error with `code`, `message` and the context that applies to the code (for codes
-    /// added in extensions, as a mode or a configuration of its own adds them).
-    ///
-    /// The message is shown and logged as it is: name keys and fields, never a credential's value,
-    /// and escape text from outside with `LogText` (mode kit). Each context value is what the property of the
-    /// same name returns.
+    /// Creates an error with `code`, `message` (``ErrorShape/Coded/message``: name keys and fields,
+    /// never a credential's value) and the context that applies to the code, for codes added in
+    /// extensions; each context value is what the property of the same name returns.
     public init(
         _ code: Code, _ message: String, field: String? = nil, key: String? = nil, keys: [String]? = nil, value: String? = nil,
         expected: String? = nil, reason: String? = nil, path: String? = nil, limit: Int? = nil, name: String? = nil,
@@ -108,8 +101,7 @@ public struct ConfigurationError: ErrorShape.Coded {
     /// This error with `hint` after its message, in parentheses: the documented message stays first
     /// and unchanged, so a search for it still finds the vendor's troubleshooting guide. The code and
     /// the context are kept. The registry adds "did you mean" and "link the product" hints this way.
-    ///
-    /// - Parameter hint: What to do about it; it is shown as given, so escape what comes from a file.
+    /// `hint` is shown as given, so escape what comes from a file.
     public func appendingHint(_ hint: String) -> ConfigurationError {
         ConfigurationError(code, "\(message) (\(hint))", context: storage.context)
     }
@@ -219,11 +211,8 @@ extension ConfigurationError {
         }
     }
 
-    /// `value` without user info, query or fragment, escaped and cut: what a message may repeat of
-    /// a URL that may hold a password or a secret query.
-    ///
-    /// - Parameter value: A URL as text, well formed or not.
-    /// - Returns: The text to put in a message.
+    /// `value`, a URL as text (well formed or not), without user info, query or fragment, escaped
+    /// and cut: what a message may repeat of a URL that may hold a password or a secret query.
     public static func sanitizedURLText(_ value: String) -> String {
         // Unicode scalars, not Characters: a combining mark after '@' or '?' must not hide it.
         var scalars = Array(value.unicodeScalars)

@@ -4,12 +4,9 @@ import Foundation
 /// ``AuthorizationEventObserver`` as it happens: for counters, timers and spans, or for an SDK's
 /// own bookkeeping.
 ///
-/// An event names what happened (``kind``) and where: the scheme, the endpoint, a status, how long
-/// it took and how it ended. It never holds a credential, a header value, a URL or a body, so its
-/// description, `dump` and mirror are safe to log.
-///
-/// It is a struct with a ``Kind`` rather than an enum, as ``RequestError`` is: later modes add kinds
-/// without breaking any observer's `switch`.
+/// It never holds a credential, a header value, a URL or a body, so its description, `dump` and
+/// mirror are safe to log. Its ``Kind`` is a struct rather than an enum, as a ``RequestError``'s
+/// code is: later modes add kinds without breaking any observer's `switch`.
 ///
 /// | kind | sent by | fields |
 /// | --- | --- | --- |
@@ -23,11 +20,11 @@ import Foundation
 /// | ``Kind/waitStarted`` | `IDTokenStore` | ``endpoint`` |
 /// | ``Kind/waitEnded`` | `IDTokenStore` | ``endpoint``, ``duration``, ``outcome`` |
 ///
-/// Durations are seconds on the clock's monotonic time. Every ``Kind/refreshStarted`` has exactly one
-/// ``Kind/refreshFinished`` (when the app sets the token on another thread at the same moment, the
-/// two may reach the observer in either order). Every ``Kind/waitStarted`` is followed by exactly
-/// one ``Kind/waitEnded``, both sent from the task that waits (through ``AuthorizedHTTPClient``, the
-/// caller's own), so a tracer sees them in the request's context.
+/// Every ``Kind/refreshStarted`` has exactly one ``Kind/refreshFinished`` (when the app sets the
+/// token on another thread at the same moment, the two may reach the observer in either order).
+/// Every ``Kind/waitStarted`` is followed by exactly one ``Kind/waitEnded``, both sent from the task
+/// that waits (through ``AuthorizedHTTPClient``, the caller's own), so a tracer sees them in the
+/// request's context.
 public struct AuthorizationEvent: Sendable, Equatable, CustomStringConvertible {
     /// What happened, as a stable name an observer can match on.
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -94,7 +91,8 @@ public struct AuthorizationEvent: Sendable, Equatable, CustomStringConvertible {
     public let status: Int?
     /// 1 for a request's first try, 2 for its retry.
     public let attempt: Int?
-    /// Seconds: how long a wait or a refresh took, or the delay before a retry.
+    /// Seconds on the clock's monotonic time: how long a wait or a refresh took, or the delay
+    /// before a retry.
     public let duration: TimeInterval?
     /// How a refresh or a wait ended.
     public let outcome: Outcome?

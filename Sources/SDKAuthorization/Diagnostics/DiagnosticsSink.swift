@@ -55,25 +55,16 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
 
 /// Where the framework's diagnostics go.
 ///
-/// The framework never prints; it hands every message to a sink. The default,
-/// ``StandardErrorDiagnosticsSink/inDebugBuilds``, is silent in release builds and writes warnings to standard error in
-/// debug builds; ``StandardErrorDiagnosticsSink`` always writes. To route messages into swift-log,
-/// `os.Logger` or your SDK's own logger, conform a small type of yours:
+/// The framework never prints; it hands every message to a sink
+/// (``StandardErrorDiagnosticsSink/inDebugBuilds`` by default). `SwiftLogDiagnosticsSink`
+/// (`SDKAuthorizationLogging`) routes them into swift-log; for `os.Logger` or your SDK's own
+/// logger, conform a small type of yours:
 ///
 /// ```swift
-/// import Logging
-/// import SDKAuthorization
-///
-/// struct SwiftLogSink: DiagnosticsSink {
-///     let logger: Logger
+/// struct OSLogSink: DiagnosticsSink {
+///     let logger = Logger(subsystem: "com.example.sdk", category: "authorization")   // os.Logger
 ///     func record(_ diagnostic: Diagnostic) {
-///         let level: Logger.Level = switch diagnostic.level {
-///         case .debug: .debug
-///         case .info: .info
-///         case .warning: .warning
-///         case .error: .error
-///         }
-///         logger.log(level: level, "\(diagnostic.message)")
+///         logger.log(level: diagnostic.level >= .warning ? .error : .debug, "\(diagnostic.message, privacy: .public)")
 ///     }
 /// }
 /// ```
@@ -87,10 +78,9 @@ public protocol DiagnosticsSink: Sendable {
 }
 
 extension DiagnosticsSink {
-    /// Records one diagnostic made of these parts; `message` is built only when called.
-    ///
-    /// What a mode writes here reaches the app's logs: escape text from outside with
-    /// `LogText` (mode kit) and never pass a credential.
+    /// Records one diagnostic made of these parts; `message` is built only when called. What a mode
+    /// writes here reaches the app's logs: escape text from outside with `LogText` (mode kit) and
+    /// never pass a credential.
     public func log(_ level: Diagnostic.Level, _ message: @autoclosure () -> String,
              endpoint: Endpoint.ID? = nil, scheme: AuthorizationScheme? = nil, event: String? = nil) {
         record(Diagnostic(level: level, message: message(), endpoint: endpoint, scheme: scheme, event: event))

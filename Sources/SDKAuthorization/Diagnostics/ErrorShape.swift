@@ -9,22 +9,16 @@ internal import SDKAuthorizationPrimitives
 /// that applies to it, as ``RequestError``, ``ConfigurationError`` and the modes' errors do:
 ///
 /// ```swift
-/// import SDKAuthorization
-///
 /// /// Why the chat SDK refused a message.
 /// public struct ChatError: ErrorShape.Coded {
-///     /// What went wrong, as a stable name a caller can match on.
 ///     public struct Code: ErrorShape.Code {
-///         /// The code's name.
 ///         public let rawValue: String
-///         /// Creates a code.
 ///         public init(rawValue: String) { self.rawValue = rawValue }
 ///
 ///         /// The message is longer than the server accepts.
 ///         public static let messageTooLong = Code(rawValue: "messageTooLong")
 ///     }
 ///
-///     /// What went wrong.
 ///     public let code: Code
 ///     /// A sentence that says what happened; never a credential.
 ///     public let message: String
@@ -54,18 +48,12 @@ public enum ErrorShape {
 
     /// An error with a ``ErrorShape/Code`` and a message.
     ///
-    /// A conforming type declares ``code`` and ``message``; the rest has default implementations,
-    /// each of which shows the code and the message only, so an error whose message never holds a
-    /// credential never shows one in any text or `dump`:
-    /// - `description` and `errorDescription` (what `localizedDescription` shows): the message.
-    /// - `debugDescription`: the type's name, the code and the message:
-    ///   `JWTDecodingError(notJSON): The JWT payload is not a JSON object`.
-    /// - `customMirror` (what `dump` shows): the code's raw value and the message, no other field.
-    /// - `==`: the code and the message are equal; other context is not compared (the message
-    ///   repeats what a developer needs of it).
-    ///
-    /// A type that shows or compares more (``RequestError`` shows its response and compares its
-    /// status) implements those members itself.
+    /// A conforming type declares ``code`` and ``message``; the default `description`,
+    /// `errorDescription`, `debugDescription`, `customMirror` and `==` show and compare those two
+    /// only (other context is not compared: the message repeats what a developer needs of it), so an
+    /// error whose message never holds a credential never shows one in any text or `dump`. A type
+    /// that shows or compares more (``RequestError`` shows its response and compares its status)
+    /// implements those members itself.
     public protocol Coded: Error, LocalizedError, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         /// The error's code type, with the error's codes as static members.
         associatedtype Code: ErrorShape.Code

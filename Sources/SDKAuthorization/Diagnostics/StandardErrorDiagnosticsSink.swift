@@ -1,9 +1,7 @@
 import Foundation
 
 /// A ``DiagnosticsSink`` that writes each diagnostic at or above a minimum level to standard error.
-///
-/// Opt in by passing it where a `diagnostics:` parameter is taken. Without one, the framework uses
-/// ``inDebugBuilds``, which is silent in release builds.
+/// Opt in by passing it where a `diagnostics:` parameter is taken.
 public struct StandardErrorDiagnosticsSink: DiagnosticsSink {
     /// Diagnostics below this level are dropped.
     public var minimumLevel: Diagnostic.Level
@@ -19,11 +17,9 @@ public struct StandardErrorDiagnosticsSink: DiagnosticsSink {
 
     /// The sink every `diagnostics:` parameter defaults to: silent in release builds, as a library
     /// should be; in debug builds it writes warnings and errors to standard error, so a
-    /// misconfigured provider shows up while you develop.
-    ///
-    /// Errors the framework throws are unaffected: they reach your code whatever the sink. To keep
-    /// the messages in release builds, pass a sink of your own (SDKAuthorizationLogging routes them
-    /// to swift-log) or ``init(minimumLevel:)``.
+    /// misconfigured provider shows up while you develop. Errors the framework throws reach your
+    /// code whatever the sink; to keep the messages in release builds, pass a sink of your own or
+    /// ``init(minimumLevel:)``.
     public static let inDebugBuilds: StandardErrorDiagnosticsSink = {
         var sink = StandardErrorDiagnosticsSink()
         sink.writesInReleaseBuilds = false

@@ -3,9 +3,6 @@ internal import SDKAuthorizationPrimitives
 /// Which requests carry which credential: an endpoint catalogue with a scheme per endpoint, and
 /// rules for any other request.
 ///
-/// The table is data: an SDK author adds endpoints, moves one to another scheme, and adds rules
-/// that match requests by scheme, host, port, path and method.
-///
 /// ```swift
 /// var policy = AuthorizationPolicy(rules: [try AuthorizationRule(host: "api.example.com", scheme: .bearer)])
 /// try policy.add(Endpoint("userInbox", method: "GET", path: "https://api.example.com/v2/users/<userId>/inbox"), scheme: .bearer)
@@ -32,10 +29,6 @@ public struct AuthorizationPolicy: Sendable, Equatable {
     public init() {}
 
     /// A policy of rules alone, tried in order; the first that matches a request gives its scheme.
-    ///
-    /// ```swift
-    /// let policy = AuthorizationPolicy(rules: [try AuthorizationRule(host: "api.example.com", scheme: .bearer)])
-    /// ```
     public init(rules: [AuthorizationRule]) {
         self.rules = rules
     }

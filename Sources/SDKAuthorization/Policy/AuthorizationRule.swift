@@ -12,15 +12,11 @@ internal import SDKAuthorizationPrimitives
 /// try policy.add(AuthorizationRule(origin: baseURL, path: "/braze/**", scheme: .signature))  // e.g. http://127.0.0.1:8080
 /// ```
 ///
-/// - `host`: `[scheme "://"] host [":" port]`, as ``AuthorizedDomain``: an exact host or one
-///   leading `*.` label; `https` unless the pattern names `http`, which it may only for a loopback
-///   host (`http://127.0.0.1:8080`); the scheme's default port (443, 80) unless the pattern names
-///   another. A request on another scheme or port matches no rule: a credential for
-///   `api.example.com` never goes to `http://api.example.com` or `https://api.example.com:8443`.
-///   A rule always names its host, so a credential never goes to a host the SDK author did not
-///   name. A request whose host is not a host name or address (it holds `%`, `@`, `/`, NUL...)
-///   matches no rule. ``init(origin:path:method:scheme:)`` takes the scheme, host and port of a
-///   URL instead, such as a configured base URL.
+/// - `host`: `[scheme "://"] host [":" port]`, matched as ``AuthorizedDomain`` matches: a request
+///   on another scheme or port matches no rule, so a credential for `api.example.com` never goes
+///   to `http://api.example.com` or `https://api.example.com:8443`. A rule always names its host,
+///   so a credential never goes to a host the SDK author did not name.
+///   ``init(origin:path:method:scheme:)`` takes the scheme, host and port of a URL instead.
 /// - `path`: `/`-separated segments; `*` or `<name>` matches one segment, a final `**` matches any
 ///   rest (none included). Segments compare exactly, after percent-decoding and after dot segments
 ///   are resolved as a server resolves them (`/v1/../admin` is `/admin` and does not match
@@ -42,14 +38,11 @@ public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
 
     let pathPattern: PathPattern
 
-    /// Creates a rule for requests to `host`, a pattern `[scheme "://"] host [":" port]`
-    /// (``AuthorizedDomain``): `api.example.com`, `*.example.com`, `api.example.com:8443`,
-    /// `http://127.0.0.1:8080`.
+    /// Creates a rule for requests to `host`, a pattern `[scheme "://"] host [":" port]` (``AuthorizedDomain``).
     ///
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a bad host pattern (key
-    ///   `rule host`; among others a scheme other than `https`, `http` on a host that is not
-    ///   loopback, or a port outside 1...65535), a path that does not start with `/` or holds `**`
-    ///   anywhere but at its end, or a method that is not an HTTP token.
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for a host pattern that
+    ///   ``AuthorizedDomain/init(_:)`` refuses (key `rule host`), a path that does not start with
+    ///   `/` or holds `**` anywhere but at its end, or a method that is not an HTTP token.
     public init(host: String, path: String = "/**", method: String? = nil, scheme: AuthorizationScheme) throws(ConfigurationError) {
         try self.init(domain: AuthorizedDomain(host, key: "rule host"), path: path, method: method, scheme: scheme)
     }
@@ -58,9 +51,9 @@ public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
     /// ``AuthorizedDomain/init(origin:)``; its path is ignored: `path` is the whole path a request
     /// must have. For a rule on a configured base URL, which may be `http://127.0.0.1:8080` in tests.
     ///
-    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` when `origin` is not an `https`
-    ///   URL, or an `http` one on a loopback host, with a host and a port from 1 to 65535 (key
-    ///   `rule host`); for a bad path or method as ``init(host:path:method:scheme:)``.
+    /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` for an `origin` that
+    ///   ``AuthorizedDomain/init(origin:)`` refuses (key `rule host`), or a bad path or method as
+    ///   ``init(host:path:method:scheme:)`` does.
     public init(origin: URL, path: String = "/**", method: String? = nil, scheme: AuthorizationScheme) throws(ConfigurationError) {
         try self.init(domain: AuthorizedDomain(origin: origin, key: "rule host"), path: path, method: method, scheme: scheme)
     }
@@ -103,14 +96,10 @@ public struct AuthorizationRule: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A path pattern: literal segments, one-segment wildcards (`*`, `<name>`) and an optional final `**`.
-///
-/// Both the pattern and a request's path are compared after percent-decoding and after removing
-/// dot segments (RFC 3986 section 5.2.4), as a server resolves them: `/v1/../admin` is `/admin`
-/// and never matches `/v1/**`; `/v1/./users` is `/v1/users`; `%2e` and `%2E` are dots. A request
-/// segment that decodes to hold `/` or NUL never matches a literal segment (a wildcard takes it).
-/// Segments compare byte for byte, on UTF-8, without Foundation: literal segments are decoded once,
-/// here; a request path once per ``matches(_:)``.
+/// A path pattern: literal segments, one-segment wildcards (`*`, `<name>`) and an optional final
+/// `**`, matched as ``AuthorizationRule`` describes, dot segments removed as RFC 3986 section 5.2.4
+/// says. Segments compare byte for byte, on UTF-8, without Foundation: literal segments are
+/// decoded once, here; a request path once per ``matches(_:)``.
 struct PathPattern: Sendable, Hashable {
     enum Segment: Sendable, Hashable { case literal([UInt8]), any }
     let segments: [Segment]

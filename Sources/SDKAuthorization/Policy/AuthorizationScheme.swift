@@ -3,8 +3,9 @@ internal import SDKAuthorizationPrimitives
 /// Which credential a request carries: the name of a provider slot in a ``RequestAuthorizer``.
 ///
 /// The core's schemes are ``apiKey`` (the project's API key), ``bearer`` (the app's provider) and
-/// ``none``; the signature mode (`SDKAuthorizationSignature`) adds `signature`. An SDK author can
-/// name more, each with a provider of its own:
+/// ``none``; the signature mode (`SDKAuthorizationSignature`) adds `signature`. It is a struct
+/// rather than an enum, so an SDK author can name more without breaking any caller's `switch`,
+/// each with a provider of its own:
 ///
 /// ```swift
 /// extension AuthorizationScheme {
@@ -12,9 +13,6 @@ internal import SDKAuthorizationPrimitives
 /// }
 /// let authorizer = try RequestAuthorizer(policy: policy, providers: [.partnerKey: partnerKeyProvider])
 /// ```
-///
-/// It is a struct rather than an enum so that new modes add schemes without breaking any caller's
-/// `switch`.
 public struct AuthorizationScheme: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The scheme's name.
     public let rawValue: String

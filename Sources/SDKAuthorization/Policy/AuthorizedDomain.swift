@@ -24,7 +24,6 @@ internal import SDKAuthorizationPrimitives
 /// | `http://127.0.0.1:8080` | `http://127.0.0.1:8080` only |
 /// | `[::1]:8080` | `https://[::1]:8080` only |
 ///
-/// ``init(origin:)`` takes the scheme, host and port of a URL, such as a configured base URL.
 /// Two domains are equal when they name the same scheme, host pattern and port.
 public struct AuthorizedDomain: Sendable, Hashable, CustomStringConvertible {
     private enum Kind: Hashable { case exact(String), subdomains(of: String) }
@@ -37,10 +36,9 @@ public struct AuthorizedDomain: Sendable, Hashable, CustomStringConvertible {
     /// Parses a pattern, `[scheme "://"] host [":" port]`.
     ///
     /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` with the key `authorizedDomains`
-    ///   for a scheme other than `https` (or `http` on a loopback host), a port that is not a number
-    ///   from 1 to 65535, an empty pattern or host, a `*` that is not one leading `*.` label, an
-    ///   IPv6 address outside brackets, a path, white space or other characters a host cannot hold.
-    ///   The message names the pattern, escaped and cut short.
+    ///   for a pattern that breaks the rules of ``AuthorizedDomain`` or names no host, or holds a
+    ///   path, white space or an IPv6 address outside brackets; the message names the pattern,
+    ///   escaped and cut short.
     public init(_ pattern: String) throws(ConfigurationError) {
         try self.init(pattern, key: "authorizedDomains")
     }
@@ -107,9 +105,8 @@ public struct AuthorizedDomain: Sendable, Hashable, CustomStringConvertible {
 
     /// The domain of `origin`'s scheme, host (exact) and port; its path, query and user information
     /// are ignored. `https://api.example.com/v2` gives `api.example.com`;
-    /// `http://127.0.0.1:8080/api` gives `http://127.0.0.1:8080`.
-    ///
-    /// For a request to a configured base URL, whatever its scheme and port:
+    /// `http://127.0.0.1:8080/api` gives `http://127.0.0.1:8080`. For a request to a configured base
+    /// URL, whatever its scheme and port:
     ///
     /// ```swift
     /// let idTokens = try IDTokenStore(authorizedDomains: [AuthorizedDomain(origin: baseURL)])
@@ -166,16 +163,8 @@ public struct AuthorizedDomain: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether a request to `url` may carry the credential: its scheme (in any case) is the
     /// domain's, its port (`url.port`, else its scheme's default) is the domain's, and its host
-    /// matches the host pattern as in ``matches(_:)-(String)``. Never when the URL spells its
-    /// host with a percent escape (`api%2Eexample.com`), or its host is not a host name or an
-    /// address literal.
-    ///
-    /// ```swift
-    /// let domain = try AuthorizedDomain("api.example.com")
-    /// domain.matches(URL(string: "https://api.example.com/v1")!)       // true
-    /// domain.matches(URL(string: "http://api.example.com/v1")!)        // false: http
-    /// domain.matches(URL(string: "https://api.example.com:8443/v1")!)  // false: port 8443
-    /// ```
+    /// matches the host pattern as in ``matches(_:)-(String)``; never when the URL spells its host
+    /// with a percent escape (`api%2Eexample.com`).
     public func matches(_ url: URL) -> Bool {
         // The cheap comparisons first: the scheme's bytes, then the port.
         guard let scheme = url.scheme, scheme.utf8.elementsEqual(isHTTP ? "http".utf8 : "https".utf8, by: { HeaderFieldRules.asciiLowercased($0) == $1 }),

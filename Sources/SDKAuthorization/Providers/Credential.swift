@@ -11,15 +11,15 @@ internal import SDKAuthorizationPrimitives
 /// .omitted                                       // send this request without a credential
 /// ```
 ///
-/// Every credential passes one validation before it is sent: the header name must be an HTTP token
-/// and not one the transport owns (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`,
-/// `Cookie`, `Content-Type`, any `Proxy-*`, a `:` pseudo-header and the other framing and hop-by-hop
-/// fields), the value visible ASCII, and a bearer token an RFC 6750 `b64token`. A credential that
-/// fails it fails its request locally with ``RequestError/Code/invalidCredential``; nothing is sent.
-/// Fields added with ``adding(_:value:)`` pass the same validation, and go where the credential
-/// goes: they replace a caller's field of the same name, and a redirect to another origin drops them.
-///
-/// Its `description`, `debugDescription` and mirror never show the secret.
+/// Every credential passes one validation before it is sent: the header name must be an HTTP token,
+/// neither `Idempotency-Key` (a queued request's idempotency key) nor one the transport owns (`Host`,
+/// `Content-Length`, `Transfer-Encoding`, `Connection`, `Cookie`, `Content-Type`, any `Proxy-*`, a
+/// `:` pseudo-header and the other framing and hop-by-hop fields), the value visible ASCII, and a
+/// bearer token an RFC 6750 `b64token`. A credential that fails it fails its request locally with
+/// ``RequestError/Code/invalidCredential``; nothing is sent. Fields added with ``adding(_:value:)``
+/// pass the same validation, and go where the credential goes: they replace a caller's field of the
+/// same name, and a redirect to another origin drops them. Its `description`, `debugDescription`
+/// and mirror never show the secret.
 public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     enum Kind: Hashable, Sendable { case bearer, header, omitted, scheme(String) }
 
@@ -33,7 +33,6 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     /// The header field's name, `Authorization` for ``bearer(_:)`` and ``authorization(scheme:_:)``; `nil` when omitted.
     public let headerName: String?
     /// The secret itself (the token, key or signature, without a scheme word); `nil` when omitted.
-    ///
     /// A provider compares it with its own current token, for example when told of a rejection.
     public let value: String?
     /// The fields sent with it, in the order they were added.
@@ -60,19 +59,14 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         Credential(kind: .bearer, headerName: "Authorization", value: token)
     }
 
-    /// An API key sent as it is under the header your API names, e.g. `X-API-Key: <key>`.
-    ///
-    /// The same credential as ``header(_:value:)``, named for what it carries. A name the transport
-    /// owns (`Host`, `Cookie`, `Content-Type`, `Proxy-*`...) or `Idempotency-Key` fails the request
-    /// locally.
+    /// An API key sent as it is under the header your API names, e.g. `X-API-Key: <key>`: the same
+    /// credential as ``header(_:value:)``, named for what it carries.
     public static func apiKey(_ key: String, header: String) -> Credential {
         Credential(kind: .header, headerName: header, value: key)
     }
 
-    /// A header field of the SDK author's choice, e.g. `X-Braze-Auth-Signature: <jwt>`. The value is
-    /// sent as it is. A name the transport owns (`Host`, `Cookie`, `Content-Type`, `Proxy-*`...) or
-    /// `Idempotency-Key` (a queued request's idempotency key) fails the request locally
-    /// (``RequestError/Code/invalidCredential``).
+    /// A header field of the SDK author's choice, e.g. `X-Braze-Auth-Signature: <jwt>`, its value
+    /// sent as it is.
     public static func header(_ name: String, value: String) -> Credential {
         Credential(kind: .header, headerName: name, value: value)
     }
@@ -89,16 +83,9 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     /// This credential with a header field that goes with it: a proof of possession of the token
     /// (`DPoP: <proof JWT>`, RFC 9449) or a signature over the request, made for this request.
     ///
-    /// ```swift
-    /// .authorization(scheme: "DPoP", accessToken).adding("DPoP", value: proof)
-    /// ```
-    ///
-    /// The field is checked as a credential is: its name an HTTP token that is neither the
-    /// credential's own header nor one the transport owns, nor a field added before, and its value
-    /// visible ASCII; one that fails fails the request locally with
-    /// ``RequestError/Code/invalidCredential``. It replaces a caller's field of the same name, is
-    /// dropped with the credential on a redirect to another origin, and is never shown in a
-    /// description. A field cannot go with ``omitted``.
+    /// The field passes the validation a credential passes, and must not name the credential's own
+    /// header or a field added before; it is never shown in a description. A field cannot go with
+    /// ``omitted``.
     public func adding(_ name: String, value: String) -> Credential {
         Credential(kind: kind, headerName: headerName, value: self.value,
                    fields: fields + [Field(name: name, value: value)])

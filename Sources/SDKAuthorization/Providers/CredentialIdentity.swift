@@ -21,14 +21,10 @@ extension Credential {
             }
         }
 
-        /// Checks an identity a provider was given, and that a credential store comes with one; errors
-        /// name `key`.
+        /// Checks `identity`, the user a provider's credential belongs to (`nil` for none), and that a
+        /// provider that keeps its credential in a credential store (`hasStore`) is given one; errors
+        /// name `key`, the setting.
         ///
-        /// - Parameters:
-        ///   - identity: The user the provider's credential belongs to, or `nil` for none.
-        ///   - hasStore: Whether the provider keeps its credential in a credential store, which
-        ///     needs an identity.
-        ///   - key: The name of the setting, for the error.
         /// - Throws: ``ConfigurationError/invalidValue(key:reason:)`` when `identity` has a length
         ///   outside ``lengths``, or is `nil` while `hasStore` is true.
         public static func check(_ identity: String?, hasStore: Bool, key: String) throws(ConfigurationError) {

@@ -2,9 +2,8 @@ import Foundation
 internal import SDKAuthorizationPrimitives
 
 /// The calls into each provider or transport that requests gave up on (at their deadline or a
-/// cancellation, ``Alarms/untilDeadline(_:endpoint:_:)``) and that still run: each holds its
-/// task, its thread if it blocks, and what it was handed (a request and its body). Past ``limit``
-/// for one provider or transport, the requests that need it fail at once
+/// cancellation, ``Alarms/untilDeadline(_:endpoint:_:)``) and that still run. Past ``limit`` for
+/// one provider or transport, the requests that need it fail at once
 /// (``RequestError/Code/tooManyAbandonedCalls``) instead of adding one more; a call that ends at
 /// last frees its place.
 ///

@@ -4,7 +4,9 @@ internal import SDKAuthorizationPrimitives
 extension Alarms {
     /// Runs `work`, a call into code that may not end by a request's deadline by itself (an app's
     /// signer, a provider or transport that does not declare `endsByDeadline`), and waits for it
-    /// only until `deadline` or the calling task's cancellation, whichever comes first.
+    /// only until `deadline` (the request's ``AuthorizationContext/deadline``, on this instance's
+    /// clock; `nil` for none) or the calling task's cancellation, whichever comes first. The errors
+    /// name `endpoint`.
     ///
     /// The work runs in a task of its own, which starts on the calling thread where the runtime
     /// allows it (a call that never waits never changes threads, and then sets no alarm). When the
@@ -19,12 +21,6 @@ extension Alarms {
     /// }
     /// ```
     ///
-    /// - Parameters:
-    ///   - deadline: The request's deadline (``AuthorizationContext/deadline``), on this instance's
-    ///     clock; `nil` waits until the work answers or the task is cancelled.
-    ///   - endpoint: The endpoint the errors name.
-    ///   - work: The call.
-    /// - Returns: What `work` returned.
     /// - Throws: What `work` threw; ``RequestError/Code/deadlineExceeded`` or
     ///   ``RequestError/Code/cancelled`` when that came first.
     public func untilDeadline<Answer: Sendable>(
@@ -36,9 +32,10 @@ extension Alarms {
     }
 
     /// Starts a call that answers through a completion handler (an app's signer, a callback API)
-    /// and waits for its first answer only until `deadline` or the calling task's cancellation,
-    /// whichever comes first: the same one wait as ``untilDeadline(_:endpoint:_:)``, with no task
-    /// of its own.
+    /// and waits for its first answer as ``untilDeadline(_:endpoint:_:)`` waits for its work, with no
+    /// task of its own. `start` starts the call, given `answer`: call it with the result, from any
+    /// thread, at any time; it returns `false` for an answer that came after the first one, the
+    /// deadline or the cancellation, which is ignored.
     ///
     /// ```swift
     /// let signature = try await alarms.firstAnswer(by: RequestDeadline(seconds: 10, from: clock)) { answer in
@@ -48,13 +45,6 @@ extension Alarms {
     /// }
     /// ```
     ///
-    /// - Parameters:
-    ///   - deadline: When to stop waiting, on this instance's clock; `nil` waits until the answer or
-    ///     the cancellation.
-    ///   - endpoint: The endpoint the errors name.
-    ///   - start: Starts the call, given `answer`: call it with the result, from any thread, at any
-    ///     time. It returns `false` for an answer that came after the first one, the deadline or the
-    ///     cancellation, which is ignored.
     /// - Returns: The first answer's value.
     /// - Throws: The first answer's error; ``RequestError/Code/deadlineExceeded`` or
     ///   ``RequestError/Code/cancelled`` when that came first.
@@ -79,8 +69,7 @@ extension Alarms {
     }
 
     /// ``untilDeadline(_:endpoint:_:)``, for the authorizer's calls into a provider or transport:
-    /// a call that `mayBlock` its thread (a provider that does not declare
-    /// ``AuthorizationProvider/endsByDeadline``) starts on the calling thread only within its
+    /// a call that `mayBlock` its thread starts on the calling thread only within its
     /// ``CallerThreadBudget`` (and when the callee has not blocked a thread before), and otherwise
     /// runs on threads of its own (``BlockingCallExecutor``), never on the cooperative pool's,
     /// where the runtime allows it. `blockedCallersThread` is told how long a call held the calling

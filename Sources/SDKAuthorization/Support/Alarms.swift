@@ -30,12 +30,8 @@ public final class Alarms: Sendable {
     private let keepsIdleDriver: Bool
     private let state = Locked(State())
 
-    /// An instance with no alarm and no driver task.
-    ///
-    /// - Parameters:
-    ///   - clock: The clock whose monotonic time the alarms' times are on.
-    ///   - keepsIdleDriver: Let the driver sleep on when the last alarm is cancelled (one
-    ///     alarm per request, set and cancelled around each request, as a request deadline is).
+    /// An instance on `clock`'s monotonic time, with no alarm and no driver task. `keepsIdleDriver`
+    /// suits alarms set and cancelled around each request, as a request deadline is.
     public init(clock: any AuthorizationClock, keepsIdleDriver: Bool = false) {
         self.clock = clock
         self.keepsIdleDriver = keepsIdleDriver

@@ -3,11 +3,9 @@ import Foundation
 
 /// The source of time for token expiry, waits, deadlines and refresh windows.
 ///
-/// Two kinds of time are kept apart:
-/// - ``now()`` is wall-clock time. It is used only to compare with a JWT's `exp`, which is
-///   wall-clock time too.
-/// - ``monotonicNow()`` never jumps when the user or the network sets the system clock. Every wait,
-///   deadline and refresh window runs on it, so setting the clock back cannot stretch a 10-second wait.
+/// Wall-clock time (``now()``) is only compared with a JWT's `exp`; every wait, deadline and refresh
+/// window runs on ``monotonicNow()``, which never jumps when the user or the network sets the
+/// system clock, so setting the clock back cannot stretch a 10-second wait.
 ///
 /// Inject a manual clock (`ManualClock` in `SDKAuthorizationTesting`) so tests of 10-second waits
 /// run instantly; production code uses ``SystemClock``.

@@ -112,16 +112,10 @@ final class BlockingCallExecutor: TaskExecutor {
 }
 
 /// How many calls that may block their thread (into a provider that does not declare
-/// ``AuthorizationProvider/endsByDeadline``) may run on their callers' threads at once: one fewer
-/// than the cooperative pool has threads, so calls that block there can never hold all of them.
-///
-/// A call that may block starts on its caller's thread while fewer than ``limit`` such calls are
-/// there: one that answers without blocking (a token at hand, or an `await` that suspends) costs no
-/// thread hand-over. The others run on ``BlockingCallExecutor``'s threads. So a provider that blocks
-/// its thread, though it must not, can hold at most ``limit`` of the pool's threads, and the
-/// requests that do not use it, and the alarms that end requests at their deadlines, go on with the
-/// rest. A call that held its caller's thread for ``blockedThreadThreshold`` or longer has blocked
-/// it: the authorizer warns once and sends that provider's later calls to the executor.
+/// ``AuthorizationProvider/endsByDeadline``, whose doc tells the rest) may run on their callers'
+/// threads at once: one fewer than the cooperative pool has threads, so calls that block there can
+/// never hold all of them. A call that answers without blocking (a token at hand, or an `await`
+/// that suspends) then costs no thread hand-over.
 final class CallerThreadBudget: Sendable {
     static let shared = CallerThreadBudget()
 

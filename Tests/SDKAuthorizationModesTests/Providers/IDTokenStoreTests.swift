@@ -1,4 +1,5 @@
 import Foundation
+import SDKAuthorizationModeKit
 import SDKAuthorizationTesting
 import Testing
 import TestSupport
