@@ -53,8 +53,10 @@ public struct TokenExpiry: Sendable, Equatable {
     }
 
     /// The expiry of a token that lives `lifetime` seconds from now on `clock`, counted on its wall
-    /// clock and its monotonic clock alike: it expires by whichever comes first.
+    /// clock and its monotonic clock alike: it expires by whichever comes first. A lifetime that is
+    /// not a number counts as 0 (it expires as it arrives), never as one that no time reaches.
     public init(lifetime: TimeInterval, clock: any AuthorizationClock) {
+        let lifetime = lifetime.isNaN ? 0 : lifetime
         basis = .both(clock.now().addingTimeInterval(lifetime), clock.monotonicNow() + lifetime)
     }
 

@@ -57,4 +57,16 @@ struct TokenRequestTests {
         #expect(expiry.remaining(on: clock) == -10)
         #expect(expiry.isStale(on: clock, leeway: 0))
     }
+
+    @Test func aLifetimeThatIsNotANumberExpiresAsItArrivesNeverFreshForever() {
+        let clock = ManualClock()
+        #expect(TokenExpiry(lifetime: .nan, clock: clock).remaining(on: clock) == 0)
+        #expect(TokenExpiry(lifetime: -.nan, clock: clock).isStale(on: clock, leeway: 1))
+        let arrived = TokenExpiry(lifetime: .nan, clock: clock)
+        clock.advance(by: 0.001)
+        #expect(arrived.isStale(on: clock, leeway: 0))
+        #expect(TokenExpiry(lifetime: -5, clock: clock).isStale(on: clock, leeway: 0))
+        // A lifetime no clock reaches is taken as given: no trap, never stale by time.
+        #expect(!TokenExpiry(lifetime: .infinity, clock: clock).isStale(on: clock, leeway: 86_400))
+    }
 }
