@@ -45,13 +45,14 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     /// not judged again on every request ("1 prepare" rows of BENCHMARKS.md).
     let verdict: HeaderFieldRules.Verdict
 
-    private init(kind: Kind, headerName: String?, value: String?, fields: [Field] = [], awaitsChallenge: Bool = false) {
+    private init(kind: Kind, headerName: String?, value: String?, fields: [Field] = [], awaitsChallenge: Bool = false,
+                 verdict: HeaderFieldRules.Verdict? = nil) {
         self.kind = kind
         self.headerName = headerName
         self.value = value
         self.fields = fields
         self.awaitsChallenge = awaitsChallenge
-        self.verdict = Self.verdict(kind: kind, headerName: headerName, value: value, fields: fields)
+        self.verdict = verdict ?? Self.ownVerdict(kind: kind, headerName: headerName, value: value)
     }
 
     /// `Authorization: Bearer <token>`.
@@ -87,8 +88,10 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     /// header or a field added before; it is never shown in a description. A field cannot go with
     /// ``omitted``.
     public func adding(_ name: String, value: String) -> Credential {
-        Credential(kind: kind, headerName: headerName, value: self.value,
-                   fields: fields + [Field(name: name, value: value)])
+        let field = Field(name: name, value: value)
+        // Only the new field is judged: this credential's own verdict already covers the rest.
+        return Credential(kind: kind, headerName: headerName, value: self.value, fields: fields + [field],
+                          verdict: verdict == .valid ? judged(field) : verdict)
     }
 
     /// The names of the fields added with ``adding(_:value:)``, in order.
@@ -118,20 +121,14 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         }
     }
 
-    /// The verdict on a credential of these parts.
-    private static func verdict(kind: Kind, headerName: String?, value: String?, fields: [Field]) -> HeaderFieldRules.Verdict {
-        let own = ownVerdict(kind: kind, headerName: headerName, value: value)
-        guard own == .valid, !fields.isEmpty else { return own }
-        guard let headerName else { return .forbiddenCharacters }
-        var names: [String] = [headerName]
-        for field in fields {
-            guard HeaderFieldRules.isValidName(field.name), !HeaderFieldRules.isTransportOwnedName(field.name),
-                  !HeaderFieldRules.isIdempotencyKeyName(field.name),
-                  !names.contains(where: { HeaderFieldRules.sameName($0, field.name) }),
-                  HeaderFieldRules.check(field.value) == .valid
-            else { return .forbiddenCharacters }
-            names.append(field.name)
-        }
+    /// The verdict on `field` added to this credential: a name that is an HTTP token, neither one
+    /// the transport owns, the idempotency key's, the credential's own header nor a field added
+    /// before, and a value of visible ASCII.
+    private func judged(_ field: Field) -> HeaderFieldRules.Verdict {
+        guard let headerName, HeaderFieldRules.isValidName(field.name), !HeaderFieldRules.isTransportOwnedName(field.name),
+              !HeaderFieldRules.isIdempotencyKeyName(field.name), !HeaderFieldRules.sameName(headerName, field.name),
+              !fields.contains(where: { HeaderFieldRules.sameName($0.name, field.name) }), HeaderFieldRules.check(field.value) == .valid
+        else { return .forbiddenCharacters }
         return .valid
     }
 

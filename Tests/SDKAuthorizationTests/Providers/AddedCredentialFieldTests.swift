@@ -94,6 +94,17 @@ struct AddedCredentialFieldTests {
         #expect(error?.code == .invalidCredential)
     }
 
+    @Test(arguments: [
+        Credential.authorization(scheme: "DPoP", "not b64token").adding("DPoP", value: "proof"),
+        Credential.authorization(scheme: "DP oP", "t").adding("DPoP", value: "proof"),
+        Credential.authorization(scheme: "DPoP", "t").adding("Host", value: "x").adding("DPoP", value: "proof"),
+    ])
+    func aCredentialThatFailsStillFailsOnceAGoodFieldIsAddedToIt(credential: Credential) async throws {
+        let authorizer = try authorizer(ScriptedProvider(.credential(credential)))
+        let error = await #expect(throws: RequestError.self) { try await authorizer.authorize(OutgoingRequest(method: "GET", url: url)) }
+        #expect(error?.code == .invalidCredential)
+    }
+
     @Test(arguments: [301, 302, 303, 307, 308])
     func aRedirectToAnotherOriginDropsTheAddedFieldsWithTheCredentialEvenWhenTheCallerForwardsThem(status: Int) async throws {
         let credential = Credential.authorization(scheme: "DPoP", "access-token").adding("DPoP", value: "proof")
