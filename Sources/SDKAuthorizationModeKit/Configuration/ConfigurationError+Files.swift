@@ -72,14 +72,11 @@ extension ConfigurationError {
     /// Why `url` is no endpoint a mode may send a secret to (a signed payload, a token request, a
     /// proof), or `nil` when it is one: an absolute `https` URL with a host (`http` on a loopback
     /// host only: `localhost`, `127.0.0.0/8`, `[::1]`), no user info, query or fragment. The reason
-    /// never repeats a password or a query. For a mode's URL key:
+    /// never repeats a password or a query. A mode's URL key is checked with it when declared with
+    /// ``ModeSettingKey/secureEndpoint(_:required:purpose:)``:
     ///
     /// ```swift
-    /// ModeSettingKey("partnerTokenURL", type: .url, required: true, meaning: "Where tokens are fetched.",
-    ///                validate: { value in
-    ///                    guard case .url(let url) = value else { return nil }
-    ///                    return ConfigurationError.problem(withSecureEndpoint: url)
-    ///                })
+    /// static let partnerTokenURL = ModeSettingKey.secureEndpoint("partnerTokenURL", purpose: "Where tokens are fetched")
     /// ```
     public static func problem(withSecureEndpoint url: URL) -> String? {
         let shown = "'\(sanitizedURLText(url.absoluteString))'"

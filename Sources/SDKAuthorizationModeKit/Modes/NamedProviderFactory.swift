@@ -133,13 +133,15 @@ public struct ModeSettings: Sendable, Equatable {
 /// value here before the mode sees it in ``ProviderFactoryContext/modeSettings``.
 ///
 /// ```swift
-/// static let partnerTokenURL = ModeSettingKey(
-///     "partnerTokenURL", type: .url, required: true,
-///     meaning: "Where the partner token is fetched.",
+/// static let partnerID = ModeSettingKey(
+///     "partnerID", type: .string, required: true,
+///     meaning: "The partner's ID: 1 to 64 letters and digits.",
 ///     validate: { value in
-///         guard case .url(let url) = value, url.scheme == "https" else { return "an https URL is required" }
-///         return nil
+///         guard case .string(let id) = value else { return nil }
+///         let good = (1...64).contains(id.count) && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+///         return good ? nil : "must be 1 to 64 letters and digits"
 ///     })
+/// static let partnerTokenURL = ModeSettingKey.secureEndpoint("partnerTokenURL", purpose: "Where the partner token is fetched")
 /// ```
 public struct ModeSettingKey: Sendable {
     /// The type of a key's value.
