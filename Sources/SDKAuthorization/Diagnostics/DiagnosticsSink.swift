@@ -61,10 +61,10 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
 /// logger, conform a small type of yours:
 ///
 /// ```swift
-/// struct OSLogSink: DiagnosticsSink {
-///     let logger = Logger(subsystem: "com.example.sdk", category: "authorization")   // os.Logger
+/// struct SDKLogSink: DiagnosticsSink {
+///     let log: @Sendable (String) -> Void   // your SDK's logger, or an os.Logger's
 ///     func record(_ diagnostic: Diagnostic) {
-///         logger.log(level: diagnostic.level >= .warning ? .error : .debug, "\(diagnostic.message, privacy: .public)")
+///         if diagnostic.level >= .warning { log("[authorization] \(diagnostic.message)") }
 ///     }
 /// }
 /// ```

@@ -76,7 +76,9 @@ extension ConfigurationError {
     /// ``ModeSettingKey/secureEndpoint(_:required:purpose:)``:
     ///
     /// ```swift
-    /// static let partnerTokenURL = ModeSettingKey.secureEndpoint("partnerTokenURL", purpose: "Where tokens are fetched")
+    /// extension PartnerTokenMode {
+    ///     static let partnerTokenURL = ModeSettingKey.secureEndpoint("partnerTokenURL", purpose: "Where tokens are fetched")
+    /// }
     /// ```
     public static func problem(withSecureEndpoint url: URL) -> String? {
         let shown = "'\(sanitizedURLText(url.absoluteString))'"

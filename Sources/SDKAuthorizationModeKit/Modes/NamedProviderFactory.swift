@@ -133,15 +133,17 @@ public struct ModeSettings: Sendable, Equatable {
 /// value here before the mode sees it in ``ProviderFactoryContext/modeSettings``.
 ///
 /// ```swift
-/// static let partnerID = ModeSettingKey(
-///     "partnerID", type: .string, required: true,
-///     meaning: "The partner's ID: 1 to 64 letters and digits.",
-///     validate: { value in
-///         guard case .string(let id) = value else { return nil }
-///         let good = (1...64).contains(id.count) && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
-///         return good ? nil : "must be 1 to 64 letters and digits"
-///     })
-/// static let partnerTokenURL = ModeSettingKey.secureEndpoint("partnerTokenURL", purpose: "Where the partner token is fetched")
+/// extension PartnerTokenMode {
+///     static let partnerID = ModeSettingKey(
+///         "partnerID", type: .string, required: true,
+///         meaning: "The partner's ID: 1 to 64 letters and digits.",
+///         validate: { value in
+///             guard case .string(let id) = value else { return nil }
+///             let good = (1...64).contains(id.count) && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+///             return good ? nil : "must be 1 to 64 letters and digits"
+///         })
+///     static let partnerTokenURL = ModeSettingKey.secureEndpoint("partnerTokenURL", purpose: "Where the partner token is fetched")
+/// }
 /// ```
 public struct ModeSettingKey: Sendable {
     /// The type of a key's value.
